@@ -1,0 +1,121 @@
+"""argparse wiring of the admin commands into `groupcoord` (coordinator/cli.py calls `add_admin_commands`).
+
+Every command runs in its own short-lived event loop and maps failures to exit code 1 with one line on stderr,
+so shell scripts can chain them the way they chain Kafka's tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Awaitable, Callable, TextIO
+
+from . import commands
+from .client import DEFAULT_TIMEOUT_S, AdminError
+
+Command = Callable[[argparse.Namespace, TextIO], Awaitable[None]]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+
+
+def run_command(command: Command, args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        asyncio.run(command(args, out))
+    except AdminError as exc:
+        err.write(f"Error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err.write("Error: interrupted\n")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
+                        help="broker to connect to (comma-separated list accepted)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help=f"per-request timeout (default {DEFAULT_TIMEOUT_S:g})")
+
+
+def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_text: str) -> argparse.ArgumentParser:
+    parser = sub.add_parser(name, help=help_text, description=help_text)
+    _common(parser)
+    parser.set_defaults(func=lambda ns: run_command(command, ns))
+    return parser
+
+
+def add_admin_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add `health`, `groups`, `offsets` and `topics` to the `groupcoord` command line."""
+    _leaf(subparsers, "health", commands.health, "check that a broker answers ApiVersions")
+    _add_groups(subparsers)
+    _add_offsets(subparsers)
+    _add_topics(subparsers)
+
+
+def _add_groups(subparsers: argparse._SubParsersAction) -> None:
+    groups = subparsers.add_parser("groups", help="list, describe and delete consumer groups")
+    sub = groups.add_subparsers(dest="groups_command", required=True)
+
+    listing = _leaf(sub, "list", commands.groups_list, "list consumer groups")
+    listing.add_argument("--state", action="append", metavar="STATE",
+                         help="only groups in this state (Stable, Empty, PreparingRebalance, ...); repeatable")
+
+    describe = _leaf(sub, "describe", commands.groups_describe,
+                     "offsets and lag per partition of a group (like kafka-consumer-groups --describe)")
+    describe.add_argument("group", metavar="GROUP")
+    view = describe.add_mutually_exclusive_group()
+    view.add_argument("--members", action="store_true", help="one row per member instead of per partition")
+    view.add_argument("--state", action="store_true", help="the group's state, coordinator and strategy")
+
+    delete = _leaf(sub, "delete", commands.groups_delete, "delete inactive groups and their offsets")
+    delete.add_argument("groups", nargs="+", metavar="GROUP")
+
+
+def _add_offsets(subparsers: argparse._SubParsersAction) -> None:
+    offsets = subparsers.add_parser("offsets", help="reset and export committed offsets")
+    sub = offsets.add_subparsers(dest="offsets_command", required=True)
+
+    reset = _leaf(sub, "reset", commands.offsets_reset,
+                  "plan (default) or --execute an offsets reset of an inactive group")
+    reset.add_argument("--group", required=True)
+    scope = reset.add_mutually_exclusive_group()
+    scope.add_argument("--topic", action="append", metavar="TOPIC[:P,...]",
+                       help="topic, optionally with partitions; repeatable")
+    scope.add_argument("--all-topics", action="store_true", help="every topic the group has offsets for")
+    how = reset.add_mutually_exclusive_group(required=True)
+    how.add_argument("--to-earliest", action="store_true")
+    how.add_argument("--to-latest", action="store_true")
+    how.add_argument("--to-datetime", metavar="ISO-8601", help="e.g. 2024-01-31T12:00:00.000Z (no zone = local)")
+    how.add_argument("--to-offset", type=int, metavar="N")
+    how.add_argument("--shift-by", type=int, metavar="N")
+    how.add_argument("--from-file", metavar="CSV", help="offsets CSV as written by `offsets export`")
+    reset.add_argument("--execute", action="store_true", help="commit the plan (default: only print it)")
+
+    export = _leaf(sub, "export", commands.offsets_export, "write the group's committed offsets as CSV")
+    export.add_argument("--group", required=True)
+    export.add_argument("--out", metavar="FILE", help="output file (default: stdout)")
+
+
+def _add_topics(subparsers: argparse._SubParsersAction) -> None:
+    topics = subparsers.add_parser("topics", help="list, create, describe and delete topics")
+    sub = topics.add_subparsers(dest="topics_command", required=True)
+
+    listing = _leaf(sub, "list", commands.topics_list, "list topic names")
+    listing.add_argument("--exclude-internal", action="store_true", help="leave out __consumer_offsets and friends")
+
+    create = _leaf(sub, "create", commands.topics_create, "create a topic")
+    create.add_argument("--topic", required=True)
+    create.add_argument("--partitions", type=int, default=1)
+    create.add_argument("--replication-factor", type=int, default=1)
+    create.add_argument("--config", action="append", metavar="KEY=VALUE", help="topic config; repeatable")
+
+    describe = _leaf(sub, "describe", commands.topics_describe, "partitions, leaders and replicas of topics")
+    describe.add_argument("--topic", action="append", required=True, help="repeatable")
+
+    delete = _leaf(sub, "delete", commands.topics_delete, "delete topics")
+    delete.add_argument("--topic", action="append", required=True, help="repeatable")

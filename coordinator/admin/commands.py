@@ -1,0 +1,240 @@
+"""The admin commands: each takes the parsed arguments and an output stream, runs over an `AdminClient`,
+and prints either a table or one JSON document. Failures raise `AdminError`; cli.py turns them into exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from protocol.errors import kafka_name
+
+from . import operations as ops
+from . import render
+from .client import AdminClient, AdminError, ApiKey
+from .offsets_csv import read_offsets_csv, write_offsets_csv
+from .reset_plan import ResetSpec, ResetStrategy, parse_datetime_ms, plan_reset, select_partitions
+
+
+def _client(args: argparse.Namespace) -> AdminClient:
+    return AdminClient(args.bootstrap_server, timeout=args.timeout)
+
+
+def _emit(out: TextIO, text: str) -> None:
+    if text:
+        out.write(text if text.endswith("\n") else text + "\n")
+
+
+async def health(args: argparse.Namespace, out: TextIO) -> None:
+    """An ApiVersions round trip: what a container health check or a load balancer needs to know."""
+    async with _client(args) as client:
+        conn = await client.connection()
+        version = conn.version_for(ApiKey.API_VERSIONS)
+    _emit(out, render.to_json({"ok": True, "api_versions_version": version}) if args.json else "ok")
+
+
+async def groups_list(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        groups = await ops.list_groups(client, args.state or ())
+    if args.json:
+        _emit(out, render.to_json(render.groups_json(groups)))
+    else:
+        _emit(out, render.groups_table(groups))
+
+
+async def groups_describe(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        if args.members or args.state:
+            group = await ops.describe_group(client, args.group)
+            rows = None
+        else:
+            group, rows = await ops.describe_lag(client, args.group)
+    if group.state == "Dead":
+        raise AdminError(f"Consumer group '{args.group}' does not exist.")
+    if args.json:
+        if args.state:
+            document = render.state_json(group)
+        elif args.members:
+            document = render.members_json(group)
+        else:
+            document = render.lag_json(rows)
+        _emit(out, render.to_json(document))
+        return
+    if args.state:
+        _emit(out, render.state_table(group))
+    elif args.members:
+        _emit(out, _no_members_note(group) or render.members_table(group))
+    else:
+        note = _no_members_note(group)
+        if note:
+            _emit(out, note)
+        if rows:
+            _emit(out, render.lag_table(rows))
+
+
+def _no_members_note(group) -> str:
+    """kafka-consumer-groups prints this line when nobody is consuming, so scripts grepping for it keep working."""
+    if group.members:
+        return ""
+    if group.state == "Empty":
+        return f"Consumer group '{group.group_id}' has no active members."
+    return ""
+
+
+async def groups_delete(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        results = await ops.delete_groups(client, args.groups)
+    failed = {g: code for g, code in results.items() if code != 0}
+    if args.json:
+        _emit(out, render.to_json({g: {"error_code": code, "deleted": code == 0} for g, code in results.items()}))
+    else:
+        ok = [g for g, code in results.items() if code == 0]
+        if ok:
+            names = ", ".join(f"'{g}'" for g in ok)
+            _emit(out, f"Deletion of requested consumer groups ({names}) was successful.")
+    if failed:
+        details = "; ".join(f"group '{g}' could not be deleted due to: {kafka_name(c)}" for g, c in failed.items())
+        raise AdminError(f"Deletion of some consumer groups failed: {details}")
+
+
+async def offsets_reset(args: argparse.Namespace, out: TextIO) -> None:
+    spec = _reset_spec(args)
+    async with _client(args) as client:
+        group = await ops.describe_group(client, args.group)
+        if not group.is_inactive:
+            raise AdminError(
+                f"Assignments can only be reset if the group '{args.group}' is inactive, "
+                f"but the current state is {group.state}."
+            )
+        committed = await ops.fetch_committed(client, args.group)
+        if spec.strategy is ResetStrategy.FROM_FILE:
+            partitions = sorted(spec.file_offsets)
+        else:
+            cluster = await client.metadata(None if args.all_topics else _topic_names(args.topic))
+            topic_partitions = {name: list(t.partitions) for name, t in cluster.topics.items() if t.error_code == 0}
+            partitions = select_partitions(args.topic or (), args.all_topics, topic_partitions, committed)
+        if not partitions:
+            raise AdminError(f"no partitions to reset for group '{args.group}'")
+        timestamp = spec.value if spec.strategy is ResetStrategy.TO_DATETIME else None
+        state = await ops.partition_offsets(client, partitions, committed, timestamp)
+        plan = plan_reset(spec, state)
+        if args.execute:
+            await ops.commit_offsets(client, args.group, {(p.topic, p.partition): p.new_offset for p in plan})
+    if args.json:
+        _emit(out, render.to_json(render.reset_json(args.group, plan, args.execute)))
+    else:
+        _emit(out, render.reset_table(args.group, plan))
+
+
+def _topic_names(topic_args: list[str] | None) -> list[str]:
+    return sorted({arg.partition(":")[0] for arg in topic_args or ()})
+
+
+def _reset_spec(args: argparse.Namespace) -> ResetSpec:
+    if args.from_file is not None:
+        if args.topic or args.all_topics:
+            raise AdminError("--from-file takes its partitions from the file; drop --topic/--all-topics")
+        text = _read_text(args.from_file)
+        return ResetSpec(ResetStrategy.FROM_FILE, file_offsets=read_offsets_csv(text, args.group))
+    if not args.topic and not args.all_topics:
+        raise AdminError("one of --topic or --all-topics is required")
+    if args.to_earliest:
+        return ResetSpec(ResetStrategy.TO_EARLIEST)
+    if args.to_latest:
+        return ResetSpec(ResetStrategy.TO_LATEST)
+    if args.to_datetime is not None:
+        return ResetSpec(ResetStrategy.TO_DATETIME, parse_datetime_ms(args.to_datetime))
+    if args.to_offset is not None:
+        return ResetSpec(ResetStrategy.TO_OFFSET, args.to_offset)
+    return ResetSpec(ResetStrategy.SHIFT_BY, args.shift_by)
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise AdminError(f"cannot read {path}: {exc.strerror}") from None
+
+
+async def offsets_export(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        committed = await ops.fetch_committed(client, args.group)
+    if args.out:
+        try:
+            with open(args.out, "w", newline="") as handle:
+                write_offsets_csv(args.group, committed.values(), handle)
+        except OSError as exc:
+            raise AdminError(f"cannot write {args.out}: {exc.strerror}") from None
+        _emit(out, f"exported {len(committed)} offsets of group '{args.group}' to {args.out}")
+    else:
+        write_offsets_csv(args.group, committed.values(), out)
+
+
+async def topics_list(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        topics = await ops.list_topics(client)
+    names = [name for name, t in topics.items() if not (args.exclude_internal and t.is_internal)]
+    _emit(out, render.to_json(names) if args.json else "\n".join(names))
+
+
+async def topics_describe(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        topics = await ops.describe_topics(client, args.topic)
+    if args.json:
+        _emit(out, render.to_json([
+            {
+                "topic": t.name,
+                "internal": t.is_internal,
+                "partitions": [
+                    {"partition": p.partition, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isr)}
+                    for p in sorted(t.partitions.values(), key=lambda p: p.partition)
+                ],
+            }
+            for t in topics
+        ]))
+        return
+    lines = []
+    for t in topics:
+        replication = max((len(p.replicas) for p in t.partitions.values()), default=0)
+        lines.append(f"Topic: {t.name}\tPartitionCount: {len(t.partitions)}\tReplicationFactor: {replication}")
+        for p in sorted(t.partitions.values(), key=lambda p: p.partition):
+            lines.append(
+                f"\tTopic: {t.name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
+                f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}"
+            )
+    _emit(out, "\n".join(lines))
+
+
+async def topics_create(args: argparse.Namespace, out: TextIO) -> None:
+    configs = dict(_config_pair(c) for c in args.config or ())
+    async with _client(args) as client:
+        await ops.create_topic(client, args.topic, args.partitions, args.replication_factor, configs)
+    _emit(out, render.to_json({"created": args.topic}) if args.json else f"Created topic {args.topic}.")
+
+
+def _config_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise AdminError(f"bad --config {text!r}: expected KEY=VALUE")
+    return key, value
+
+
+async def topics_delete(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        await ops.delete_topics(client, args.topic)
+    _emit(out, render.to_json({"deleted": args.topic}) if args.json else f"Deleted topics {', '.join(args.topic)}.")
+
+
+__all__ = [
+    "groups_delete",
+    "groups_describe",
+    "groups_list",
+    "health",
+    "offsets_export",
+    "offsets_reset",
+    "topics_create",
+    "topics_delete",
+    "topics_describe",
+    "topics_list",
+]

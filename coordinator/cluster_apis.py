@@ -1,0 +1,143 @@
+"""ApiVersions, Metadata and DescribeCluster: what a client asks before anything else."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from protocol.errors import ErrorCode
+from protocol.registry import ApiRegistry
+
+from .cluster import ClusterIdentity
+from .server.dispatch import Dispatcher, RequestContext
+
+OFFSETS_TOPIC = "__consumer_offsets"
+# KIP-511: software name/version must start and end with a letter or digit; inside, also '-' and '.'.
+_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    is_internal: bool = False
+    error_code: int = 0
+
+
+class TopicSource(Protocol):
+    """What Metadata needs from the topic catalog (the data plane implements it)."""
+
+    def describe(self, names: Sequence[str] | None, auto_create: bool) -> Any: ...
+
+
+def api_versions_response(registry: ApiRegistry) -> dict[str, Any]:
+    return {
+        "error_code": 0,
+        "throttle_time": 0,
+        "api_keys": [
+            {"api_key": r.api_key, "min_version": r.min_version, "max_version": r.max_version}
+            for r in registry.ranges()
+        ],
+    }
+
+
+class ClusterApis:
+    def __init__(self, identity: ClusterIdentity, registry: ApiRegistry, topics: TopicSource) -> None:
+        self.identity = identity
+        self.registry = registry
+        self.topics = topics
+
+    def register(self, dispatcher: Dispatcher) -> None:
+        dispatcher.register(18, self.api_versions, 0, 4)
+        dispatcher.register(3, self.metadata, 0, 12)
+        dispatcher.register(60, self.describe_cluster, 0, 1)
+
+    def api_versions(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
+        response = api_versions_response(self.registry)
+        if ctx.api_version >= 3:
+            name = request.client_software_name
+            version = request.client_software_version
+            if not _SOFTWARE.match(name or "") or not _SOFTWARE.match(version or ""):
+                response["error_code"] = ErrorCode.invalid_request
+        return response
+
+    def _broker(self) -> dict[str, Any]:
+        i = self.identity
+        return {"node_id": i.node_id, "host": i.host, "port": i.port, "rack": None, "broker_id": i.node_id}
+
+    async def metadata(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
+        names: list[str] | None
+        if request.topics is None or (ctx.api_version == 0 and not request.topics):
+            names = None  # all topics
+        else:
+            names = [t.name for t in request.topics if t.name is not None]
+        auto_create = bool(getattr(request, "allow_auto_topic_creation", True))
+        infos = self.topics.describe(names, auto_create)
+        if hasattr(infos, "__await__"):
+            infos = await infos
+        node = self.identity.node_id
+        topics = []
+        for info in infos:
+            topics.append(
+                {
+                    "error_code": info.error_code,
+                    "name": info.name,
+                    "topic_id": info.topic_id,
+                    "is_internal": info.is_internal,
+                    "topic_authorized_operations": -2147483648,
+                    "partitions": [
+                        {
+                            "error_code": 0,
+                            "partition_index": p,
+                            "leader_id": node,
+                            "leader_epoch": 0,
+                            "replica_nodes": (node,),
+                            "isr_nodes": (node,),
+                            "offline_replicas": (),
+                        }
+                        for p in range(info.partitions)
+                    ]
+                    if info.error_code == 0
+                    else [],
+                }
+            )
+        return {
+            "throttle_time": 0,
+            "brokers": [self._broker()],
+            "cluster_id": self.identity.cluster_id,
+            "controller_id": self.identity.controller_id,
+            "topics": topics,
+            "cluster_authorized_operations": -2147483648,
+        }
+
+    def describe_cluster(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
+        return {
+            "throttle_time": 0,
+            "error_code": 0,
+            "error_message": None,
+            "endpoint_type": 1,
+            "cluster_id": self.identity.cluster_id,
+            "controller_id": self.identity.controller_id,
+            "brokers": [self._broker()],
+            "cluster_authorized_operations": -2147483648,
+        }
+
+
+class InternalTopicsOnly:
+    """The topic source used when no data plane is attached: only `__consumer_offsets` exists."""
+
+    def __init__(self, offsets_partitions: int) -> None:
+        self.offsets = TopicInfo(OFFSETS_TOPIC, uuid.UUID(int=1), offsets_partitions, is_internal=True)
+
+    def describe(self, names: Sequence[str] | None, auto_create: bool) -> list[TopicInfo]:
+        if names is None:
+            return [self.offsets]
+        return [
+            self.offsets
+            if name == OFFSETS_TOPIC
+            else TopicInfo(name, uuid.UUID(int=0), 0, error_code=ErrorCode.unknown_topic_or_partition)
+            for name in names
+        ]

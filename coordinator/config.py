@@ -1,0 +1,230 @@
+"""Broker settings, named as Kafka names them, resolved flag > environment > TOML file > default.
+
+Every setting is declared once in `SETTINGS`; its command-line flag (`--group-max-size`), environment
+variable (`GROUPCOORD_GROUP_MAX_SIZE`), TOML key (`"group.max.size"`) and attribute on `BrokerConfig`
+(`group_max_size`) are all derived from its dotted name, so the four spellings cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+ENV_PREFIX = "GROUPCOORD_"
+
+
+class Fsync(enum.StrEnum):
+    ALWAYS = "always"
+    BATCH = "batch"
+    NEVER = "never"
+
+
+class LogFormat(enum.StrEnum):
+    AUTO = "auto"
+    CONSOLE = "console"
+    JSON = "json"
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _host_port(value: Any) -> tuple[str, int]:
+    if isinstance(value, (tuple, list)):
+        return str(value[0]), int(value[1])
+    text = str(value)
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    host = host.strip("[]")
+    return host, int(port)
+
+
+def _optional_host_port(value: Any) -> tuple[str, int] | None:
+    if value in (None, ""):
+        return None
+    return _host_port(value)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str  # dotted, Kafka's spelling where Kafka has the setting
+    default: Any
+    parse: Callable[[Any], Any]
+    help: str
+    kafka: bool = True  # False for settings of our own
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_").replace("-", "_")
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace(".", "-").replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.attr.upper()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # ours
+    Setting("listen", ("127.0.0.1", 9092), _host_port, "HOST:PORT to accept connections on (port 0 picks a free port)", False),
+    Setting("advertised", None, _optional_host_port, "HOST:PORT clients are told to connect to (default: the listen address)", False),
+    Setting("data.dir", "./data", str, "directory for the logs (every partition, __consumer_offsets included)", False),
+    Setting("fsync", Fsync.BATCH, Fsync, "durability: always (fsync each append), batch (group commit), never (page cache)", False),
+    Setting("metrics.port", 9404, int, "Prometheus metrics HTTP port on the listen host (0 = off, -1 = any free port)", False),
+    Setting("log.level", "info", str, "debug, info, warning, error", False),
+    Setting("log.format", LogFormat.AUTO, LogFormat, "console, json, or auto (console on a TTY, JSON otherwise)", False),
+    Setting("connection.max.inflight.requests", 1000, int, "per connection: stop reading while this many requests await their answer", False),
+    Setting("connection.max.buffered.bytes", 32 * 1024 * 1024, int, "per connection: stop reading while this many response bytes wait to be sent", False),
+    Setting("cluster.id", None, lambda v: None if v in (None, "") else str(v), "cluster id (default: generated once and kept in DATA_DIR/meta.properties)", False),
+    # Kafka's
+    Setting("node.id", 1, int, "broker node id"),
+    Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
+    Setting("socket.request.max.bytes", 100 * 1024 * 1024, int, "largest request frame accepted"),
+    Setting("group.initial.rebalance.delay.ms", 3000, int, "wait for more members before the first rebalance of an empty group"),
+    Setting("group.min.session.timeout.ms", 6000, int, "smallest session timeout a member may ask for"),
+    Setting("group.max.session.timeout.ms", 1800000, int, "largest session timeout a member may ask for"),
+    Setting("group.max.size", 2147483647, int, "maximum members of a classic group"),
+    Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
+    Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
+    Setting("offsets.topic.compression.codec", 0, int, "codec of the coordinator's own batches (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"),
+    Setting("offsets.retention.minutes", 10080, int, "how long offsets outlive an empty group (or a standalone commit)"),
+    Setting("offsets.retention.check.interval.ms", 600000, int, "how often expired offsets are looked for"),
+    Setting("offsets.commit.timeout.ms", 5000, int, "how long an offset commit may wait for its write"),
+    Setting("offset.metadata.max.bytes", 4096, int, "largest metadata string on a committed offset"),
+    Setting("group.coordinator.append.linger.ms", 0, int, "how long the coordinator lets its writes accumulate before appending"),
+    Setting("auto.create.topics.enable", True, _bool, "create unknown topics on Metadata/Produce"),
+    Setting("num.partitions", 1, int, "partitions of an auto-created topic"),
+    Setting("default.replication.factor", 1, int, "replication factor reported for auto-created topics (single node: 1)"),
+    Setting("message.max.bytes", 1048588, int, "largest record batch accepted (topic max.message.bytes default)"),
+    Setting("log.segment.bytes", 1073741824, int, "segment size of user topics"),
+    Setting("log.roll.ms", 604800000, int, "roll a segment after this age"),
+    Setting("log.retention.ms", 604800000, int, "delete-policy retention by time (-1 = forever)"),
+    Setting("log.retention.bytes", -1, int, "delete-policy retention by size per partition (-1 = unlimited)"),
+    Setting("log.retention.check.interval.ms", 300000, int, "how often retention runs"),
+    Setting("log.index.interval.bytes", 4096, int, "bytes between offset index entries"),
+    Setting("log.cleaner.enable", True, _bool, "run compaction for cleanup.policy=compact topics"),
+    Setting("log.cleaner.delete.retention.ms", 86400000, int, "how long tombstones survive compaction"),
+    Setting("log.cleaner.min.cleanable.ratio", 0.5, float, "dirty ratio that triggers compaction"),
+    Setting("log.cleaner.io.max.bytes.per.second", 64 * 1024 * 1024, float, "compaction throughput bound"),
+    Setting("log.cleaner.backoff.ms", 15000, int, "pause between cleaner passes"),
+)
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+BY_ATTR: dict[str, Setting] = {s.attr: s for s in SETTINGS}
+
+
+def _make_config_class() -> type:
+    fields = [(s.attr, Any, dataclasses.field(default=s.default)) for s in SETTINGS]
+    return dataclasses.make_dataclass("_BrokerConfigBase", fields, frozen=True)
+
+
+class BrokerConfig(_make_config_class()):  # type: ignore[misc]
+    """All settings, resolved. Attribute names are the dotted names with `_` (e.g. `group_max_size`)."""
+
+    @property
+    def listen_host(self) -> str:
+        return self.listen[0]
+
+    @property
+    def listen_port(self) -> int:
+        return self.listen[1]
+
+    @property
+    def advertised_host(self) -> str:
+        return (self.advertised or self.listen)[0]
+
+    @property
+    def advertised_port(self) -> int:
+        return (self.advertised or self.listen)[1]
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir)
+
+    def replace(self, **changes: Any) -> "BrokerConfig":
+        return dataclasses.replace(self, **_parse_values(changes))
+
+
+def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    parsed = {}
+    for key, value in values.items():
+        setting = BY_ATTR.get(key) or BY_NAME.get(key)
+        if setting is None:
+            raise KeyError(f"unknown setting {key!r}")
+        parsed[setting.attr] = setting.parse(value) if value is not None or setting.default is not None else None
+    return parsed
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots."""
+    with open(path, "rb") as fh:
+        raw = tomllib.load(fh)
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, node: Mapping[str, Any]) -> None:
+        for key, value in node.items():
+            name = f"{prefix}.{key}" if prefix else key
+            if isinstance(value, Mapping):
+                walk(name, value)
+            else:
+                flat[name] = value
+
+    walk("", raw)
+    unknown = sorted(k for k in flat if k not in BY_NAME)
+    if unknown:
+        raise KeyError(f"unknown settings in {path}: {', '.join(unknown)}")
+    return flat
+
+
+def resolve(
+    flags: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> BrokerConfig:
+    """flag > env > file > default; `flags` maps attribute names to values given on the command line."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    if config_file is not None:
+        for name, value in load_toml(config_file).items():
+            values[BY_NAME[name].attr] = value
+    for setting in SETTINGS:
+        if setting.env in env:
+            values[setting.attr] = env[setting.env]
+    for attr, value in (flags or {}).items():
+        if value is not None:
+            values[attr] = value
+    return BrokerConfig(**_parse_values(values))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=None, help="TOML file of settings (keys are the dotted names)")
+    for s in SETTINGS:
+        default = s.default if not isinstance(s.default, tuple) else f"{s.default[0]}:{s.default[1]}"
+        parser.add_argument(
+            s.flag,
+            dest=s.attr,
+            default=None,
+            metavar=s.attr.upper() if s.kafka else None,
+            help=f"{s.help} [default: {default}; env {s.env}; TOML \"{s.name}\"]".replace("%", "%%"),
+        )
+
+
+def from_args(ns: argparse.Namespace) -> BrokerConfig:
+    flags = {s.attr: getattr(ns, s.attr, None) for s in SETTINGS}
+    return resolve(flags=flags, config_file=getattr(ns, "config", None))

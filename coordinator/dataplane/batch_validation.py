@@ -1,0 +1,98 @@
+"""What a produced partition payload must satisfy before it reaches the log, in Kafka's order:
+the request-level rules (ProduceRequest.validateRecords: exactly one v2 batch, zstd only from v7),
+then the log's (size against max.message.bytes, CRC, offset/count consistency, producer fields,
+no client-written control batches, keys on compacted topics).
+
+Compressed batches are not decompressed (they are stored as they came), except to check keys on
+compacted topics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.errors import ErrorCode
+from protocol.record_batch import (HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
+                                   verify_crc)
+
+LOG_OVERHEAD = 12           # base offset + batch length
+MAGIC_OFFSET = 16
+ZSTD = 4
+MIN_ZSTD_PRODUCE_VERSION = 7
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRejected:
+    error: ErrorCode
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ValidBatch:
+    header: BatchHeader
+    data: bytes                 # exactly the one batch (a trailing partial header, as Kafka ignores, is cut)
+
+
+def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes: int,
+                   compacted: bool) -> ValidBatch | BatchRejected:
+    if records is None or len(records) < LOG_OVERHEAD:
+        return BatchRejected(ErrorCode.invalid_record,
+                             f"Produce requests with version {api_version} must have at least one record batch "
+                             "per partition")
+    if len(records) <= MAGIC_OFFSET:
+        return BatchRejected(ErrorCode.corrupt_message, "Record batch is truncated")
+    magic = records[MAGIC_OFFSET]
+    if magic != 2:
+        return BatchRejected(ErrorCode.invalid_record,
+                             f"Produce requests with version {api_version} are only allowed to contain record "
+                             "batches with magic version 2")
+    try:
+        header = parse_header(records, 0)
+    except CorruptBatchError as exc:
+        return BatchRejected(ErrorCode.corrupt_message, str(exc))
+    end = header.size
+    if end > len(records):
+        return BatchRejected(ErrorCode.corrupt_message,
+                             f"Record batch of {end} bytes is cut short at {len(records)} bytes")
+    if len(records) - end >= LOG_OVERHEAD:
+        return BatchRejected(ErrorCode.invalid_record,
+                             f"Produce requests with version {api_version} are only allowed to contain exactly "
+                             "one record batch per partition")
+    if header.compression == ZSTD and api_version < MIN_ZSTD_PRODUCE_VERSION:
+        return BatchRejected(ErrorCode.unsupported_compression_type,
+                             f"Produce requests with version {api_version} are not allowed to use ZStandard "
+                             "compression")
+    if header.size > max_message_bytes:
+        return BatchRejected(ErrorCode.message_too_large,
+                             f"The request included a message larger than the max message size the server will "
+                             f"accept: {header.size} > {max_message_bytes}")
+    data = records[:end] if end != len(records) else records
+    if not verify_crc(data, 0):
+        return BatchRejected(ErrorCode.corrupt_message,
+                             f"Record batch is corrupt (stored crc = {header.crc})")
+    rejected = _check_header(header)
+    if rejected is not None:
+        return rejected
+    if compacted:
+        try:
+            if any(record.key is None for record in decode_records(data, 0, header)):
+                return BatchRejected(ErrorCode.invalid_record,
+                                     "Compacted topic cannot accept message without key")
+        except (CorruptBatchError, ValueError) as exc:
+            return BatchRejected(ErrorCode.corrupt_message, str(exc))
+    return ValidBatch(header, bytes(data))
+
+
+def _check_header(header: BatchHeader) -> BatchRejected | None:
+    if header.is_control:
+        return BatchRejected(ErrorCode.invalid_record, "Clients are not allowed to write control records")
+    if header.records_count <= 0:
+        return BatchRejected(ErrorCode.invalid_record, "Invalid reported count for record batch")
+    if header.last_offset_delta < 0:
+        return BatchRejected(ErrorCode.invalid_record, "Batch has an invalid offset range")
+    if header.last_offset_delta + 1 != header.records_count:
+        return BatchRejected(ErrorCode.invalid_record, "Inconsistent batch offset range and record count")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        return BatchRejected(ErrorCode.invalid_record, "Invalid sequence number")
+    if header.batch_length + LOG_OVERHEAD < HEADER_SIZE:
+        return BatchRejected(ErrorCode.corrupt_message, "Record batch is smaller than its header")
+    return None

@@ -1,0 +1,335 @@
+"""The topic catalog: which topics exist, their ids, partition counts and config overrides.
+
+The catalog file (``topic-catalog.json`` in the data directory, replaced atomically) is the authority for
+names, partition counts and overrides; each partition directory also carries Kafka's
+``partition.metadata`` with the topic id. Topics whose logs were created directly through the
+LogManager (``__consumer_offsets`` by the group coordinator) are adopted on first sight, so Metadata and
+Fetch see them like any other topic.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from protocol.errors import ErrorCode
+from storage.config import InvalidConfigError as LogConfigError
+from storage.config import LogConfig
+
+from coordinator.dataplane import topic_configs
+from coordinator.dataplane.names import collision_key, is_internal, topic_name_error
+from coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
+
+CATALOG_FILE = "topic-catalog.json"
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str]              # overrides set at creation; the rest come from the broker
+    log_config: LogConfig
+
+    @property
+    def is_internal(self) -> bool:
+        return is_internal(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    """What Metadata reports for one requested topic."""
+    name: str
+    topic_id: uuid.UUID
+    is_internal: bool
+    partitions: int
+    error: ErrorCode = ErrorCode.none
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    """The outcome of one create/delete/create-partitions on one topic."""
+    name: str | None
+    error: ErrorCode = ErrorCode.none
+    message: str | None = None
+    topic: Topic | None = None
+
+
+class TopicCatalog:
+    def __init__(self, config: Any, log_manager: Any, data_dir: Path,
+                 on_log_opened: Callable[[Any], None] | None = None,
+                 on_topic_deleted: Callable[[Topic], None] | None = None) -> None:
+        self._config = config
+        self._log_manager = log_manager
+        self._path = Path(data_dir) / CATALOG_FILE
+        self._topics: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self._lock = asyncio.Lock()
+        self._on_log_opened = on_log_opened or (lambda _log: None)
+        self._on_topic_deleted = on_topic_deleted or (lambda _topic: None)
+
+    # ---- start-up --------------------------------------------------------------------------------
+
+    async def load(self, existing_logs: Iterable[Any] = ()) -> None:
+        """Read the catalog, reopen or recreate every partition it lists, adopt logs it does not list."""
+        if self._path.exists():
+            data = json.loads(self._path.read_text())
+            for name, entry in data.get("topics", {}).items():
+                topic = self._make_topic(name, uuid.UUID(entry["topic_id"]), int(entry["partitions"]),
+                                         dict(entry.get("configs", {})))
+                self._index(topic)
+                for partition in range(topic.partitions):
+                    await self._open_partition(topic, partition)
+        for log in existing_logs:
+            if log.topic not in self._topics:
+                self._adopt(log.topic)
+        self._persist()
+
+    # ---- lookups (synchronous: the group coordinator and handlers call them on the hot path) ----
+
+    def get(self, name: str) -> Topic | None:
+        topic = self._topics.get(name)
+        if topic is None and self._log_manager.get(name, 0) is not None:
+            topic = self._adopt(name)
+        return topic
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def names(self) -> list[str]:
+        return sorted(self._topics)
+
+    def partition_count(self, name: str) -> int | None:
+        topic = self.get(name)
+        return None if topic is None else topic.partitions
+
+    def log(self, topic: str, partition: int) -> Any | None:
+        """The partition's PartitionLog, or None when the topic or partition does not exist."""
+        known = self.get(topic)
+        if known is None or not 0 <= partition < known.partitions:
+            return None
+        return self._log_manager.get(topic, partition)
+
+    # ---- Metadata --------------------------------------------------------------------------------
+
+    async def describe(self, names: list[str] | None, auto_create: bool) -> list[TopicInfo]:
+        """Metadata's view. ``names=None`` lists every topic; unknown names are auto-created when
+        ``auto_create`` (the request's allow_auto_topic_creation) and auto.create.topics.enable agree."""
+        if names is None:
+            return [self._info(self._topics[n]) for n in self.names()]
+        infos = []
+        for name in names:
+            topic = self.get(name)
+            if topic is not None:
+                infos.append(self._info(topic))
+                continue
+            error = topic_name_error(name)
+            if error is not None:
+                infos.append(self._missing(name, ErrorCode.invalid_topic_exception, error))
+                continue
+            if auto_create and self._config.auto_create_topics_enable and not is_internal(name):
+                result = await self.create(name)
+                if result.topic is not None:
+                    infos.append(self._info(result.topic))
+                    continue
+                if result.error is ErrorCode.topic_already_exists and self.get(name) is not None:
+                    infos.append(self._info(self.get(name)))
+                    continue
+                infos.append(self._missing(name, result.error, result.message))
+                continue
+            infos.append(self._missing(name, ErrorCode.unknown_topic_or_partition, None))
+        return infos
+
+    async def ensure(self, name: str) -> TopicResult:
+        """Produce's lookup: the topic, auto-created if the broker allows it."""
+        topic = self.get(name)
+        if topic is not None:
+            return TopicResult(name, topic=topic)
+        if topic_name_error(name) is None and self._config.auto_create_topics_enable and not is_internal(name):
+            result = await self.create(name)
+            if result.topic is not None or self.get(name) is None:
+                return result
+            return TopicResult(name, topic=self.get(name))
+        return TopicResult(name, ErrorCode.unknown_topic_or_partition,
+                           "This server does not host this topic-partition.")
+
+    # ---- CreateTopics / DeleteTopics / CreatePartitions -----------------------------------------
+
+    async def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                     configs: dict[str, str | None] | None = None,
+                     assignments: dict[int, list[int]] | None = None,
+                     validate_only: bool = False) -> TopicResult:
+        async with self._lock:
+            checked = self._validate_create(name, num_partitions, replication_factor, configs or {},
+                                            assignments or {})
+            if isinstance(checked, TopicResult):
+                return checked
+            partitions, overrides = checked
+            topic = self._make_topic(name, random_topic_id(), partitions, overrides)
+            if validate_only:
+                return TopicResult(name, topic=topic)
+            self._index(topic)
+            self._persist()
+            for partition in range(partitions):
+                await self._open_partition(topic, partition)
+            return TopicResult(name, topic=topic)
+
+    async def delete(self, name: str | None = None, topic_id: uuid.UUID | None = None) -> TopicResult:
+        async with self._lock:
+            if name is not None and topic_id is not None:
+                return TopicResult(name, ErrorCode.invalid_request,
+                                   "Topic name and topic id cannot both be specified.")
+            topic = self.get(name) if name is not None else self._by_id.get(topic_id)
+            if topic is None:
+                if name is None:
+                    return TopicResult(None, ErrorCode.unknown_topic_id, None)
+                return TopicResult(name, ErrorCode.unknown_topic_or_partition,
+                                   "This server does not host this topic-partition.")
+            if topic.is_internal:
+                return TopicResult(topic.name, ErrorCode.topic_authorization_failed,
+                                   f"Cannot delete internal topic {topic.name}")
+            del self._topics[topic.name]
+            self._by_id.pop(topic.topic_id, None)
+            self._persist()
+            await self._log_manager.delete_topic(topic.name)
+            self._on_topic_deleted(topic)
+            return TopicResult(topic.name, topic=topic)
+
+    async def create_partitions(self, name: str, count: int, assignments: list[list[int]] | None,
+                                validate_only: bool = False) -> TopicResult:
+        async with self._lock:
+            topic = self.get(name)
+            if topic is None:
+                return TopicResult(name, ErrorCode.unknown_topic_or_partition,
+                                   f"The topic '{name}' does not exist.")
+            if count < topic.partitions:
+                return TopicResult(name, ErrorCode.invalid_partitions,
+                                   f"Topic currently has {topic.partitions} partitions, which is higher than "
+                                   f"the requested {count}.")
+            if count == topic.partitions:
+                return TopicResult(name, ErrorCode.invalid_partitions,
+                                   f"Topic already has {topic.partitions} partitions.")
+            if assignments is not None:
+                if len(assignments) != count - topic.partitions:
+                    return TopicResult(name, ErrorCode.invalid_replica_assignment,
+                                       f"Attempted to add {count - topic.partitions} additional partition(s), "
+                                       f"but only {len(assignments)} assignment(s) were specified.")
+                bad = self._bad_assignment(assignments)
+                if bad is not None:
+                    return TopicResult(name, ErrorCode.invalid_replica_assignment, bad)
+            if validate_only:
+                return TopicResult(name, topic=topic)
+            old = topic.partitions
+            topic.partitions = count
+            self._persist()
+            for partition in range(old, count):
+                await self._open_partition(topic, partition)
+            return TopicResult(name, topic=topic)
+
+    # ---- internals -------------------------------------------------------------------------------
+
+    def _validate_create(self, name, num_partitions, replication_factor, configs, assignments):
+        error = topic_name_error(name)
+        if error is not None:
+            return TopicResult(name, ErrorCode.invalid_topic_exception, error)
+        if name in self._topics or self._log_manager.get(name, 0) is not None:
+            return TopicResult(name, ErrorCode.topic_already_exists, f"Topic '{name}' already exists.")
+        key = collision_key(name)
+        for other in self._topics:
+            if collision_key(other) == key:
+                return TopicResult(name, ErrorCode.invalid_topic_exception,
+                                   f"Topic '{name}' collides with existing topic: {other}")
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                return TopicResult(name, ErrorCode.invalid_request,
+                                   "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                                   "Both cannot be used at the same time.")
+            if sorted(assignments) != list(range(len(assignments))):
+                return TopicResult(name, ErrorCode.invalid_replica_assignment,
+                                   "Partitions should be a consecutive 0-based integer sequence")
+            bad = self._bad_assignment(list(assignments.values()))
+            if bad is not None:
+                return TopicResult(name, ErrorCode.invalid_replica_assignment, bad)
+            partitions = len(assignments)
+        else:
+            partitions = self._config.num_partitions if num_partitions == -1 else num_partitions
+            if partitions < 1:
+                return TopicResult(name, ErrorCode.invalid_partitions,
+                                   "Number of partitions was set to an invalid non-positive value.")
+            replicas = self._config.default_replication_factor if replication_factor == -1 else replication_factor
+            if replicas < 1:
+                return TopicResult(name, ErrorCode.invalid_replication_factor,
+                                   "Replication factor must be larger than 0, or -1 to use the default value.")
+            if replicas > 1:
+                return TopicResult(name, ErrorCode.invalid_replication_factor,
+                                   f"Unable to replicate the partition {replicas} time(s): The target replication "
+                                   f"factor of {replicas} cannot be reached because only 1 broker(s) are "
+                                   "registered.")
+        try:
+            overrides = topic_configs.validate(configs)
+            topic_configs.log_config_for(overrides, self._config)
+        except (topic_configs.InvalidConfigError, LogConfigError) as exc:
+            return TopicResult(name, ErrorCode.invalid_config, str(exc))
+        return partitions, overrides
+
+    def _bad_assignment(self, assignments: Iterable[list[int]]) -> str | None:
+        node = self._config.node_id
+        for brokers in assignments:
+            if list(brokers) != [node]:
+                return (f"The manual partition assignment includes broker(s) {list(brokers)}, but only broker "
+                        f"{node} exists.")
+        return None
+
+    def _make_topic(self, name: str, topic_id: uuid.UUID, partitions: int, overrides: dict[str, str]) -> Topic:
+        return Topic(name, topic_id, partitions, overrides, topic_configs.log_config_for(overrides, self._config))
+
+    def _index(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+
+    async def _open_partition(self, topic: Topic, partition: int) -> None:
+        log = await self._log_manager.get_or_create(topic.name, partition, topic.log_config)
+        if read_partition_metadata(log.directory) != topic.topic_id:
+            write_partition_metadata(log.directory, topic.topic_id)
+        self._on_log_opened(log)
+
+    def _adopt(self, name: str) -> Topic:
+        """Take in a topic whose logs exist but which the catalog does not list."""
+        logs = []
+        while (log := self._log_manager.get(name, len(logs))) is not None:
+            logs.append(log)
+        topic_id = next((i for i in (read_partition_metadata(log.directory) for log in logs) if i), None)
+        topic_id = topic_id or random_topic_id()
+        topic = Topic(name, topic_id, len(logs), {}, logs[0].config)
+        for log in logs:
+            if read_partition_metadata(log.directory) != topic_id:
+                write_partition_metadata(log.directory, topic_id)
+            self._on_log_opened(log)
+        self._index(topic)
+        self._persist()
+        return topic
+
+    def _persist(self) -> None:
+        data = {"version": 1, "topics": {
+            t.name: {"topic_id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
+            for t in self._topics.values()}}
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self._path)
+
+    @staticmethod
+    def _info(topic: Topic) -> TopicInfo:
+        return TopicInfo(topic.name, topic.topic_id, topic.is_internal, topic.partitions)
+
+    @staticmethod
+    def _missing(name: str, error: ErrorCode, message: str | None) -> TopicInfo:
+        return TopicInfo(name, uuid.UUID(int=0), is_internal(name), 0, error, message)

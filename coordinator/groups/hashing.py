@@ -1,0 +1,28 @@
+"""Which ``__consumer_offsets`` partition (shard) owns a group: exactly Kafka's formula.
+
+Clients compute nothing here, but the partition a group lives in is visible in the
+log's directory names and must match Kafka for data written by one to be read by
+the other, so Java's ``String.hashCode`` is reproduced bit for bit.
+"""
+
+from __future__ import annotations
+
+_INT_MIN = -(2**31)
+
+
+def java_string_hash(text: str) -> int:
+    """Java ``String.hashCode()``: 31*h + c over UTF-16 code units, wrapped to signed 32 bits."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def kafka_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: like ``abs`` but ``Integer.MIN_VALUE`` maps to 0, not to itself."""
+    return 0 if n == _INT_MIN else abs(n)
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    return kafka_abs(java_string_hash(group_id)) % num_partitions

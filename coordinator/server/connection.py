@@ -1,0 +1,207 @@
+"""One client connection: an asyncio Protocol that keeps answers in request order.
+
+Every decoded request takes a slot at the back of the connection's queue. Handlers that answer at once
+fill their slot immediately; handlers that park (JoinGroup, SyncGroup, a long-polling Fetch) run as
+tasks and fill theirs later. Only the front of the queue is ever written, so answers leave in request
+order while the connection keeps reading and serving the requests behind a parked one.
+
+Back-pressure: reading pauses while too many answers are owed or too many answer bytes wait to be
+sent (including what the transport itself buffers), and resumes once half of that has drained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from protocol.framing import FrameDecoder, FrameTooLarge, frame_parts
+
+from .dispatch import CloseConnection, Decoded
+
+if TYPE_CHECKING:
+    from .server import KafkaServer
+
+log = structlog.get_logger("groupcoord.connection")
+_ids = itertools.count(1)
+
+
+class _Slot:
+    __slots__ = ("payload", "done", "size")
+
+    def __init__(self) -> None:
+        self.payload: bytes | None = None
+        self.done = False
+        self.size = 0
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, server: "KafkaServer") -> None:
+        self.server = server
+        self.id = next(_ids)
+        self.peer = "?"
+        self.transport: asyncio.Transport | None = None
+        self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
+        self._pending: deque[_Slot] = deque()
+        self._ready_bytes = 0  # answer bytes filled in but not yet handed to the transport
+        self._reading_paused = False
+        self._writing_paused = False
+        self._closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- asyncio callbacks ----------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio subclasses
+        peer = transport.get_extra_info("peername")
+        self.peer = peer[0] if isinstance(peer, tuple) else str(peer)
+        transport.set_write_buffer_limits(high=4 * 1024 * 1024)
+        if not self.server.accept(self):
+            log.warning("connection refused: max.connections reached", peer=self.peer, limit=self.server.config.max_connections)
+            self._closed = True
+            transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._decoder.buffered and not self._closed:
+            log.info("connection closed mid-frame", peer=self.peer, connection=self.id, buffered=self._decoder.buffered)
+        self._closed = True
+        self.server.forget(self)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        self._update_reading()
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        try:
+            frames = self._decoder.feed(data)
+        except FrameTooLarge as exc:
+            self._abort("oversized frame", error=str(exc))
+            return
+        dispatcher = self.server.dispatcher
+        for frame in frames:
+            try:
+                decoded = dispatcher.decode(frame, self.peer, self.id)
+            except CloseConnection as exc:
+                self._abort(exc.reason, **exc.details)
+                return
+            self._run(decoded)
+            if self._closed:
+                return
+        self._flush()
+        self._update_reading()
+
+    # -- request lifecycle ----------------------------------------------------------------------
+    def _run(self, decoded: Decoded) -> None:
+        slot = _Slot()
+        self._pending.append(slot)
+        if decoded.immediate is not None:
+            self._fill(slot, decoded.immediate)
+            return
+        assert decoded.handler is not None
+        try:
+            result = decoded.handler(decoded.ctx, decoded.request)
+        except Exception as exc:  # a handler bug must not take the server down
+            self._fail(slot, decoded, exc)
+            return
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            task = asyncio.ensure_future(result)
+            self._tasks.add(task)
+            task.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))
+        else:
+            self._complete(slot, decoded, result)
+
+    def _on_task_done(self, task: asyncio.Task[Any], slot: _Slot, decoded: Decoded) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            self._fail(slot, decoded, asyncio.CancelledError())
+        elif task.exception() is not None:
+            self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
+        else:
+            self._complete(slot, decoded, task.result())
+        self._flush()
+        self._update_reading()
+
+    def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
+        try:
+            payload = self.server.dispatcher.encode_response(decoded, result)
+        except Exception as exc:
+            self._fail(slot, decoded, exc)
+            return
+        self._fill(slot, payload)
+
+    def _fail(self, slot: _Slot, decoded: Decoded, exc: BaseException) -> None:
+        try:
+            payload = self.server.dispatcher.encode_failure(decoded, exc)
+        except CloseConnection as close:
+            self._abort(close.reason, **close.details)
+            return
+        self._fill(slot, payload)
+
+    def _fill(self, slot: _Slot, payload: bytes | None) -> None:
+        slot.payload = payload
+        slot.done = True
+        slot.size = len(payload) if payload else 0
+        self._ready_bytes += slot.size
+
+    def _flush(self) -> None:
+        if self._closed or self.transport is None:
+            return
+        pending = self._pending
+        out: list[bytes] = []
+        while pending and pending[0].done:
+            slot = pending.popleft()
+            self._ready_bytes -= slot.size
+            if slot.payload is not None:
+                out.extend(frame_parts(slot.payload))
+        if out:
+            self.transport.writelines(out)
+            self.server.bytes_sent(sum(len(b) for b in out))
+
+    def _update_reading(self) -> None:
+        if self._closed or self.transport is None:
+            return
+        cfg = self.server.config
+        owed = len(self._pending)
+        buffered = self._ready_bytes + self.transport.get_write_buffer_size()
+        if not self._reading_paused:
+            if self._writing_paused or owed >= cfg.connection_max_inflight_requests or buffered >= cfg.connection_max_buffered_bytes:
+                self._reading_paused = True
+                self.transport.pause_reading()
+        elif (
+            not self._writing_paused
+            and owed <= cfg.connection_max_inflight_requests // 2
+            and buffered <= cfg.connection_max_buffered_bytes // 2
+        ):
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    @property
+    def reading_paused(self) -> bool:
+        return self._reading_paused
+
+    @property
+    def owed(self) -> int:
+        return len(self._pending)
+
+    def _abort(self, reason: str, **details: Any) -> None:
+        log.warning("closing connection", reason=reason, peer=self.peer, connection=self.id, **details)
+        self._closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    async def drain(self, timeout: float) -> None:
+        """Let owed answers finish (graceful shutdown), then close."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+        self._flush()
+        if self.transport is not None and not self._closed:
+            self._closed = True
+            self.transport.close()

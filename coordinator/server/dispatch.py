@@ -1,0 +1,176 @@
+"""Request dispatch: header, version check, body decode, handler, response encode.
+
+Kept apart from the socket code (connection.py) so it can be driven by tests with plain bytes. A
+handler is `handler(ctx, request) -> dict | entity | awaitable of those | NO_RESPONSE`; it never sees
+bytes, never branches on wire details, and may park as long as it likes.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Protocol
+
+import structlog
+
+from protocol.build import build, error_response
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
+from protocol.registry import (
+    ApiRegistry,
+    api_name,
+    encode_entity,
+    is_flexible,
+    kio_versions,
+    request_reader,
+    response_class,
+)
+
+log = structlog.get_logger("groupcoord.dispatch")
+
+
+class _NoResponse(enum.Enum):
+    NO_RESPONSE = "no response"
+
+
+NO_RESPONSE = _NoResponse.NO_RESPONSE
+"""Returned by a handler when Kafka sends nothing back (Produce with acks=0)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+    connection_id: int
+
+
+Handler = Callable[[RequestContext, Any], Any]
+
+
+class RequestObserver(Protocol):
+    def observe_request(self, api: str, error_code: int, seconds: float) -> None: ...
+
+
+class CloseConnection(Exception):
+    """Raised for input after which the connection cannot be trusted; the server logs and closes."""
+
+    def __init__(self, reason: str, **details: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+@dataclass(slots=True)
+class Decoded:
+    """A request ready for its handler, or an immediate answer (an error the dispatcher gives itself)."""
+
+    ctx: RequestContext
+    request: Any
+    handler: Handler | None
+    immediate: bytes | None = None
+    started: float = 0.0
+
+
+def _top_level_error(response: Any) -> int:
+    code = response.get("error_code", 0) if isinstance(response, dict) else getattr(response, "error_code", 0)
+    return int(code or 0)
+
+
+class Dispatcher:
+    def __init__(self, observer: RequestObserver | None = None) -> None:
+        self.registry = ApiRegistry()
+        self._handlers: dict[int, Handler] = {}
+        self.observer = observer
+
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None:
+        self.registry.add(api_key, min_version, max_version)
+        self._handlers[api_key] = handler
+
+    # -- decode -------------------------------------------------------------------------------
+    def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
+        try:
+            api_key, api_version, correlation_id = peek_api(frame)
+        except ProtocolError as exc:
+            raise CloseConnection("truncated request header", size=len(frame)) from exc
+        handler = self._handlers.get(api_key)
+        if handler is None:
+            raise CloseConnection("unknown api key", api_key=api_key, api_version=api_version)
+        served = self.registry.get(api_key)
+        assert served is not None
+        if api_version not in served:
+            return self._unsupported_version(frame, api_key, api_version, correlation_id, client_host, connection_id)
+        flexible = is_flexible(api_key, api_version)
+        try:
+            header = parse_request_header(frame, flexible)
+            request, end = request_reader(api_key, api_version)(frame, header.body_offset)
+        except CloseConnection:
+            raise
+        except Exception as exc:  # kio raises several types on malformed input
+            raise CloseConnection(
+                "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
+            ) from exc
+        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id)
+        return Decoded(ctx, request, handler, started=time.perf_counter())
+
+    def _unsupported_version(
+        self, frame: bytes, api_key: int, api_version: int, correlation_id: int, host: str, conn: int
+    ) -> Decoded:
+        ctx = RequestContext(api_key, api_version, correlation_id, None, host, conn)
+        if api_key == API_VERSIONS_KEY:
+            # KIP-511: answer v0 with our own ApiVersions range so the client can retry at a version we
+            # serve. Anything else (a v3/v4-shaped answer) leaves kafka-python unable to connect.
+            own = self.registry.get(API_VERSIONS_KEY)
+            body = {
+                "error_code": ErrorCode.unsupported_version,
+                "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": own.min_version, "max_version": own.max_version}],
+            }
+            return Decoded(ctx, None, None, immediate=self._encode(ctx, build(response_class(API_VERSIONS_KEY, 0), body), version=0))
+        if api_version in kio_versions(api_key):
+            entity = error_response(response_class(api_key, api_version), ErrorCode.unsupported_version)
+            if entity is not None:
+                return Decoded(ctx, None, None, immediate=self._encode(ctx, entity))
+        raise CloseConnection("unsupported api version", api=api_name(api_key), api_version=api_version)
+
+    # -- encode -------------------------------------------------------------------------------
+    def _encode(self, ctx: RequestContext, entity: Any, version: int | None = None) -> bytes:
+        version = ctx.api_version if version is None else version
+        header = encode_response_header(ctx.correlation_id, ctx.api_key, is_flexible(ctx.api_key, version))
+        return header + encode_entity(entity)
+
+    def encode_response(self, decoded: Decoded, response: Any) -> bytes | None:
+        """Payload (without the size prefix) for a handler's result; None when nothing is sent."""
+        ctx = decoded.ctx
+        if response is NO_RESPONSE:
+            self._observe(decoded, 0)
+            return None
+        entity = build(response_class(ctx.api_key, ctx.api_version), response)
+        self._observe(decoded, _top_level_error(response))
+        return self._encode(ctx, entity)
+
+    def encode_failure(self, decoded: Decoded, exc: BaseException) -> bytes | None:
+        """A handler failed: answer UNKNOWN_SERVER_ERROR where the response has a top-level error."""
+        ctx = decoded.ctx
+        log.error(
+            "handler failed",
+            api=api_name(ctx.api_key),
+            api_version=ctx.api_version,
+            correlation_id=ctx.correlation_id,
+            client_id=ctx.client_id,
+            error=repr(exc),
+            exc_info=exc,
+        )
+        self._observe(decoded, ErrorCode.unknown_server_error)
+        entity = error_response(response_class(ctx.api_key, ctx.api_version), ErrorCode.unknown_server_error)
+        if entity is None:
+            raise CloseConnection("handler failed and the response has no error field", api=api_name(ctx.api_key))
+        return self._encode(ctx, entity)
+
+    def _observe(self, decoded: Decoded, error_code: int) -> None:
+        if self.observer is not None:
+            self.observer.observe_request(
+                api_name(decoded.ctx.api_key), error_code, time.perf_counter() - decoded.started
+            )

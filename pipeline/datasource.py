@@ -1,0 +1,65 @@
+"""The `consumer_offsets` PySpark data source (Spark 4's Python Data Source API).
+
+    spark.read.format("consumer_offsets").load("/var/lib/kafka/data")
+    spark.read.format("consumer_offsets").option("paths", "a/__consumer_offsets-3,b/__consumer_offsets-7").load()
+
+One input partition per segment file keeps tasks independent (a segment is a self-contained run of
+batches) and lets Spark spread a big partition's history over every core. Options:
+
+* `path` / `paths`: a data directory, `__consumer_offsets-N` directories or `.log` files, comma-separated;
+* `verify_crc` (default `true`): check every batch's CRC-32C; damage is reported as rows either way;
+* `batch_rows` (default 16384): rows per Arrow batch handed to Spark.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from pipeline.schema import spark_schema
+from pipeline.segments import discover_segments, split_paths
+
+SOURCE_NAME = "consumer_offsets"
+_TRUE = {"true", "1", "yes", "on"}
+
+
+class SegmentPartition(InputPartition):
+    """One segment file; pickled to the worker, so it carries plain values only."""
+
+    def __init__(self, path: str, offsets_partition: int) -> None:
+        super().__init__(path)
+        self.path = path
+        self.offsets_partition = offsets_partition
+
+
+class ConsumerOffsetsReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        paths = split_paths(options.get("paths")) + split_paths(options.get("path"))
+        if not paths:
+            raise ValueError("consumer_offsets needs a path: .load(DIR) or .option('paths', 'DIR1,DIR2')")
+        self.segments = discover_segments(paths)
+        self.verify = str(options.get("verify_crc", "true")).lower() in _TRUE
+        self.batch_rows = int(options.get("batch_rows", "16384"))
+
+    def partitions(self) -> list[SegmentPartition]:
+        return [SegmentPartition(segment.path, segment.offsets_partition) for segment in self.segments]
+
+    def read(self, partition: SegmentPartition) -> Iterator:
+        from pipeline.segment_reader import read_segment
+
+        yield from read_segment(
+            partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows
+        )
+
+
+class ConsumerOffsetsDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self):
+        return spark_schema()
+
+    def reader(self, schema) -> ConsumerOffsetsReader:
+        return ConsumerOffsetsReader(dict(self.options))

@@ -1,0 +1,87 @@
+"""Finding the segment files of `__consumer_offsets` partitions on disk.
+
+Accepts what an operator naturally points at: a broker data directory (ours or a real Kafka
+`log.dirs` entry), one or more `__consumer_offsets-N` directories, or single `.log` files.
+Kafka leaves temporary files (`.cleaned`, `.swap`, `.deleted`) and `-delete` directories around
+while it compacts and deletes; those are not part of the log and are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+OFFSETS_TOPIC = "__consumer_offsets"
+_PARTITION_DIR = re.compile(rf"^{OFFSETS_TOPIC}-(\d+)$")
+_SEGMENT_FILE = re.compile(r"^(\d{20})\.log$")
+
+
+@dataclass(frozen=True, order=True)
+class SegmentFile:
+    """One `.log` segment: the unit of work (one Spark input partition each)."""
+
+    offsets_partition: int
+    base_offset: int
+    path: str
+    size_bytes: int
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+class NoSegmentsError(FileNotFoundError):
+    """Raised when a path holds nothing that looks like a `__consumer_offsets` partition."""
+
+
+def split_paths(value: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """Accept one path, a comma-separated list, or a Python list of either."""
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+
+
+def partition_of_directory(directory: Path) -> int | None:
+    match = _PARTITION_DIR.match(directory.name)
+    return int(match.group(1)) if match else None
+
+
+def _segments_in_partition(directory: Path, partition: int) -> list[SegmentFile]:
+    found = []
+    for entry in directory.iterdir():
+        match = _SEGMENT_FILE.match(entry.name)
+        if match and entry.is_file():
+            found.append(SegmentFile(partition, int(match.group(1)), str(entry.resolve()), entry.stat().st_size))
+    return found
+
+
+def _segments_under(path: Path) -> list[SegmentFile]:
+    if path.is_file():
+        parent_partition = partition_of_directory(path.parent)
+        match = _SEGMENT_FILE.match(path.name)
+        if parent_partition is None or match is None:
+            raise NoSegmentsError(f"{path} is not a segment file inside a {OFFSETS_TOPIC}-N directory")
+        return [SegmentFile(parent_partition, int(match.group(1)), str(path.resolve()), path.stat().st_size)]
+    if not path.is_dir():
+        raise NoSegmentsError(f"{path} does not exist")
+    partition = partition_of_directory(path)
+    if partition is not None:
+        return _segments_in_partition(path, partition)
+    segments: list[SegmentFile] = []
+    children = [child for child in path.iterdir() if child.is_dir() and partition_of_directory(child) is not None]
+    if not children:
+        raise NoSegmentsError(f"{path} holds no {OFFSETS_TOPIC}-N directories")
+    for child in children:
+        segments.extend(_segments_in_partition(child, partition_of_directory(child)))
+    return segments
+
+
+def discover_segments(paths: str | list[str] | tuple[str, ...]) -> list[SegmentFile]:
+    """All segment files under the given paths, in log order, each listed once."""
+    unique: dict[str, SegmentFile] = {}
+    for raw in split_paths(paths):
+        for segment in _segments_under(Path(raw).expanduser()):
+            unique[segment.path] = segment
+    return sorted(unique.values())

@@ -1,0 +1,124 @@
+"""The consumer embedded protocol: JoinGroup subscription and SyncGroup assignment bytes.
+
+Both are an int16 version followed by the struct at that version (non-flexible,
+versions 0-3). A newer version than we know is read with our newest layout and
+its trailing bytes ignored, because newer versions only append fields. The
+coordinator itself only needs the subscribed topics (OffsetDelete's
+GROUP_SUBSCRIBED_TO_TOPIC and offset expiry), so decoding errors are reported as
+``ConsumerProtocolError`` and callers decide how lenient to be.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import sys
+from dataclasses import dataclass
+
+from kio.schema.consumer_protocol_assignment.v0 import ConsumerProtocolAssignment as _AssignmentV0
+from kio.schema.consumer_protocol_assignment.v1 import ConsumerProtocolAssignment as _AssignmentV1
+from kio.schema.consumer_protocol_assignment.v2 import ConsumerProtocolAssignment as _AssignmentV2
+from kio.schema.consumer_protocol_assignment.v3 import ConsumerProtocolAssignment as _AssignmentV3
+from kio.schema.consumer_protocol_subscription.v0 import ConsumerProtocolSubscription as _SubscriptionV0
+from kio.schema.consumer_protocol_subscription.v1 import ConsumerProtocolSubscription as _SubscriptionV1
+from kio.schema.consumer_protocol_subscription.v2 import ConsumerProtocolSubscription as _SubscriptionV2
+from kio.schema.consumer_protocol_subscription.v3 import ConsumerProtocolSubscription as _SubscriptionV3
+from kio.serial import entity_reader, entity_writer
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
+_VERSION = struct.Struct(">h")
+_SUBSCRIPTIONS = (_SubscriptionV0, _SubscriptionV1, _SubscriptionV2, _SubscriptionV3)
+_ASSIGNMENTS = (_AssignmentV0, _AssignmentV1, _AssignmentV2, _AssignmentV3)
+
+
+class ConsumerProtocolError(ValueError):
+    """Bytes that are not a valid consumer-protocol subscription or assignment."""
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    topics: tuple[str, ...]
+    user_data: bytes | None = None
+    owned_partitions: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    generation_id: int = -1
+    rack_id: str | None = None
+    version: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    partitions: tuple[tuple[str, tuple[int, ...]], ...]
+    user_data: bytes | None = None
+    version: int = 3
+
+
+def _split(data: bytes, schemas: tuple) -> tuple[int, object]:
+    if len(data) < 2:
+        raise ConsumerProtocolError("consumer protocol bytes shorter than their version")
+    version = _VERSION.unpack_from(data, 0)[0]
+    if version < 0:
+        raise ConsumerProtocolError(f"negative consumer protocol version {version}")
+    schema = schemas[min(version, len(schemas) - 1)]
+    try:
+        entity, _ = entity_reader(schema)(bytes(data), 2)
+    except Exception as exc:  # kio raises assorted errors on short or garbled input
+        raise ConsumerProtocolError(f"cannot decode consumer protocol v{version}: {exc}") from exc
+    return version, entity
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    version, s = _split(data, _SUBSCRIPTIONS)
+    owned = tuple((tp.topic, tuple(int(p) for p in tp.partitions)) for tp in getattr(s, "owned_partitions", ()))
+    return Subscription(
+        topics=tuple(s.topics),
+        user_data=s.user_data,
+        owned_partitions=owned,
+        generation_id=int(getattr(s, "generation_id", -1)),
+        rack_id=getattr(s, "rack_id", None),
+        version=version,
+    )
+
+
+def decode_assignment(data: bytes) -> Assignment:
+    version, a = _split(data, _ASSIGNMENTS)
+    parts = tuple((tp.topic, tuple(int(p) for p in tp.partitions)) for tp in a.assigned_partitions)
+    return Assignment(partitions=parts, user_data=a.user_data, version=version)
+
+
+def encode_subscription(sub: Subscription) -> bytes:
+    version = min(sub.version, len(_SUBSCRIPTIONS) - 1)
+    schema = _SUBSCRIPTIONS[version]
+    mod = sys.modules[schema.__module__]
+    kwargs: dict = {"topics": sub.topics, "user_data": sub.user_data}
+    if version >= 1:
+        kwargs["owned_partitions"] = tuple(mod.TopicPartition(topic=t, partitions=ps) for t, ps in sub.owned_partitions)
+    if version >= 2:
+        kwargs["generation_id"] = sub.generation_id
+    if version >= 3:
+        kwargs["rack_id"] = sub.rack_id
+    return _encode(version, schema(**kwargs))
+
+
+def encode_assignment(assignment: Assignment) -> bytes:
+    version = min(assignment.version, len(_ASSIGNMENTS) - 1)
+    schema = _ASSIGNMENTS[version]
+    mod = sys.modules[schema.__module__]
+    parts = tuple(mod.TopicPartition(topic=t, partitions=ps) for t, ps in assignment.partitions)
+    return _encode(version, schema(assigned_partitions=parts, user_data=assignment.user_data))
+
+
+def _encode(version: int, entity: object) -> bytes:
+    buf = io.BytesIO()
+    buf.write(_VERSION.pack(version))
+    entity_writer(type(entity))(buf, entity)
+    return buf.getvalue()
+
+
+def subscribed_topics(protocol_type: str, metadata: bytes) -> frozenset[str] | None:
+    """Topics a member's JoinGroup metadata subscribes to; None when not knowable (not a consumer group, or garbled)."""
+    if protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return None
+    try:
+        return frozenset(decode_subscription(metadata).topics)
+    except ConsumerProtocolError:
+        return None

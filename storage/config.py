@@ -1,0 +1,143 @@
+"""Per-topic log configuration, named after Kafka's topic configs.
+
+Fields carry their Kafka config name in metadata so DescribeConfigs, CreateTopics and the
+persisted per-partition config file all speak Kafka's names through one table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class FsyncPolicy(Enum):
+    """When an append counts as durable.
+
+    ALWAYS fsyncs each append before acknowledging; BATCH shares one fsync among the
+    appends that queue up while the previous fsync runs (group commit); NEVER leaves
+    durability to the page cache.
+    """
+
+    ALWAYS = "always"
+    BATCH = "batch"
+    NEVER = "never"
+
+
+class CleanupPolicy(Enum):
+    DELETE = "delete"
+    COMPACT = "compact"
+
+
+class TimestampType(Enum):
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+class InvalidConfigError(ValueError):
+    """A topic config name is unknown or its value does not parse (Kafka: INVALID_CONFIG)."""
+
+
+LONG_MAX = 0x7FFFFFFFFFFFFFFF
+
+
+def _kafka(name: str, default: Any) -> Any:
+    return field(default=default, metadata={"kafka": name})
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    segment_bytes: int = _kafka("segment.bytes", 1024 * 1024 * 1024)
+    segment_ms: int = _kafka("segment.ms", 7 * 24 * 3600 * 1000)
+    segment_index_bytes: int = _kafka("segment.index.bytes", 10 * 1024 * 1024)
+    index_interval_bytes: int = _kafka("index.interval.bytes", 4096)
+    cleanup_policy: frozenset[CleanupPolicy] = _kafka("cleanup.policy", frozenset({CleanupPolicy.DELETE}))
+    retention_ms: int = _kafka("retention.ms", 7 * 24 * 3600 * 1000)
+    retention_bytes: int = _kafka("retention.bytes", -1)
+    delete_retention_ms: int = _kafka("delete.retention.ms", 24 * 3600 * 1000)
+    max_message_bytes: int = _kafka("max.message.bytes", 1048588)
+    min_cleanable_dirty_ratio: float = _kafka("min.cleanable.dirty.ratio", 0.5)
+    min_compaction_lag_ms: int = _kafka("min.compaction.lag.ms", 0)
+    max_compaction_lag_ms: int = _kafka("max.compaction.lag.ms", LONG_MAX)
+    file_delete_delay_ms: int = _kafka("file.delete.delay.ms", 60000)
+    flush_messages: int = _kafka("flush.messages", LONG_MAX)
+    flush_ms: int = _kafka("flush.ms", LONG_MAX)
+    compression_type: str = _kafka("compression.type", "producer")
+    message_timestamp_type: TimestampType = _kafka("message.timestamp.type", TimestampType.CREATE_TIME)
+    min_insync_replicas: int = _kafka("min.insync.replicas", 1)
+    unclean_leader_election_enable: bool = _kafka("unclean.leader.election.enable", False)
+
+    @property
+    def compact(self) -> bool:
+        return CleanupPolicy.COMPACT in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return CleanupPolicy.DELETE in self.cleanup_policy
+
+    @classmethod
+    def from_topic_configs(cls, configs: dict[str, str], base: LogConfig | None = None) -> LogConfig:
+        """Overlay Kafka-named string configs on ``base`` (defaults if None)."""
+        base = base if base is not None else cls()
+        changes: dict[str, Any] = {}
+        for name, raw in configs.items():
+            spec = _FIELDS_BY_KAFKA_NAME.get(name)
+            if spec is None:
+                raise InvalidConfigError(f"unknown topic config {name!r}")
+            changes[spec.name] = _parse(spec, name, raw)
+        config = dataclasses.replace(base, **changes)
+        config.validate()
+        return config
+
+    def to_topic_configs(self) -> dict[str, str]:
+        return {f.metadata["kafka"]: _render(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def validate(self) -> None:
+        if self.segment_bytes < 14:
+            raise InvalidConfigError("segment.bytes must be at least 14")
+        if self.index_interval_bytes < 0:
+            raise InvalidConfigError("index.interval.bytes must not be negative")
+        if self.segment_ms < 1:
+            raise InvalidConfigError("segment.ms must be at least 1")
+        if not self.cleanup_policy:
+            raise InvalidConfigError("cleanup.policy must name delete and/or compact")
+        if not 0.0 <= self.min_cleanable_dirty_ratio <= 1.0:
+            raise InvalidConfigError("min.cleanable.dirty.ratio must be within [0, 1]")
+
+    @staticmethod
+    def kafka_names() -> tuple[str, ...]:
+        return tuple(_FIELDS_BY_KAFKA_NAME)
+
+
+_FIELDS_BY_KAFKA_NAME = {f.metadata["kafka"]: f for f in dataclasses.fields(LogConfig)}
+
+
+def _parse(spec: dataclasses.Field, name: str, raw: str) -> Any:
+    text = str(raw).strip()
+    try:
+        if spec.name == "cleanup_policy":
+            return frozenset(CleanupPolicy(part.strip().lower()) for part in text.split(",") if part.strip())
+        if spec.name == "message_timestamp_type":
+            return TimestampType(text)
+        if spec.type in ("int", int):
+            return int(text)
+        if spec.type in ("float", float):
+            return float(text)
+        if spec.type in ("bool", bool):
+            if text.lower() not in ("true", "false"):
+                raise ValueError(text)
+            return text.lower() == "true"
+        return text
+    except ValueError:
+        raise InvalidConfigError(f"invalid value {raw!r} for topic config {name!r}") from None
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, frozenset):
+        return ",".join(sorted(policy.value for policy in value))
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

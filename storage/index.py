@@ -1,0 +1,129 @@
+"""Sparse offset and time indexes of one segment, in Kafka's on-disk layout.
+
+Both live in memory (arrays) and are written out when the segment rolls or the log
+closes; after an unclean shutdown they are rebuilt from the ``.log``, which is the
+source of truth. ``.index`` entries are (int32 relative offset, int32 position),
+``.timeindex`` entries (int64 timestamp, int32 relative offset), both big-endian.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from bisect import bisect_left, bisect_right
+
+_OFFSET_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+OFFSET_ENTRY_SIZE = _OFFSET_ENTRY.size
+TIME_ENTRY_SIZE = _TIME_ENTRY.size
+
+
+class IndexFormatError(ValueError):
+    """An index file does not decode to a strictly increasing entry list; rebuild it."""
+
+
+class OffsetIndex:
+    def __init__(self, base_offset: int) -> None:
+        self.base_offset = base_offset
+        self.relative_offsets = array("i")
+        self.positions = array("i")
+
+    def __len__(self) -> int:
+        return len(self.relative_offsets)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.relative_offsets) * OFFSET_ENTRY_SIZE
+
+    def append(self, offset: int, position: int) -> None:
+        relative = offset - self.base_offset
+        if self.relative_offsets and relative <= self.relative_offsets[-1]:
+            return
+        self.relative_offsets.append(relative)
+        self.positions.append(position)
+
+    def lookup(self, offset: int) -> int:
+        """Byte position from which a forward scan finds the batch holding ``offset``."""
+        slot = bisect_right(self.relative_offsets, offset - self.base_offset) - 1
+        return self.positions[slot] if slot >= 0 else 0
+
+    def last_position(self) -> int:
+        return self.positions[-1] if self.positions else 0
+
+    def to_bytes(self) -> bytes:
+        out = bytearray(len(self) * OFFSET_ENTRY_SIZE)
+        for slot, (relative, position) in enumerate(zip(self.relative_offsets, self.positions)):
+            _OFFSET_ENTRY.pack_into(out, slot * OFFSET_ENTRY_SIZE, relative, position)
+        return bytes(out)
+
+    @classmethod
+    def from_bytes(cls, base_offset: int, data: bytes, log_size: int) -> OffsetIndex:
+        index = cls(base_offset)
+        usable = len(data) - len(data) % OFFSET_ENTRY_SIZE
+        for slot, (relative, position) in enumerate(_OFFSET_ENTRY.iter_unpack(data[:usable])):
+            if slot > 0 and relative == 0 and position == 0:
+                break  # pre-allocated zero tail
+            if (index.relative_offsets and (relative <= index.relative_offsets[-1]
+                                            or position <= index.positions[-1])) \
+                    or relative < 0 or not 0 <= position < max(log_size, 1):
+                raise IndexFormatError(f"offset index entry {slot} is out of order or past the log")
+            index.relative_offsets.append(relative)
+            index.positions.append(position)
+        return index
+
+
+class TimeIndex:
+    def __init__(self, base_offset: int) -> None:
+        self.base_offset = base_offset
+        self.timestamps = array("q")
+        self.relative_offsets = array("i")
+
+    def __len__(self) -> int:
+        return len(self.timestamps)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.timestamps) * TIME_ENTRY_SIZE
+
+    def maybe_append(self, timestamp: int, offset: int) -> None:
+        """Record (largest timestamp so far, its offset) if the timestamp grew."""
+        if timestamp < 0 or (self.timestamps and timestamp <= self.timestamps[-1]):
+            return
+        relative = offset - self.base_offset
+        if self.relative_offsets and relative < self.relative_offsets[-1]:
+            return
+        self.timestamps.append(timestamp)
+        self.relative_offsets.append(relative)
+
+    def last_offset_before(self, timestamp: int) -> int | None:
+        """Offset of the last entry whose timestamp is strictly below ``timestamp``.
+
+        Every record up to that offset is older than the target, so a scan may start at
+        the batch holding it; ties are excluded because an earlier un-indexed batch may
+        carry the very same timestamp.
+        """
+        slot = bisect_left(self.timestamps, timestamp) - 1
+        return self.base_offset + self.relative_offsets[slot] if slot >= 0 else None
+
+    def max_timestamp(self) -> int:
+        return self.timestamps[-1] if self.timestamps else -1
+
+    def to_bytes(self) -> bytes:
+        out = bytearray(len(self) * TIME_ENTRY_SIZE)
+        for slot, (ts, relative) in enumerate(zip(self.timestamps, self.relative_offsets)):
+            _TIME_ENTRY.pack_into(out, slot * TIME_ENTRY_SIZE, ts, relative)
+        return bytes(out)
+
+    @classmethod
+    def from_bytes(cls, base_offset: int, data: bytes) -> TimeIndex:
+        index = cls(base_offset)
+        usable = len(data) - len(data) % TIME_ENTRY_SIZE
+        for slot, (ts, relative) in enumerate(_TIME_ENTRY.iter_unpack(data[:usable])):
+            if slot > 0 and ts == 0 and relative == 0:
+                break
+            if (index.timestamps and (ts <= index.timestamps[-1] or relative < index.relative_offsets[-1])) \
+                    or relative < 0:
+                raise IndexFormatError(f"time index entry {slot} is out of order")
+            index.timestamps.append(ts)
+            index.relative_offsets.append(relative)
+        return index

@@ -1,0 +1,572 @@
+"""Key/value codecs for the records of the internal ``__consumer_offsets`` topic.
+
+A key is an int16 record type followed by the key struct; a value is an int16
+schema version followed by the value struct (or ``None``: a tombstone). The
+schemas are declared once, as data (``_SCHEMAS``), and one generic reader and
+writer walk them, so a new record type is a declaration, not new parsing code.
+The layouts follow /work/shared/kafka-spec/records/*.json.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass
+from typing import Any, Union
+
+
+class RecordFormatError(ValueError):
+    """A record of a known type whose bytes do not match its schema."""
+
+
+# --------------------------------------------------------------------------- dataclasses
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitKey:
+    group: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommitValue:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    commit_timestamp: int = -1
+    expire_timestamp: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMetadataKey:
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemberMetadata:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout: int
+    session_timeout: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMetadataValue:
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int
+    members: tuple[MemberMetadata, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMetadataValue:
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRacks:
+    partition: int
+    racks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    topic_id: uuid.UUID
+    topic_name: str
+    num_partitions: int
+    partition_metadata: tuple[PartitionRacks, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupPartitionMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupPartitionMetadataValue:
+    topics: tuple[TopicMetadata, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicProtocol:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicMemberMetadata:
+    session_timeout_ms: int
+    supported_protocols: tuple[ClassicProtocol, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMemberMetadataKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupMemberMetadataValue:
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMetadataValue:
+    assignment_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions:
+    topic_id: uuid.UUID
+    partitions: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMemberKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupTargetAssignmentMemberValue:
+    topic_partitions: tuple[TopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupCurrentMemberAssignmentKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupCurrentMemberAssignmentValue:
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: tuple[TopicPartitions, ...] = ()
+    partitions_pending_revocation: tuple[TopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownKey:
+    """A record type this coordinator does not know; the loader skips it with a warning."""
+
+    record_type: int
+    raw: bytes
+
+
+AnyKey = Union[
+    OffsetCommitKey,
+    GroupMetadataKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupCurrentMemberAssignmentKey,
+]
+AnyValue = Union[
+    OffsetCommitValue,
+    GroupMetadataValue,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupPartitionMetadataValue,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupCurrentMemberAssignmentValue,
+]
+
+# --------------------------------------------------------------------------- schemas as data
+
+ALL = (0, 32767)
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """One schema field: wire type, the versions it exists in, nullability, default, tag."""
+
+    name: str
+    kind: Any  # "int8" | "int16" | "int32" | "int64" | "string" | "bytes" | "uuid" | ("array", elem) | struct class
+    versions: tuple[int, int] = ALL
+    nullable: bool = False
+    default: Any = None
+    tag: int | None = None
+
+    def present(self, version: int) -> bool:
+        return self.versions[0] <= version <= self.versions[1]
+
+
+def _f(name, kind, lo=0, hi=32767, *, nullable=False, default=None, tag=None) -> _Field:
+    return _Field(name, kind, (lo, hi), nullable, default, tag)
+
+
+# (fields, first flexible version or None)
+_SCHEMAS: dict[type, tuple[tuple[_Field, ...], int | None]] = {
+    OffsetCommitKey: ((_f("group", "string"), _f("topic", "string"), _f("partition", "int32")), None),
+    OffsetCommitValue: (
+        (
+            _f("offset", "int64"),
+            _f("leader_epoch", "int32", 3, default=-1),
+            _f("metadata", "string"),
+            _f("commit_timestamp", "int64"),
+            _f("expire_timestamp", "int64", 1, 1, default=None),
+        ),
+        4,
+    ),
+    GroupMetadataKey: ((_f("group", "string"),), None),
+    MemberMetadata: (
+        (
+            _f("member_id", "string"),
+            _f("group_instance_id", "string", 3, nullable=True, default=None),
+            _f("client_id", "string"),
+            _f("client_host", "string"),
+            _f("rebalance_timeout", "int32", 1, default=-1),
+            _f("session_timeout", "int32"),
+            _f("subscription", "bytes"),
+            _f("assignment", "bytes"),
+        ),
+        4,
+    ),
+    GroupMetadataValue: (
+        (
+            _f("protocol_type", "string"),
+            _f("generation", "int32"),
+            _f("protocol", "string", nullable=True),
+            _f("leader", "string", nullable=True),
+            _f("current_state_timestamp", "int64", 2, default=-1),
+            _f("members", ("array", MemberMetadata)),
+        ),
+        4,
+    ),
+    ConsumerGroupMetadataKey: ((_f("group_id", "string"),), None),
+    ConsumerGroupMetadataValue: ((_f("epoch", "int32"),), 0),
+    ConsumerGroupPartitionMetadataKey: ((_f("group_id", "string"),), None),
+    PartitionRacks: ((_f("partition", "int32"), _f("racks", ("array", "string"))), 0),
+    TopicMetadata: (
+        (
+            _f("topic_id", "uuid"),
+            _f("topic_name", "string"),
+            _f("num_partitions", "int32"),
+            _f("partition_metadata", ("array", PartitionRacks)),
+        ),
+        0,
+    ),
+    ConsumerGroupPartitionMetadataValue: ((_f("topics", ("array", TopicMetadata)),), 0),
+    ConsumerGroupMemberMetadataKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ClassicProtocol: ((_f("name", "string"), _f("metadata", "bytes")), 0),
+    ClassicMemberMetadata: (
+        (_f("session_timeout_ms", "int32"), _f("supported_protocols", ("array", ClassicProtocol))),
+        0,
+    ),
+    ConsumerGroupMemberMetadataValue: (
+        (
+            _f("instance_id", "string", nullable=True),
+            _f("rack_id", "string", nullable=True),
+            _f("client_id", "string"),
+            _f("client_host", "string"),
+            _f("subscribed_topic_names", ("array", "string")),
+            _f("subscribed_topic_regex", "string", nullable=True),
+            _f("rebalance_timeout_ms", "int32", default=-1),
+            _f("server_assignor", "string", nullable=True),
+            _f("classic_member_metadata", ClassicMemberMetadata, nullable=True, default=None, tag=0),
+        ),
+        0,
+    ),
+    ConsumerGroupTargetAssignmentMetadataKey: ((_f("group_id", "string"),), None),
+    ConsumerGroupTargetAssignmentMetadataValue: ((_f("assignment_epoch", "int32"),), 0),
+    TopicPartitions: ((_f("topic_id", "uuid"), _f("partitions", ("array", "int32"))), 0),
+    ConsumerGroupTargetAssignmentMemberKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ConsumerGroupTargetAssignmentMemberValue: ((_f("topic_partitions", ("array", TopicPartitions)),), 0),
+    ConsumerGroupCurrentMemberAssignmentKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ConsumerGroupCurrentMemberAssignmentValue: (
+        (
+            _f("member_epoch", "int32"),
+            _f("previous_member_epoch", "int32"),
+            _f("state", "int8"),
+            _f("assigned_partitions", ("array", TopicPartitions)),
+            _f("partitions_pending_revocation", ("array", TopicPartitions)),
+        ),
+        0,
+    ),
+}
+
+# record type -> (key class, value class, value versions readable, value version written)
+_RECORD_TYPES: dict[int, tuple[type, type, tuple[int, int], int]] = {
+    0: (OffsetCommitKey, OffsetCommitValue, (0, 4), 3),
+    1: (OffsetCommitKey, OffsetCommitValue, (0, 4), 3),
+    2: (GroupMetadataKey, GroupMetadataValue, (0, 4), 3),
+    3: (ConsumerGroupMetadataKey, ConsumerGroupMetadataValue, (0, 0), 0),
+    4: (ConsumerGroupPartitionMetadataKey, ConsumerGroupPartitionMetadataValue, (0, 0), 0),
+    5: (ConsumerGroupMemberMetadataKey, ConsumerGroupMemberMetadataValue, (0, 0), 0),
+    6: (ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue, (0, 0), 0),
+    7: (ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue, (0, 0), 0),
+    8: (ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue, (0, 0), 0),
+}
+# Offset keys are written as type 1 (type 0 is the 0.8.2-era key with the same layout).
+_KEY_TYPE_WRITTEN = {key_cls: rt for rt, (key_cls, _, _, _) in sorted(_RECORD_TYPES.items())}
+_VALUE_INFO = {value_cls: (versions, written) for _, value_cls, versions, written in _RECORD_TYPES.values()}
+
+# --------------------------------------------------------------------------- generic reader
+
+
+_INT = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"), "int64": struct.Struct(">q")}
+
+
+class _Reader:
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, buf: bytes, pos: int = 0) -> None:
+        self.buf = buf
+        self.pos = pos
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.buf):
+            raise RecordFormatError(f"record truncated at byte {self.pos} (need {n} more)")
+        out = bytes(self.buf[self.pos : self.pos + n])
+        self.pos += n
+        return out
+
+    def int(self, kind: str) -> int:
+        s = _INT[kind]
+        return s.unpack(self.take(s.size))[0]
+
+    def uvarint(self) -> int:
+        shift = result = 0
+        while True:
+            b = self.take(1)[0]
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+            if shift > 35:
+                raise RecordFormatError("unsigned varint too long")
+
+    def length(self, flexible: bool, wide: bool) -> int:
+        """Length of a string/bytes/array; -1 means null."""
+        if flexible:
+            return self.uvarint() - 1
+        return self.int("int32" if wide else "int16")
+
+
+def _read_kind(r: _Reader, kind: Any, flexible: bool, nullable: bool, version: int) -> Any:
+    if kind in _INT:
+        return r.int(kind)
+    if kind == "uuid":
+        return uuid.UUID(bytes=r.take(16))
+    if kind == "string":
+        n = r.length(flexible, wide=False)
+        if n < 0:
+            if not nullable:
+                raise RecordFormatError("null in a non-nullable string")
+            return None
+        try:
+            return r.take(n).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordFormatError(f"invalid UTF-8: {exc}") from exc
+    if kind == "bytes":
+        n = r.length(flexible, wide=True)
+        if n < 0:
+            if not nullable:
+                raise RecordFormatError("null in non-nullable bytes")
+            return None
+        return r.take(n)
+    if isinstance(kind, tuple) and kind[0] == "array":
+        n = r.length(flexible, wide=True)
+        if n < 0:
+            if not nullable:
+                raise RecordFormatError("null in a non-nullable array")
+            return None
+        return tuple(_read_kind(r, kind[1], flexible, False, version) for _ in range(n))
+    if isinstance(kind, type):
+        if nullable:
+            if r.int("int8") < 0:
+                return None
+        return _read_struct(r, kind, version)
+    raise RecordFormatError(f"unknown schema kind {kind!r}")
+
+
+def _read_struct(r: _Reader, cls: type, version: int) -> Any:
+    schema, first_flexible = _SCHEMAS[cls]
+    flexible = first_flexible is not None and version >= first_flexible
+    values: dict[str, Any] = {}
+    tagged = {}
+    for fld in schema:
+        if fld.tag is not None:
+            tagged[fld.tag] = fld
+            values[fld.name] = fld.default
+        elif fld.present(version):
+            values[fld.name] = _read_kind(r, fld.kind, flexible, fld.nullable, version)
+        else:
+            values[fld.name] = fld.default
+    if flexible:
+        for _ in range(r.uvarint()):
+            tag, size = r.uvarint(), r.uvarint()
+            fld = tagged.get(tag)
+            if fld is None:
+                r.take(size)  # unknown tagged field: skipped, that is what makes tags forward compatible
+                continue
+            sub = _Reader(r.take(size))
+            values[fld.name] = _read_kind(sub, fld.kind, True, fld.nullable, version)
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------- generic writer
+
+
+def _uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _write_length(out: bytearray, n: int, flexible: bool, wide: bool) -> None:
+    if flexible:
+        out += _uvarint(n + 1)
+    else:
+        out += _INT["int32" if wide else "int16"].pack(n)
+
+
+def _write_kind(out: bytearray, kind: Any, value: Any, flexible: bool, nullable: bool, version: int) -> None:
+    if kind in _INT:
+        out += _INT[kind].pack(value)
+    elif kind == "uuid":
+        out += value.bytes
+    elif kind in ("string", "bytes"):
+        if value is None:
+            if not nullable:
+                raise ValueError(f"null {kind} in a non-nullable field")
+            _write_length(out, -1, flexible, kind == "bytes")
+            return
+        data = value.encode("utf-8") if kind == "string" else bytes(value)
+        _write_length(out, len(data), flexible, kind == "bytes")
+        out += data
+    elif isinstance(kind, tuple) and kind[0] == "array":
+        if value is None:
+            _write_length(out, -1, flexible, True)
+            return
+        _write_length(out, len(value), flexible, True)
+        for item in value:
+            _write_kind(out, kind[1], item, flexible, False, version)
+    elif isinstance(kind, type):
+        if nullable:
+            if value is None:
+                out += _INT["int8"].pack(-1)
+                return
+            out += _INT["int8"].pack(1)
+        _write_struct(out, value, version)
+    else:
+        raise ValueError(f"unknown schema kind {kind!r}")
+
+
+def _write_struct(out: bytearray, obj: Any, version: int) -> None:
+    schema, first_flexible = _SCHEMAS[type(obj)]
+    flexible = first_flexible is not None and version >= first_flexible
+    tagged: list[tuple[int, bytes]] = []
+    for fld in schema:
+        value = getattr(obj, fld.name)
+        if fld.tag is not None:
+            if flexible and value != fld.default:
+                buf = bytearray()
+                _write_kind(buf, fld.kind, value, True, fld.nullable, version)
+                tagged.append((fld.tag, bytes(buf)))
+        elif fld.present(version):
+            if value is None and fld.default is None and not fld.nullable and fld.kind in _INT:
+                value = -1  # an optional int (e.g. expire_timestamp) written in a version that carries it
+            _write_kind(out, fld.kind, value, flexible, fld.nullable, version)
+    if flexible:
+        out += _uvarint(len(tagged))
+        for tag, data in tagged:
+            out += _uvarint(tag) + _uvarint(len(data)) + data
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def decode_key(key: bytes) -> AnyKey | UnknownKey:
+    """Decode a record key; a record type this coordinator does not know yields ``UnknownKey``."""
+    r = _Reader(key)
+    record_type = r.int("int16")
+    info = _RECORD_TYPES.get(record_type)
+    if info is None:
+        return UnknownKey(record_type, bytes(key))
+    return _read_struct(r, info[0], record_type)
+
+
+def record_type_of(key: AnyKey) -> int:
+    """The int16 record type a key is written with (offset commits: 1)."""
+    return _KEY_TYPE_WRITTEN[type(key)]
+
+
+def decode_value(key: AnyKey, value: bytes | None) -> AnyValue | None:
+    """Decode the value belonging to ``key``; ``None`` (a tombstone) stays ``None``."""
+    if value is None:
+        return None
+    value_cls = _RECORD_TYPES[record_type_of(key)][1]
+    versions, _ = _VALUE_INFO[value_cls]
+    r = _Reader(value)
+    version = r.int("int16")
+    if not versions[0] <= version <= versions[1]:
+        raise RecordFormatError(f"{value_cls.__name__} version {version} is not one of {versions[0]}-{versions[1]}")
+    decoded = _read_struct(r, value_cls, version)
+    if isinstance(decoded, OffsetCommitValue) and decoded.expire_timestamp == -1:
+        decoded = OffsetCommitValue(decoded.offset, decoded.leader_epoch, decoded.metadata, decoded.commit_timestamp, None)
+    return decoded
+
+
+def encode_key(key: AnyKey) -> bytes:
+    record_type = record_type_of(key)
+    out = bytearray(_INT["int16"].pack(record_type))
+    _write_struct(out, key, record_type)
+    return bytes(out)
+
+
+def default_value_version(value: AnyValue) -> int:
+    """The version Kafka writes: OffsetCommitValue v1 only when an explicit expiry is set, else v3; others per table."""
+    if isinstance(value, OffsetCommitValue) and value.expire_timestamp is not None:
+        return 1
+    return _VALUE_INFO[type(value)][1]
+
+
+def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | None:
+    """Encode a value at ``version`` (default: the version Kafka writes); ``None`` stays a tombstone."""
+    if value is None:
+        return None
+    versions, _ = _VALUE_INFO[type(value)]
+    if version is None:
+        version = default_value_version(value)
+    if not versions[0] <= version <= versions[1]:
+        raise ValueError(f"{type(value).__name__} has no version {version}")
+    out = bytearray(_INT["int16"].pack(version))
+    _write_struct(out, value, version)
+    return bytes(out)

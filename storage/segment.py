@@ -1,0 +1,273 @@
+"""One log segment: the ``.log`` file plus its sparse ``.index`` and ``.timeindex``.
+
+Methods that touch files are synchronous and meant to run on an executor thread; the
+in-memory bookkeeping (size, next offset, indexes) is updated by the owning
+``PartitionLog`` on the event loop so it is always ahead of the queued file work.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from protocol.record_batch import (
+    HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
+    parse_header, verify_crc,
+)
+from storage.index import IndexFormatError, OffsetIndex, TimeIndex
+
+LOG_SUFFIX: Final = ".log"
+INDEX_SUFFIX: Final = ".index"
+TIMEINDEX_SUFFIX: Final = ".timeindex"
+CLEANED_SUFFIX: Final = ".cleaned"
+SWAP_SUFFIX: Final = ".swap"
+DELETED_SUFFIX: Final = ".deleted"
+SCAN_CHUNK: Final = 4 * 1024 * 1024
+_MAGIC_BYTE: Final = bytes((MAGIC,))
+
+
+def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
+    """Kafka names segment files by base offset, zero-padded to 20 digits."""
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_segment_filename(name: str) -> tuple[int, str] | None:
+    stem, dot, suffix = name.partition(".")
+    if not dot or len(stem) != 20 or not stem.isdigit():
+        return None
+    return int(stem), "." + suffix
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOutcome:
+    """Where a forward walk of the ``.log`` stopped and, if early, why."""
+
+    valid_end: int
+    problem: str | None
+
+
+class Segment:
+    def __init__(self, directory: Path, base_offset: int, fd: int, size: int) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.fd = fd
+        self.size = size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.rolling_timestamp: int | None = None
+        self.bytes_since_index = 0
+        self.offset_index = OffsetIndex(base_offset)
+        self.time_index = TimeIndex(base_offset)
+        self.deleted = False
+        self._readers = 0
+        self._closed = False
+
+    # ---- naming -------------------------------------------------------------------
+    @property
+    def log_path(self) -> Path:
+        return self.directory / segment_filename(self.base_offset, LOG_SUFFIX)
+
+    @property
+    def index_path(self) -> Path:
+        return self.directory / segment_filename(self.base_offset, INDEX_SUFFIX)
+
+    @property
+    def timeindex_path(self) -> Path:
+        return self.directory / segment_filename(self.base_offset, TIMEINDEX_SUFFIX)
+
+    def __repr__(self) -> str:
+        return f"Segment({self.log_path.name}, size={self.size}, next_offset={self.next_offset})"
+
+    # ---- lifecycle (executor) -------------------------------------------------------
+    @classmethod
+    def create(cls, directory: Path, base_offset: int) -> Segment:
+        path = directory / segment_filename(base_offset)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        segment = cls(directory, base_offset, fd, 0)
+        segment.rolling_timestamp = int(time.time() * 1000)
+        return segment
+
+    @classmethod
+    def open_existing(cls, directory: Path, base_offset: int) -> Segment:
+        path = directory / segment_filename(base_offset)
+        fd = os.open(path, os.O_RDWR)
+        return cls(directory, base_offset, fd, os.fstat(fd).st_size)
+
+    def last_modified_ms(self) -> int:
+        return int(os.stat(self.log_path).st_mtime * 1000)
+
+    def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self.fd, view, position)
+            view = view[written:]
+            position += written
+
+    def read(self, position: int, size: int) -> bytes:
+        return os.pread(self.fd, size, position)
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+
+    def truncate_to(self, position: int) -> None:
+        os.ftruncate(self.fd, position)
+        os.fsync(self.fd)
+        self.size = position
+
+    def write_indexes(self) -> None:
+        """Persist the indexes (Kafka trims them to their real size on roll/close)."""
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        _write_file(self.index_path, self.offset_index.to_bytes())
+        _write_file(self.timeindex_path, self.time_index.to_bytes())
+
+    def load_indexes(self) -> bool:
+        """Load index files written at the last clean close; False means rebuild them."""
+        try:
+            offset_index = OffsetIndex.from_bytes(self.base_offset, self.index_path.read_bytes(), self.size)
+            time_index = TimeIndex.from_bytes(self.base_offset, self.timeindex_path.read_bytes())
+        except (OSError, IndexFormatError):
+            return False
+        self.offset_index = offset_index
+        self.time_index = time_index
+        if len(time_index):
+            self.max_timestamp = time_index.max_timestamp()
+            self.offset_of_max_timestamp = self.base_offset + time_index.relative_offsets[-1]
+        return True
+
+    def reset_indexes(self) -> None:
+        self.offset_index = OffsetIndex(self.base_offset)
+        self.time_index = TimeIndex(self.base_offset)
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self.bytes_since_index = 0
+        self.rolling_timestamp = None
+
+    # ---- bookkeeping (loop or executor, never both at once) --------------------------------
+    def track_batch(self, position: int, header: BatchHeader, index_interval_bytes: int) -> None:
+        """Advance offsets, timestamps and sparse index entries for a batch at ``position``."""
+        last_offset = header.base_offset + header.last_offset_delta
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp = header.max_timestamp
+            self.offset_of_max_timestamp = last_offset
+        if self.rolling_timestamp is None and position == 0 and header.max_timestamp >= 0:
+            self.rolling_timestamp = header.max_timestamp
+        if self.bytes_since_index > index_interval_bytes:
+            self.offset_index.append(last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_index = 0
+        self.bytes_since_index += header.batch_length + 12
+        self.next_offset = last_offset + 1
+
+    def index_full(self, index_bytes_limit: int) -> bool:
+        return (self.offset_index.size_bytes + 8 > index_bytes_limit
+                or self.time_index.size_bytes + 12 > index_bytes_limit)
+
+    # ---- validation walk (executor) ---------------------------------------------------
+    def scan(self, start: int, *, verify: bool, index_interval_bytes: int) -> ScanOutcome:
+        """Walk batches from ``start`` to the end of the file, tracking each valid one.
+
+        Stops at the first batch that is cut short, has the wrong magic or length, fails
+        its CRC (when ``verify``), or goes back in offsets.
+        """
+        pos = start
+        end = self.size
+        chunk = b""
+        chunk_start = pos
+        while pos < end:
+            if end - pos < HEADER_SIZE:
+                return ScanOutcome(pos, f"{end - pos} trailing bytes are too few for a batch header")
+            rel = pos - chunk_start
+            if rel < 0 or rel + HEADER_SIZE > len(chunk):
+                chunk, chunk_start, rel = self.read(pos, SCAN_CHUNK), pos, 0
+            try:
+                header = parse_header(chunk, rel)
+            except CorruptBatchError as exc:
+                return ScanOutcome(pos, str(exc))
+            if pos + header.size > end:
+                return ScanOutcome(pos, f"batch of {header.size} bytes is cut short at {end - pos} bytes")
+            if rel + header.size > len(chunk):
+                chunk, chunk_start, rel = self.read(pos, max(SCAN_CHUNK, header.size)), pos, 0
+            if verify and not verify_crc(chunk, rel):
+                return ScanOutcome(pos, f"CRC mismatch in batch with base offset {header.base_offset}")
+            if header.base_offset < self.next_offset or header.last_offset_delta < 0:
+                return ScanOutcome(pos, f"batch base offset {header.base_offset} goes back before "
+                                        f"{self.next_offset}")
+            self.track_batch(pos, header, index_interval_bytes)
+            pos += header.size
+        return ScanOutcome(pos, None)
+
+    def find_valid_batch_after(self, start: int) -> int | None:
+        """Position of any whole, CRC-valid batch beginning after ``start``, else None.
+
+        Used to tell a torn tail (nothing valid follows: safe to cut) from corruption in
+        the middle (valid data follows: cutting would lose it).
+        """
+        end = self.size
+        base = start + 1
+        while base + HEADER_SIZE <= end:
+            chunk = self.read(base, SCAN_CHUNK + HEADER_SIZE)
+            hit = chunk.find(_MAGIC_BYTE, MAGIC_OFFSET)
+            while hit != -1 and hit - MAGIC_OFFSET < SCAN_CHUNK:
+                candidate = base + hit - MAGIC_OFFSET
+                if self._is_valid_batch_at(candidate, chunk, hit - MAGIC_OFFSET, end):
+                    return candidate
+                hit = chunk.find(_MAGIC_BYTE, hit + 1)
+            base += SCAN_CHUNK
+        return None
+
+    def _is_valid_batch_at(self, position: int, chunk: bytes, rel: int, end: int) -> bool:
+        if rel + HEADER_SIZE > len(chunk):
+            return False
+        length = int.from_bytes(chunk[rel + 8:rel + 12], "big", signed=True)
+        if length < MIN_BATCH_LENGTH or position + 12 + length > end:
+            return False
+        return verify_crc(self.read(position, 12 + length))
+
+    # ---- shutdown and deletion -----------------------------------------------------------
+    def begin_read(self) -> None:
+        self._readers += 1
+
+    def end_read(self) -> None:
+        self._readers -= 1
+        if self.deleted and self._readers == 0:
+            self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self.fd)
+
+    def mark_deleted(self) -> None:
+        """Stop new use; the descriptor closes once in-flight reads finish."""
+        self.deleted = True
+        if self._readers == 0:
+            self.close()
+
+    def delete_files(self) -> None:
+        for path in (self.log_path, self.index_path, self.timeindex_path):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,191 @@
+"""A real single-node Apache Kafka (KRaft, combined broker+controller) on loopback, for differential tests.
+
+Kafka's answers are the specification groupcoord is held to, so the broker runs as close to stock as a
+test allows: only the settings a one-node cluster needs and the rebalance delay (which only slows tests)
+differ from the defaults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.conformance.wire import supported_versions
+from tests.reference.kafka_distribution import KafkaDistribution, ReferenceUnavailable, ensure_kafka
+
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 20.0
+JVM_OPTIONS = ("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Djava.awt.headless=true")
+_LOG4J2 = """status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.file.ref = file
+"""
+
+
+@dataclass(frozen=True)
+class KafkaBrokerConfig:
+    group_initial_rebalance_delay_ms: int = 0
+    offsets_topic_num_partitions: int = 50
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def new_cluster_id() -> str:
+    """KRaft cluster ids are base64url-encoded UUIDs without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int, log_dir: Path) -> str:
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": str(config.group_initial_rebalance_delay_ms),
+        **config.extra,
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+@dataclass
+class KafkaBroker:
+    distribution: KafkaDistribution
+    config: KafkaBrokerConfig = field(default_factory=KafkaBrokerConfig)
+    workdir: Path | None = None
+    port: int = 0
+    process: subprocess.Popen | None = None
+    started_in_s: float = 0.0
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        assert self.workdir is not None
+        return self.workdir / "server.log"
+
+    def _java(self, main_class: str, *args: str) -> list[str]:
+        log4j = self.workdir / "log4j2.properties"
+        return ["java", *JVM_OPTIONS, f"-Dlog4j2.configurationFile={log4j}", "-cp",
+                self.distribution.classpath, main_class, *args]
+
+    def start(self) -> None:
+        began = time.monotonic()
+        self.workdir = Path(tempfile.mkdtemp(prefix="groupcoord-kafka-ref-"))
+        self.port, controller_port = free_port(), free_port()
+        properties = self.workdir / "server.properties"
+        properties.write_text(server_properties(self.config, self.port, controller_port, self.workdir / "data"))
+        (self.workdir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_file))
+        formatted = subprocess.run(
+            self._java("kafka.tools.StorageTool", "format", "-t", new_cluster_id(), "-c", str(properties)),
+            capture_output=True, text=True, timeout=START_TIMEOUT_S)
+        if formatted.returncode != 0:
+            raise ReferenceUnavailable(f"kafka storage format failed: {(formatted.stdout + formatted.stderr)[-2000:]}")
+        stdio = open(self.workdir / "stdout.log", "wb")
+        self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties)), stdout=stdio,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        stdio.close()
+        self._wait_until_serving(began + START_TIMEOUT_S)
+        self.started_in_s = time.monotonic() - began
+
+    def _wait_until_serving(self, deadline: float) -> None:
+        """Serving means answering ApiVersions on the client listener, not merely accepting connections."""
+        problem = f"Kafka did not answer ApiVersions within {START_TIMEOUT_S:.0f} s"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                problem = f"Kafka exited with {self.process.returncode} during start-up"
+                break
+            try:
+                asyncio.run(supported_versions(self.bootstrap_servers, timeout_s=2.0))
+                return
+            except (OSError, asyncio.TimeoutError, RuntimeError):
+                time.sleep(0.2)
+        tail = self._log_tail()
+        self.stop()
+        raise ReferenceUnavailable(f"{problem}: {tail}")
+
+    def _log_tail(self) -> str:
+        for name in ("server.log", "stdout.log"):
+            path = self.workdir / name
+            if path.exists() and path.stat().st_size:
+                return path.read_text(errors="replace")[-2000:]
+        return "(no log output)"
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(STOP_TIMEOUT_S)
+        if self.workdir is not None and os.environ.get("GROUPCOORD_KEEP_KAFKA_DIR") is None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+@dataclass
+class SharedKafkaBroker:
+    """One broker per test process however many conftests expose the fixture; stopped with the last user."""
+
+    broker: KafkaBroker | None = None
+    users: int = 0
+    failure: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def acquire(self) -> KafkaBroker:
+        with self.lock:
+            if self.failure is not None:
+                raise ReferenceUnavailable(self.failure)
+            if self.broker is None:
+                try:
+                    broker = KafkaBroker(ensure_kafka())
+                    broker.start()
+                except ReferenceUnavailable as exc:
+                    self.failure = str(exc)
+                    raise
+                self.broker = broker
+            self.users += 1
+            return self.broker
+
+    def release(self) -> None:
+        with self.lock:
+            self.users -= 1
+            if self.users == 0 and self.broker is not None:
+                self.broker.stop()
+                self.broker = None
+
+
+SHARED_BROKER = SharedKafkaBroker()

@@ -1,0 +1,107 @@
+"""The Apache Kafka jars the reference broker runs on, fetched once with Maven into the user's cache.
+
+Kafka is resolved from Maven Central rather than downloaded as a release tarball because Maven is already
+needed for the Java client module, it verifies checksums, and its local repository makes later runs
+work offline.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+KAFKA_VERSION = os.environ.get("GROUPCOORD_KAFKA_VERSION", "4.3.1")
+# The SLF4J 1.x bridge into the log4j2 core Kafka already depends on, so the broker log lands in a file
+# we can show when start-up fails.
+LOG4J_VERSION = "2.25.4"
+MAVEN_TIMEOUT_S = 900
+
+_POM_TEMPLATE = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>groupcoord.reference</groupId>
+  <artifactId>kafka-runtime</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka_2.13</artifactId>
+      <version>{kafka}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>{log4j}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+class ReferenceUnavailable(RuntimeError):
+    """The reference cannot run on this machine; the message is the skip reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class KafkaDistribution:
+    version: str
+    home: Path
+
+    @property
+    def libs(self) -> Path:
+        return self.home / "libs"
+
+    @property
+    def classpath(self) -> str:
+        return str(self.libs / "*")
+
+    @property
+    def complete_marker(self) -> Path:
+        return self.home / ".complete"
+
+    def is_complete(self) -> bool:
+        return self.complete_marker.exists() and any(self.libs.glob("kafka_2.13-*.jar"))
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "groupcoord"
+
+
+def require_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ReferenceUnavailable(f"{name} is not installed (the Kafka reference needs Java 17 and Maven)")
+    return path
+
+
+def ensure_kafka(version: str = KAFKA_VERSION) -> KafkaDistribution:
+    """Returns the cached distribution, resolving it with Maven the first time (offline first, then online)."""
+    dist = KafkaDistribution(version=version, home=cache_root() / f"kafka-{version}")
+    if dist.is_complete():
+        return dist
+    require_tool("java")
+    mvn = require_tool("mvn")
+    dist.home.mkdir(parents=True, exist_ok=True)
+    pom = dist.home / "pom.xml"
+    pom.write_text(_POM_TEMPLATE.format(kafka=version, log4j=LOG4J_VERSION))
+    if dist.libs.exists():
+        shutil.rmtree(dist.libs)
+    goal = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+            f"-DoutputDirectory={dist.libs}", "-DincludeScope=runtime"]
+    failure = ""
+    for offline in (True, False):
+        try:
+            done = subprocess.run(goal + (["-o"] if offline else []), capture_output=True, text=True,
+                                  timeout=MAVEN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            failure = f"Maven did not finish within {MAVEN_TIMEOUT_S} s"
+            continue
+        if done.returncode == 0:
+            dist.complete_marker.write_text(version)
+            return dist
+        failure = (done.stdout + done.stderr)[-2000:]
+    raise ReferenceUnavailable(f"could not fetch org.apache.kafka:kafka_2.13:{version} with Maven: {failure}")
