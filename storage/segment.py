@@ -62,6 +62,7 @@ class Segment:
         self.bytes_since_index = 0
         self.offset_index = OffsetIndex(base_offset)
         self.time_index = TimeIndex(base_offset)
+        self.indexes_dirty = False
         self.deleted = False
         self._readers = 0
         self._closed = False
@@ -123,6 +124,7 @@ class Segment:
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         _write_file(self.index_path, self.offset_index.to_bytes())
         _write_file(self.timeindex_path, self.time_index.to_bytes())
+        self.indexes_dirty = False
 
     def load_indexes(self) -> bool:
         """Load index files written at the last clean close; False means rebuild them."""
@@ -146,6 +148,7 @@ class Segment:
         self.offset_of_max_timestamp = self.base_offset
         self.bytes_since_index = 0
         self.rolling_timestamp = None
+        self.indexes_dirty = True
 
     # ---- bookkeeping (loop or executor, never both at once) --------------------------------
     def track_batch(self, position: int, header: BatchHeader, index_interval_bytes: int) -> None:
@@ -162,6 +165,7 @@ class Segment:
             self.bytes_since_index = 0
         self.bytes_since_index += header.batch_length + 12
         self.next_offset = last_offset + 1
+        self.indexes_dirty = True
 
     def index_full(self, index_bytes_limit: int) -> bool:
         return (self.offset_index.size_bytes + 8 > index_bytes_limit

@@ -300,9 +300,7 @@ class TopicCatalog:
 
     def _adopt(self, name: str) -> Topic:
         """Take in a topic whose logs exist but which the catalog does not list."""
-        logs = []
-        while (log := self._log_manager.get(name, len(logs))) is not None:
-            logs.append(log)
+        logs = self._log_manager.partitions(name)
         topic_id = next((i for i in (read_partition_metadata(log.directory) for log in logs) if i), None)
         topic_id = topic_id or random_topic_id()
         topic = Topic(name, topic_id, len(logs), {}, logs[0].config)

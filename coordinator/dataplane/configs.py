@@ -1,0 +1,116 @@
+"""DescribeConfigs for topics and for this broker, the calls admin tools and librdkafka make.
+
+Topic values come from the topic_configs table (override, else broker setting, else Kafka default) with
+their source and, on request, the synonym chain; broker values come from the broker settings table, marked
+read-only because this broker has no AlterConfigs.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from protocol.errors import ErrorCode
+
+from coordinator import config as broker_settings
+from coordinator.dataplane import topic_configs
+from coordinator.dataplane.names import topic_name_error
+from coordinator.dataplane.topic_configs import ConfigSource, ConfigType
+from coordinator.dataplane.topics import TopicCatalog
+
+
+class ResourceType(enum.IntEnum):
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+def _config_type(value: Any) -> ConfigType:
+    if isinstance(value, bool):
+        return ConfigType.BOOLEAN
+    if isinstance(value, int):
+        return ConfigType.INT if -2**31 <= value < 2**31 else ConfigType.LONG
+    if isinstance(value, float):
+        return ConfigType.DOUBLE
+    return ConfigType.STRING
+
+
+def _render(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    return str(value)
+
+
+def _entry(name: str, value: str | None, source: ConfigSource, type_: ConfigType, read_only: bool,
+           synonyms: list[dict]) -> dict:
+    return {"name": name, "value": value, "read_only": read_only, "config_source": int(source),
+            "is_default": source == ConfigSource.DEFAULT_CONFIG, "is_sensitive": False,
+            "synonyms": synonyms, "config_type": int(type_), "documentation": None}
+
+
+class DescribeConfigsService:
+    def __init__(self, catalog: TopicCatalog, broker_config: Any) -> None:
+        self._catalog = catalog
+        self._config = broker_config
+
+    def describe(self, resources: list[tuple[int, str, list[str] | None]], include_synonyms: bool) -> dict:
+        """``resources``: (resource_type, resource_name, configuration_keys or None for all)."""
+        results = []
+        for resource_type, name, keys in resources:
+            error, message, configs = self._describe_one(resource_type, name, include_synonyms)
+            if keys is not None:
+                wanted = set(keys)
+                configs = [c for c in configs if c["name"] in wanted]
+            results.append({"error_code": error, "error_message": message, "resource_type": resource_type,
+                            "resource_name": name, "configs": configs})
+        return {"throttle_time": 0, "results": results}
+
+    def _describe_one(self, resource_type: int, name: str, synonyms: bool) -> tuple[ErrorCode, str | None, list]:
+        if resource_type == ResourceType.TOPIC:
+            problem = topic_name_error(name)
+            if problem is not None:
+                return ErrorCode.invalid_topic_exception, problem, []
+            topic = self._catalog.get(name)
+            if topic is None:
+                return ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist.", []
+            return ErrorCode.none, None, self.topic_configs(topic.configs, synonyms)
+        if resource_type == ResourceType.BROKER:
+            if name not in ("", str(self._config.node_id)):
+                return (ErrorCode.invalid_request,
+                        f"Unexpected broker id, expected {self._config.node_id} or empty string, but received "
+                        f"{name}", [])
+            return ErrorCode.none, None, self.broker_configs(synonyms)
+        if resource_type == ResourceType.BROKER_LOGGER:
+            return ErrorCode.none, None, []
+        return ErrorCode.invalid_request, f"Unsupported resource type {resource_type}", []
+
+    def topic_configs(self, overrides: dict[str, str], include_synonyms: bool) -> list[dict]:
+        out = []
+        for eff in topic_configs.effective_all(overrides, self._config):
+            synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in eff.synonyms]
+                        if include_synonyms else [])
+            out.append(_entry(eff.name, eff.value, eff.source, eff.type, False, synonyms))
+        return out
+
+    def broker_configs(self, include_synonyms: bool) -> list[dict]:
+        out: dict[str, dict] = {}
+        for setting in broker_settings.SETTINGS:
+            if not setting.kafka:
+                continue
+            value = getattr(self._config, setting.attr, setting.default)
+            source = ConfigSource.DEFAULT_CONFIG if value == setting.default else ConfigSource.STATIC_BROKER_CONFIG
+            synonyms = [{"name": setting.name, "value": _render(value), "source": int(source)}] \
+                if include_synonyms else []
+            out[setting.name] = _entry(setting.name, _render(value), source, _config_type(setting.default),
+                                       True, synonyms)
+        for defn in topic_configs.TOPIC_CONFIGS.values():
+            name = defn.broker_synonym
+            if name and name not in out:
+                synonyms = ([{"name": name, "value": defn.default, "source": int(ConfigSource.DEFAULT_CONFIG)}]
+                            if include_synonyms else [])
+                out[name] = _entry(name, defn.default, ConfigSource.DEFAULT_CONFIG, defn.type, True, synonyms)
+        return [out[name] for name in sorted(out)]

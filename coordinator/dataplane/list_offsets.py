@@ -1,0 +1,96 @@
+"""ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups.
+
+There are no transactions here, so the last stable offset equals the high watermark and the isolation
+level changes nothing. Leader epochs are reported as -1 (unknown) because the broker does not serve
+OffsetForLeaderEpoch, and a known epoch would invite clients to validate positions with it.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.record_batch import decode_records
+
+from coordinator.dataplane.topics import TopicCatalog
+
+
+class SpecialTimestamp(enum.IntEnum):
+    LATEST = -1
+    EARLIEST = -2
+    MAX_TIMESTAMP = -3          # v7+
+    EARLIEST_LOCAL = -4         # v8+ (tiered storage; without it, the same as EARLIEST)
+    LATEST_TIERED = -5          # v9+ (tiered storage; without it, nothing is tiered)
+
+
+NO_OFFSET = -1
+NO_TIMESTAMP = -1
+NO_EPOCH = -1
+
+
+def _found(partition: int, offset: int, timestamp: int) -> dict:
+    return {"partition_index": partition, "error_code": ErrorCode.none, "timestamp": timestamp,
+            "offset": offset, "leader_epoch": NO_EPOCH}
+
+
+class ListOffsetsService:
+    def __init__(self, catalog: TopicCatalog) -> None:
+        self._catalog = catalog
+
+    async def list_offsets(self, topics: list[tuple[str, list[tuple[int, int]]]]) -> dict:
+        """``topics``: (name, [(partition, timestamp)]) -> the version-neutral ListOffsetsResponse body."""
+        out = []
+        for name, partitions in topics:
+            seen: set[int] = set()
+            results = []
+            for partition, timestamp in partitions:
+                if partition in seen:
+                    results.append(self._error(partition, ErrorCode.invalid_request))
+                    continue
+                seen.add(partition)
+                results.append(await self.lookup(name, partition, timestamp))
+            out.append({"name": name, "partitions": results})
+        return {"throttle_time": 0, "topics": out}
+
+    async def lookup(self, topic: str, partition: int, timestamp: int) -> dict:
+        log = self._catalog.log(topic, partition)
+        if log is None:
+            return self._error(partition, ErrorCode.unknown_topic_or_partition)
+        if timestamp in (SpecialTimestamp.EARLIEST, SpecialTimestamp.EARLIEST_LOCAL):
+            return _found(partition, log.log_start_offset, NO_TIMESTAMP)
+        if timestamp == SpecialTimestamp.LATEST:
+            return _found(partition, log.high_watermark, NO_TIMESTAMP)
+        if timestamp == SpecialTimestamp.LATEST_TIERED:
+            return _found(partition, NO_OFFSET, NO_TIMESTAMP)
+        if timestamp == SpecialTimestamp.MAX_TIMESTAMP:
+            return await self._max_timestamp(log, partition)
+        if timestamp < 0:
+            return self._error(partition, ErrorCode.invalid_request)
+        hit = await log.offset_for_timestamp(timestamp)
+        if hit is None:
+            return _found(partition, NO_OFFSET, NO_TIMESTAMP)
+        offset, found_ts = hit
+        return _found(partition, offset, found_ts)
+
+    async def _max_timestamp(self, log: Any, partition: int) -> dict:
+        """The first record carrying the largest timestamp (Kafka's offsetOfMaxTimestamp)."""
+        best_ts, best_data = NO_TIMESTAMP, None
+        async for header, data in log.batches(log.log_start_offset):
+            if header.is_control:
+                continue
+            if header.max_timestamp > best_ts:
+                best_ts, best_data = header.max_timestamp, (header, data)
+        if best_data is None:
+            return _found(partition, NO_OFFSET, NO_TIMESTAMP)
+        header, data = best_data
+        if header.timestamp_type == 1:           # LogAppendTime: every record carries the batch's time
+            return _found(partition, header.base_offset, best_ts)
+        for record in decode_records(data, 0, header):
+            if record.timestamp == best_ts:
+                return _found(partition, record.offset, best_ts)
+        return _found(partition, header.last_offset, best_ts)
+
+    @staticmethod
+    def _error(partition: int, error: ErrorCode) -> dict:
+        return {"partition_index": partition, "error_code": error, "timestamp": NO_TIMESTAMP,
+                "offset": NO_OFFSET, "leader_epoch": NO_EPOCH}

@@ -1,0 +1,74 @@
+"""DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId and DescribeConfigs services wired
+to one LogManager, one clock and one fetch purgatory.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from protocol.errors import ErrorCode
+
+from coordinator.dataplane.clock import Clock, SystemClock
+from coordinator.dataplane.configs import DescribeConfigsService
+from coordinator.dataplane.fetch import FetchService
+from coordinator.dataplane.fetch_purgatory import FetchPurgatory
+from coordinator.dataplane.list_offsets import ListOffsetsService
+from coordinator.dataplane.produce import ProduceService, ProducerStates
+from coordinator.dataplane.producer_ids import ProducerIdAllocator
+from coordinator.dataplane.topics import Topic, TopicCatalog
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+
+class DataPlane:
+    def __init__(self, config: Any, log_manager: Any, clock: Clock | None = None) -> None:
+        self.config = config
+        self.log_manager = log_manager
+        self.clock = clock or SystemClock()
+        data_dir = Path(config.data_dir)
+        self.purgatory = FetchPurgatory(self.clock)
+        self.producer_states = ProducerStates()
+        self._listening: set[int] = set()
+        self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
+                                   on_topic_deleted=self._topic_deleted)
+        self.produce = ProduceService(self.topics, self.clock, self.producer_states)
+        self.fetch = FetchService(self.topics, self.purgatory, self.clock)
+        self.list_offsets = ListOffsetsService(self.topics)
+        self.describe_configs = DescribeConfigsService(self.topics, config)
+        self._producer_ids = ProducerIdAllocator(data_dir)
+
+    async def start(self) -> None:
+        """Open the logs on disk (LogManager.open_existing skips those already open) and load the topic
+        catalog, adopting topics whose logs exist without a catalog entry."""
+        existing = await self.log_manager.open_existing()
+        await self.topics.load(existing.values())
+
+    async def stop(self) -> None:
+        """Answer every parked fetch now, so connections can drain before the logs close."""
+        self.purgatory.wake_all()
+
+    def init_producer_id(self, transactional_id: str | None, producer_id: int, producer_epoch: int) -> dict:
+        """InitProducerId for idempotent producers: a fresh id at epoch 0 every time, as Kafka's
+        transaction coordinator answers when there is no transactional id."""
+        if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+            return {"throttle_time": 0, "error_code": ErrorCode.invalid_request,
+                    "producer_id": NO_PRODUCER_ID, "producer_epoch": NO_PRODUCER_EPOCH}
+        if transactional_id is not None:
+            # No transaction coordinator: answer as a Kafka whose __transaction_state cannot be created.
+            return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available,
+                    "producer_id": NO_PRODUCER_ID, "producer_epoch": NO_PRODUCER_EPOCH}
+        return {"throttle_time": 0, "error_code": ErrorCode.none,
+                "producer_id": self._producer_ids.next_id(), "producer_epoch": 0}
+
+    def _listen(self, log: Any) -> None:
+        if id(log) in self._listening:
+            return
+        self._listening.add(id(log))
+        key = (log.topic, log.partition)
+        log.add_append_listener(lambda _log: self.purgatory.notify(key))
+
+    def _topic_deleted(self, topic: Topic) -> None:
+        self.producer_states.drop_topic(topic.name)
+        for partition in range(topic.partitions):
+            self.purgatory.wake_all((topic.name, partition))

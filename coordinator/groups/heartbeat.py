@@ -1,0 +1,44 @@
+"""Heartbeat: keeps a member's session alive and tells it when a rebalance is under way."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coordinator.groups import rebalance as rb
+from coordinator.groups.effects import Effects
+from coordinator.groups.requests import Heartbeat
+from coordinator.groups.state import GroupState
+from coordinator.groups.validation import validate_member
+from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+
+def handle_heartbeat(shard: GroupShard, req: Heartbeat, token: Any, now: int) -> Effects:
+    fx = Effects()
+    fx.reply(token, {"throttle_time": 0, "error_code": _heartbeat(shard, req, now)})
+    return fx
+
+
+def _heartbeat(shard: GroupShard, req: Heartbeat, now: int) -> ErrorCode:
+    if not req.group_id:
+        return ErrorCode.invalid_group_id
+    if shard.loading:
+        return ErrorCode.coordinator_load_in_progress
+    group = shard.groups.get(req.group_id)
+    if group is None:
+        return ErrorCode.unknown_member_id
+    if group.state is GroupState.DEAD:
+        return ErrorCode.coordinator_not_available
+    error = validate_member(group, req.member_id, req.group_instance_id)
+    if error is not None:
+        return error
+    if req.generation_id != group.generation:
+        return ErrorCode.illegal_generation
+    if group.state is GroupState.EMPTY:
+        return ErrorCode.unknown_member_id
+    rb.schedule_heartbeat(shard, group, group.members[req.member_id], now)
+    if group.state is GroupState.PREPARING_REBALANCE:
+        return ErrorCode.rebalance_in_progress
+    return ErrorCode.none  # CompletingRebalance and Stable: alive, nothing to do

@@ -1,0 +1,205 @@
+"""JoinGroup: admission checks, new/known/static members, and parking until the join phase completes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coordinator.groups import rebalance as rb
+from coordinator.groups.effects import Effects
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.member import ClassicMember
+from coordinator.groups.records import group_metadata_record
+from coordinator.groups.requests import JoinGroup
+from coordinator.groups.state import GroupState
+from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+
+def handle_join(shard: GroupShard, req: JoinGroup, token: Any, now: int) -> Effects:
+    fx = Effects()
+    error = _validate(shard, req)
+    if error is not None:
+        fx.reply(token, rb.join_error(req.member_id, error))
+        return fx
+    is_unknown = req.member_id == ""
+    group = shard.groups.get(req.group_id)
+    if group is None:
+        if not is_unknown:
+            fx.reply(token, rb.join_error(req.member_id, ErrorCode.unknown_member_id))
+            return fx
+        group = shard.create_group(req.group_id, now)
+    if not _accept_joining_member(shard, group, req.member_id):
+        # Over capacity: the member (even a known one) is dropped, so the last rejoiners are the ones kicked out.
+        member = group.members.get(req.member_id)
+        if member is not None:
+            rb.remove_member_and_update_group(shard, group, member, "group is over its maximum size", now, fx)
+        group.pending_members.discard(req.member_id)
+        fx.reply(token, rb.join_error("", ErrorCode.group_max_size_reached))
+    elif is_unknown:
+        _join_new_member(shard, group, req, token, now, fx)
+    else:
+        _join_existing_member(shard, group, req, token, now, fx)
+    rb.try_complete_join(shard, group, now, fx)
+    return fx
+
+
+def _validate(shard: GroupShard, req: JoinGroup) -> ErrorCode | None:
+    if not req.group_id:
+        return ErrorCode.invalid_group_id
+    if shard.loading:
+        return ErrorCode.coordinator_load_in_progress
+    cfg = shard.config
+    if not cfg.group_min_session_timeout_ms <= req.session_timeout_ms <= cfg.group_max_session_timeout_ms:
+        return ErrorCode.invalid_session_timeout
+    return None
+
+
+def _accept_joining_member(shard: GroupShard, group: ClassicGroup, member_id: str) -> bool:
+    max_size = shard.config.group_max_size
+    if group.state in (GroupState.EMPTY, GroupState.DEAD):
+        return True
+    if group.state is GroupState.PREPARING_REBALANCE:
+        member = group.members.get(member_id)
+        return (member is not None and member.is_awaiting_join) or group.awaiting_join < max_size
+    return member_id in group.members or group.size < max_size
+
+
+def _join_new_member(shard: GroupShard, group: ClassicGroup, req: JoinGroup, token: Any, now: int, fx: Effects) -> None:
+    if group.state is GroupState.DEAD:
+        fx.reply(token, rb.join_error("", ErrorCode.coordinator_not_available))
+        return
+    names = frozenset(name for name, _ in req.protocols)
+    if not group.supports(req.protocol_type, names):
+        fx.reply(token, rb.join_error("", ErrorCode.inconsistent_group_protocol))
+        return
+    new_id = shard.new_member_id(req.group_instance_id or req.client_id)
+    if req.group_instance_id is not None:
+        old_id = group.static_member_id(req.group_instance_id)
+        if old_id is not None:
+            _replace_static_member(shard, group, req, old_id, new_id, token, now, fx)
+            return
+    elif req.requires_known_member_id:
+        group.pending_members.add(new_id)
+        shard.timers.schedule((rb.PENDING_MEMBER, group.group_id, new_id), now + req.session_timeout_ms)
+        fx.reply(token, rb.join_error(new_id, ErrorCode.member_id_required))
+        return
+    _add_member_and_rebalance(shard, group, req, new_id, token, now, fx)
+
+
+def _add_member_and_rebalance(shard: GroupShard, group: ClassicGroup, req: JoinGroup, member_id: str, token: Any, now: int, fx: Effects) -> None:
+    member = ClassicMember(
+        member_id=member_id,
+        group_instance_id=req.group_instance_id,
+        client_id=req.client_id,
+        client_host=req.client_host,
+        rebalance_timeout_ms=req.rebalance_timeout_ms,
+        session_timeout_ms=req.session_timeout_ms,
+        protocol_type=req.protocol_type,
+        protocols=req.protocols,
+        is_new=True,
+        joined_at_ms=now,
+    )
+    if group.state is GroupState.PREPARING_REBALANCE and group.generation == 0:
+        group.new_member_added = True
+    shard.timers.cancel((rb.PENDING_MEMBER, group.group_id, member_id))
+    group.add(member, token, req.version)
+    shard.log_member(group, member_id, "joined", req.reason or "new member")
+    rb.schedule_heartbeat(shard, group, member, now)
+    rb.maybe_prepare_rebalance(shard, group, _reason(f"adding new member {member_id}", req), now, fx)
+
+
+def _replace_static_member(shard: GroupShard, group: ClassicGroup, req: JoinGroup, old_id: str, new_id: str, token: Any, now: int, fx: Effects) -> None:
+    """KIP-345: a known instance restarting with a fresh member id takes over its old slot."""
+    old_leader = group.leader_id
+    member = group.members[old_id]
+    # The old incarnation's parked requests belong to a fenced process now.
+    if member.is_awaiting_join:
+        fx.reply(member.join_token, rb.join_error(old_id, ErrorCode.fenced_instance_id))
+        group.set_join_token(member, None)
+    if member.is_awaiting_sync:
+        fx.reply(member.sync_token, rb.sync_result(group, ErrorCode.fenced_instance_id))
+        member.sync_token = None
+    rb.cancel_heartbeat(shard, group, old_id)
+    group.replace_static_member(req.group_instance_id, old_id, new_id)
+    shard.log_member(group, new_id, "joined", f"static instance {req.group_instance_id} replaced member {old_id}")
+    member.client_id, member.client_host = req.client_id, req.client_host
+    protocols_changed = not member.matches(req.protocols)
+    group.update_member(member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms)
+    rb.schedule_heartbeat(shard, group, member, now)
+    if group.state is GroupState.STABLE:
+        if not protocols_changed or group.select_protocol() == group.protocol_name:
+            # Nothing the assignment depends on changed: persist the new member id and answer without a rebalance.
+            is_leader = group.is_leader(new_id)
+            fx.write(*group_metadata_record(group))
+            if req.version >= 9:
+                response = rb.join_result(group, new_id, as_leader=is_leader, skip_assignment=is_leader)
+            else:
+                # Before v9 a rejoining static leader is told the *old* leader id, so it acts as a follower
+                # and does not compute a new assignment (KIP-345; v9's skip_assignment replaced this trick).
+                response = rb.join_result(group, new_id, as_leader=is_leader, leader=old_leader or "")
+            fx.reply(token, response)
+            return
+        group.set_join_token(member, token, req.version)
+        rb.maybe_prepare_rebalance(shard, group, _reason(f"static member {new_id} rejoined with a change of protocol", req), now, fx)
+    elif group.state is GroupState.COMPLETING_REBALANCE:
+        # The leader may already be assigning to the old id; only a new rebalance keeps ids and assignment consistent.
+        group.set_join_token(member, token, req.version)
+        rb.prepare_rebalance(shard, group, _reason(f"updating metadata for static member {new_id}", req), now, fx)
+    else:  # PREPARING_REBALANCE: just wait for the join phase with the others
+        group.set_join_token(member, token, req.version)
+
+
+def _join_existing_member(shard: GroupShard, group: ClassicGroup, req: JoinGroup, token: Any, now: int, fx: Effects) -> None:
+    if group.state is GroupState.DEAD:
+        fx.reply(token, rb.join_error(req.member_id, ErrorCode.coordinator_not_available))
+        return
+    names = frozenset(name for name, _ in req.protocols)
+    if not group.supports(req.protocol_type, names):
+        fx.reply(token, rb.join_error(req.member_id, ErrorCode.inconsistent_group_protocol))
+        return
+    if req.member_id in group.pending_members:
+        _add_member_and_rebalance(shard, group, req, req.member_id, token, now, fx)
+        return
+    if group.is_static_member_fenced(req.group_instance_id, req.member_id):
+        fx.reply(token, rb.join_error(req.member_id, ErrorCode.fenced_instance_id))
+        return
+    unknown_instance = req.group_instance_id is not None and group.static_member_id(req.group_instance_id) is None
+    if req.member_id not in group.members or unknown_instance:
+        fx.reply(token, rb.join_error(req.member_id, ErrorCode.unknown_member_id))
+        return
+    member = group.members[req.member_id]
+    state = group.state
+    if state is GroupState.PREPARING_REBALANCE:
+        _update_member_and_rebalance(shard, group, member, req, token, now, fx, f"member {member.member_id} joining group during {state.value}")
+    elif state is GroupState.COMPLETING_REBALANCE:
+        if member.matches(req.protocols):
+            # Same metadata (it probably missed the JoinGroup response): hand back the current generation.
+            fx.reply(token, rb.join_result(group, member.member_id, as_leader=group.is_leader(member.member_id)))
+        else:
+            _update_member_and_rebalance(shard, group, member, req, token, now, fx, f"updating metadata for member {member.member_id} during {state.value}")
+    elif state is GroupState.STABLE:
+        if group.is_leader(member.member_id):
+            # A leader rejoining forces a rebalance: that is how it reacts to changes outside member metadata.
+            _update_member_and_rebalance(shard, group, member, req, token, now, fx, f"leader {member.member_id} re-joining group during Stable")
+        elif not member.matches(req.protocols):
+            _update_member_and_rebalance(shard, group, member, req, token, now, fx, f"updating metadata for member {member.member_id} during Stable")
+        else:
+            fx.reply(token, rb.join_result(group, member.member_id, as_leader=False))
+    else:  # EMPTY: no members can exist; let the client reset and rejoin
+        fx.reply(token, rb.join_error(req.member_id, ErrorCode.unknown_member_id))
+
+
+def _update_member_and_rebalance(shard: GroupShard, group: ClassicGroup, member: ClassicMember, req: JoinGroup, token: Any, now: int, fx: Effects, reason: str) -> None:
+    if member.is_awaiting_join:
+        # A second JoinGroup for the same member supersedes the parked one (its connection is likely gone).
+        fx.reply(member.join_token, rb.join_error(member.member_id, ErrorCode.rebalance_in_progress))
+    group.update_member(member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms)
+    member.client_id, member.client_host = req.client_id or member.client_id, req.client_host or member.client_host
+    group.set_join_token(member, token, req.version)
+    rb.maybe_prepare_rebalance(shard, group, _reason(reason, req), now, fx)
+
+
+def _reason(text: str, req: JoinGroup) -> str:
+    return f"{text}; client reason: {req.reason}" if req.reason else text

@@ -1,0 +1,69 @@
+"""LeaveGroup: members (or, v3+, an admin on their behalf, by instance id) leave at once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coordinator.groups import rebalance as rb
+from coordinator.groups.effects import Effects
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.requests import LeaveGroup, LeavingMember
+from coordinator.groups.state import GroupState
+from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+BATCH_VERSION = 3  # from v3 a request names several members and errors are per member
+
+
+def handle_leave(shard: GroupShard, req: LeaveGroup, token: Any, now: int) -> Effects:
+    fx = Effects()
+    top_error = _top_level_error(shard, req)
+    results: list[dict] = []
+    if top_error is None:
+        group = shard.groups[req.group_id]
+        for leaving in req.members:
+            code = _leave_one(shard, group, leaving, now, fx)
+            results.append({"member_id": leaving.member_id, "group_instance_id": leaving.group_instance_id, "error_code": code})
+        top_error = ErrorCode.none
+        if req.version < BATCH_VERSION and results:
+            top_error = results[0]["error_code"]
+    fx.reply(token, {"throttle_time": 0, "error_code": top_error, "members": results})
+    return fx
+
+
+def _top_level_error(shard: GroupShard, req: LeaveGroup) -> ErrorCode | None:
+    if not req.group_id:
+        return ErrorCode.invalid_group_id
+    if shard.loading:
+        return ErrorCode.coordinator_load_in_progress
+    group = shard.groups.get(req.group_id)
+    if group is None:
+        return ErrorCode.unknown_member_id
+    if group.state is GroupState.DEAD:
+        return ErrorCode.coordinator_not_available
+    return None
+
+
+def _leave_one(shard: GroupShard, group: ClassicGroup, leaving: LeavingMember, now: int, fx: Effects) -> ErrorCode:
+    member_id = leaving.member_id
+    reason = leaving.reason or "the consumer is leaving the group"
+    if member_id == "":
+        # Administrative removal by group.instance.id (KIP-345): the member id is not known to the caller.
+        member_id = group.static_member_id(leaving.group_instance_id) or ""
+        if not member_id:
+            return ErrorCode.unknown_member_id
+    elif member_id in group.pending_members:
+        shard.log_member(group, member_id, "left", reason)
+        rb.remove_pending_member_and_update_group(shard, group, member_id, now, fx)
+        return ErrorCode.none
+    elif group.is_static_member_fenced(leaving.group_instance_id, member_id):
+        return ErrorCode.fenced_instance_id
+    elif member_id not in group.members or (
+        leaving.group_instance_id is not None and group.static_member_id(leaving.group_instance_id) is None
+    ):
+        return ErrorCode.unknown_member_id
+    shard.log_member(group, member_id, "left", reason)
+    rb.remove_member_and_update_group(shard, group, group.members[member_id], f"removing member {member_id} on LeaveGroup; client reason: {reason}", now, fx)
+    return ErrorCode.none

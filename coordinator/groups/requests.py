@@ -1,0 +1,95 @@
+"""Version-neutral requests the shard understands (handlers.py converts kio's per-version classes).
+
+Timeouts are plain int milliseconds here; the API version is carried only where
+Kafka's answer depends on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class JoinGroup:
+    group_id: str
+    member_id: str
+    protocol_type: str
+    protocols: tuple[tuple[str, bytes], ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    group_instance_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    reason: str | None = None
+    version: int = 9
+
+    @property
+    def requires_known_member_id(self) -> bool:
+        """KIP-394: from v4 a new dynamic member is first handed an id (MEMBER_ID_REQUIRED)."""
+        return self.version >= 4
+
+
+@dataclass(frozen=True, slots=True)
+class SyncGroup:
+    group_id: str
+    generation_id: int
+    member_id: str
+    assignments: tuple[tuple[str, bytes], ...] = ()
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    version: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeavingMember:
+    member_id: str
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveGroup:
+    group_id: str
+    members: tuple[LeavingMember, ...]
+    version: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPartition:
+    partition: int
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommit:
+    group_id: str
+    topics: tuple[tuple[str, tuple[CommitPartition, ...]], ...]
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+    retention_time_ms: int = -1
+    version: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetFetch:
+    group_id: str
+    topics: tuple[tuple[str, tuple[int, ...]], ...] | None  # None = every committed partition
+    require_stable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDelete:
+    group_id: str
+    topics: tuple[tuple[str, tuple[int, ...]], ...]

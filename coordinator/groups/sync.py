@@ -1,0 +1,93 @@
+"""SyncGroup: the leader's assignment is persisted and fanned out; followers wait for it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coordinator.groups import rebalance as rb
+from coordinator.groups.effects import Effects
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.records import group_metadata_record
+from coordinator.groups.requests import SyncGroup
+from coordinator.groups.state import GroupState
+from coordinator.groups.validation import validate_member
+from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+
+def _error(code: ErrorCode) -> dict:
+    return {"throttle_time": 0, "error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
+
+
+def _inconsistent(requested: str | None, current: str | None) -> bool:
+    return requested is not None and current is not None and requested != current
+
+
+def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effects:
+    fx = Effects()
+    if not req.group_id:
+        fx.reply(token, _error(ErrorCode.invalid_group_id))
+        return fx
+    if shard.loading:
+        fx.reply(token, _error(ErrorCode.coordinator_load_in_progress))
+        return fx
+    group = shard.groups.get(req.group_id)
+    if group is None:
+        fx.reply(token, _error(ErrorCode.unknown_member_id))
+        return fx
+    error = _validate(group, req)
+    if error is not None:
+        fx.reply(token, _error(error))
+        return fx
+    state = group.state
+    if state is GroupState.EMPTY:
+        fx.reply(token, _error(ErrorCode.unknown_member_id))
+    elif state is GroupState.PREPARING_REBALANCE:
+        fx.reply(token, _error(ErrorCode.rebalance_in_progress))
+    elif state is GroupState.COMPLETING_REBALANCE:
+        member = group.members[req.member_id]
+        if member.is_awaiting_sync:
+            fx.reply(member.sync_token, _error(ErrorCode.rebalance_in_progress))
+        member.sync_token = token
+        group.pending_sync.discard(req.member_id)
+        if group.is_leader(req.member_id):
+            _store_leader_assignment(shard, group, req, now, fx)
+    else:  # STABLE: a follower arriving after the leader still gets its assignment
+        group.pending_sync.discard(req.member_id)
+        member = group.members[req.member_id]
+        fx.reply(token, rb.sync_result(group, ErrorCode.none, member.assignment))
+        rb.schedule_heartbeat(shard, group, member, now)
+    return fx
+
+
+def _validate(group: ClassicGroup, req: SyncGroup) -> ErrorCode | None:
+    if group.state is GroupState.DEAD:
+        return ErrorCode.coordinator_not_available
+    error = validate_member(group, req.member_id, req.group_instance_id)
+    if error is not None:
+        return error
+    if req.generation_id != group.generation:
+        return ErrorCode.illegal_generation
+    if _inconsistent(req.protocol_type, group.protocol_type) or _inconsistent(req.protocol_name, group.protocol_name):
+        return ErrorCode.inconsistent_group_protocol
+    return None
+
+
+def _store_leader_assignment(shard: GroupShard, group: ClassicGroup, req: SyncGroup, now: int, fx: Effects) -> None:
+    given = dict(req.assignments)
+    assignment = {member_id: given.get(member_id, b"") for member_id in group.members}  # missing members: empty
+    for member_id, data in assignment.items():
+        group.members[member_id].assignment = data
+    shard.log.info(
+        "assignment received from leader",
+        group_id=group.group_id,
+        leader=req.member_id,
+        generation=group.generation,
+        members=group.size,
+        static_members=len(group.static_members),
+    )
+    rb.transition(shard, group, GroupState.STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
+    fx.write(*group_metadata_record(group, assignment))
+    rb.propagate_assignment(shard, group, ErrorCode.none, now, fx)

@@ -1,0 +1,279 @@
+"""Prometheus metrics of one broker.
+
+Each `BrokerMetrics` owns its own `CollectorRegistry`, so several embedded brokers in one process (tests,
+notebooks) never share or clash on series. Event-driven metrics (requests, rebalances, appends) are updated by
+observer calls from the server, the group coordinator and storage; state-shaped metrics (groups per state,
+members, consumer lag, purgatory sizes) are read at scrape time from the attached sources, so they can never
+drift from the truth. Scrapes are served on the broker's event loop (see metrics_http.py), so the collectors
+read coordinator state without locks.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter as _Tally
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from protocol.errors import ErrorCode
+
+PREFIX = "groupcoord"
+
+# Kafka request latencies span sub-millisecond metadata calls to multi-second long polls and JoinGroups.
+REQUEST_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+# A rebalance lasts at least one heartbeat round and at most the rebalance timeout (default 5 min).
+REBALANCE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+# Appends and fsyncs are disk operations: tens of microseconds to a slow disk's hundreds of milliseconds.
+DISK_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+LOAD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0)
+KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+
+
+class MemberEvent(enum.Enum):
+    JOINED = "joined"
+    LEFT = "left"
+    EXPIRED = "expired"
+
+
+def error_label(error_code: int) -> str:
+    """Kafka's spelling of the error (NONE, REBALANCE_IN_PROGRESS, ...); the number for codes kio does not know."""
+    try:
+        return ErrorCode(int(error_code)).name.upper()
+    except ValueError:
+        return str(int(error_code))
+
+
+def state_label(state: Any) -> str:
+    """Group states arrive as the coordinator's enum (value = Kafka's name) or as plain strings."""
+    if isinstance(state, enum.Enum):
+        return state.value if isinstance(state.value, str) else state.name
+    return str(state)
+
+
+class BrokerMetrics:
+    """Every metric of one broker, and the observer methods the other packages call to move them."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(f"{PREFIX}_requests", "Requests answered, by API and error", ["api", "error"], registry=r)
+        self.request_duration = Histogram(
+            f"{PREFIX}_request_duration_seconds", "Time from request decoded to response encoded", ["api"],
+            buckets=REQUEST_BUCKETS, registry=r,
+        )
+        self.connections = Gauge(f"{PREFIX}_connections", "Open client connections", registry=r)
+        self.rebalances = Counter(f"{PREFIX}_rebalances", "Completed rebalances, by what triggered them", ["reason"],
+                                  registry=r)
+        self.rebalance_duration = Histogram(
+            f"{PREFIX}_rebalance_duration_seconds", "Time from PreparingRebalance to the new generation",
+            buckets=REBALANCE_BUCKETS, registry=r,
+        )
+        self.group_transitions = Counter(
+            f"{PREFIX}_group_state_transitions", "Group state machine transitions", ["from_state", "to_state"],
+            registry=r,
+        )
+        self.member_events = Counter(
+            f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ["event"], registry=r
+        )
+        self.offset_commits = Counter(f"{PREFIX}_offset_commits", "Partition offsets committed", registry=r)
+        self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
+                                       registry=r)
+        self.log_append = Histogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
+                                    buckets=DISK_BUCKETS, registry=r)
+        self.log_appended_bytes = Counter(f"{PREFIX}_log_appended_bytes", "Bytes appended to partition logs",
+                                          registry=r)
+        self.log_fsync = Histogram(f"{PREFIX}_log_fsync_seconds", "Time of one fsync of a log segment",
+                                   buckets=DISK_BUCKETS, registry=r)
+        self.shard_load = Histogram(
+            f"{PREFIX}_shard_load_seconds", "Time to replay one __consumer_offsets partition when it is loaded",
+            buckets=LOAD_BUCKETS, registry=r,
+        )
+        self.shard_records = Counter(f"{PREFIX}_shard_loaded_records", "Records replayed while loading shards",
+                                     registry=r)
+        self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
+        self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
+        self.state_collector = StateCollector()
+        r.register(self.state_collector)
+        self._http: Any = None
+
+    # --- server ---
+
+    def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
+        self.requests.labels(api=api_name, error=error_label(error_code)).inc()
+        self.request_duration.labels(api=api_name).observe(max(seconds, 0.0))
+
+    def connection_opened(self) -> None:
+        self.connections.inc()
+
+    def connection_closed(self) -> None:
+        self.connections.dec()
+
+    # --- group coordinator observer ---
+
+    def on_state_change(self, group_id: str, old: Any, new: Any, reason: str = "") -> None:
+        self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new)).inc()
+
+    def on_rebalance(self, group_id: str, generation: int, duration_s: float, reason: str = "") -> None:
+        self.rebalances.labels(reason=reason or "unknown").inc()
+        self.rebalance_duration.observe(max(duration_s, 0.0))
+
+    def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:
+        self.member_events.labels(event=MemberEvent.JOINED.value).inc()
+
+    def on_member_left(self, group_id: str, member_id: str, reason: str = "") -> None:
+        self.member_events.labels(event=MemberEvent.LEFT.value).inc()
+
+    def on_member_expired(self, group_id: str, member_id: str, reason: str = "") -> None:
+        self.member_events.labels(event=MemberEvent.EXPIRED.value).inc()
+
+    def on_offsets_committed(self, group_id: str, n: int) -> None:
+        self.offset_commits.inc(n)
+
+    def on_offsets_expired(self, group_id: str, n: int) -> None:
+        self.offsets_expired.inc(n)
+
+    def on_shard_loaded(self, partition: int, seconds: float, records: int) -> None:
+        self.shard_load.observe(max(seconds, 0.0))
+        self.shard_records.inc(records)
+
+    # --- storage and data plane ---
+
+    def on_append(self, seconds: float, nbytes: int) -> None:
+        self.log_append.observe(max(seconds, 0.0))
+        self.log_appended_bytes.inc(nbytes)
+
+    def on_fsync(self, seconds: float) -> None:
+        self.log_fsync.observe(max(seconds, 0.0))
+
+    def on_bytes_in(self, topic: str, n: int) -> None:
+        self.bytes_in.labels(topic=topic).inc(n)
+
+    def on_bytes_out(self, topic: str, n: int) -> None:
+        self.bytes_out.labels(topic=topic).inc(n)
+
+    # --- scrape-time sources ---
+
+    def attach_state_sources(self, groups_service: Any, topics: Any) -> None:
+        self.state_collector.groups_service = groups_service
+        self.state_collector.topics = topics
+
+    def attach_purgatory(self, name: str, size: Callable[[], int]) -> None:
+        self.state_collector.purgatories[name] = size
+
+    def exposition(self) -> bytes:
+        """The text a scrape returns."""
+        return generate_latest(self.registry)
+
+    # --- HTTP endpoint ---
+
+    async def start_http(self, host: str, port: int) -> int:
+        """Serve /metrics on host:port (0 or -1: any free port); returns the bound port."""
+        from .metrics_http import MetricsHttpServer
+
+        if self._http is None:
+            self._http = MetricsHttpServer(self.exposition)
+            await self._http.start(host, port)
+        return self._http.port
+
+    async def stop_http(self) -> None:
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.stop()
+
+
+class StateCollector(Collector):
+    """Groups per state, members, consumer lag and purgatory sizes, read from live state at each scrape.
+
+    Sources are duck-typed (`iter_groups()`, `committed_offsets(group_id)`, `log(topic, partition)`), and a
+    source that is missing or fails yields no series rather than failing the whole scrape.
+    """
+
+    def __init__(self) -> None:
+        self.groups_service: Any = None
+        self.topics: Any = None
+        self.purgatories: dict[str, Callable[[], int]] = {}
+
+    def describe(self) -> Iterable[Any]:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        groups = self._groups()
+        by_state = _Tally(state_label(getattr(g, "state", "Unknown")) for g in groups)
+        states = GaugeMetricFamily(f"{PREFIX}_groups", "Consumer groups by state", labels=["state"])
+        for state in sorted(set(KNOWN_GROUP_STATES) | set(by_state)):
+            states.add_metric([state], by_state.get(state, 0))
+        yield states
+        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all classic groups")
+        members.add_metric([], sum(_count(getattr(g, "members", ())) for g in groups))
+        yield members
+        yield self._lag(groups)
+        purgatory = GaugeMetricFamily(f"{PREFIX}_purgatory_size", "Operations parked in a purgatory",
+                                      labels=["purgatory"])
+        for name, size in sorted(self._purgatory_sizes().items()):
+            purgatory.add_metric([name], size)
+        yield purgatory
+
+    def _groups(self) -> list[Any]:
+        iter_groups = getattr(self.groups_service, "iter_groups", None)
+        if iter_groups is None:
+            return []
+        try:
+            return list(iter_groups())
+        except Exception:  # a scrape must not take the endpoint down with it
+            return []
+
+    def _lag(self, groups: list[Any]) -> GaugeMetricFamily:
+        lag = GaugeMetricFamily(
+            f"{PREFIX}_consumer_lag", "Log end offset minus committed offset", labels=["group", "topic", "partition"]
+        )
+        committed_offsets = getattr(self.groups_service, "committed_offsets", None)
+        log_of = getattr(self.topics, "log", None)
+        if committed_offsets is None or log_of is None:
+            return lag
+        for group in groups:
+            group_id = getattr(group, "group_id", None)
+            try:
+                offsets: Mapping[tuple[str, int], Any] = committed_offsets(group_id) or {}
+            except Exception:
+                continue
+            for (topic, partition), committed in sorted(offsets.items()):
+                end = _log_end(log_of, topic, partition)
+                offset = getattr(committed, "offset", committed)
+                if end is None or offset is None:
+                    continue
+                lag.add_metric([str(group_id), topic, str(partition)], max(end - int(offset), 0))
+        return lag
+
+    def _purgatory_sizes(self) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        from_service = getattr(self.groups_service, "purgatory_sizes", None)
+        if from_service is not None:
+            try:
+                sizes.update(from_service())
+            except Exception:
+                pass
+        for name, size in self.purgatories.items():
+            try:
+                sizes[name] = int(size())
+            except Exception:
+                continue
+        return sizes
+
+
+def _count(members: Any) -> int:
+    try:
+        return len(members)
+    except TypeError:
+        return 0
+
+
+def _log_end(log_of: Callable[[str, int], Any], topic: str, partition: int) -> int | None:
+    try:
+        log = log_of(topic, partition)
+    except Exception:
+        return None
+    end = getattr(log, "log_end_offset", None)
+    return None if end is None else int(end)

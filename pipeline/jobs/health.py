@@ -1,0 +1,86 @@
+"""Health of the offsets log itself, per `__consumer_offsets` partition.
+
+* `records`, `record_bytes` (keys + values) and `segment_bytes` (the files on disk, when known):
+  the load each partition carries; `record_share` and the overall `skew` (busiest partition over
+  the mean) show whether the group-id hash spreads groups evenly;
+* `live_keys` (keys whose last record is not a tombstone) and `live_ratio` = live keys / records:
+  near 1 means compaction keeps up; a low ratio means start-up replays mostly dead records;
+* `tombstones`, `groups`, and the damage counts (`corrupt`, `torn_tail`, `malformed`, `unknown`);
+* `estimated_replay_sec`: records / `replay_records_per_sec`, what loading the partition costs a
+  coordinator at start-up. The default rate is the single-core decode rate measured by
+  bench/pipeline_bench.py on the reference machine; pass the rate measured on yours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from pipeline.keys import compaction_key_column, keyed_records, latest_per_key
+from pipeline.output import write_table
+from pipeline.schema import RecordKind
+
+
+@dataclass(frozen=True)
+class HealthSettings:
+    replay_records_per_sec: float = 60_000.0
+
+
+_DAMAGE_COLUMNS = {
+    "corrupt": RecordKind.CORRUPT.value,
+    "torn_tail": RecordKind.TORN_TAIL.value,
+    "malformed": RecordKind.MALFORMED.value,
+    "unknown": RecordKind.UNKNOWN.value,
+}
+
+
+def health(df: DataFrame, segment_bytes: dict[int, int] | None = None,
+           settings: HealthSettings = HealthSettings()) -> DataFrame:
+    """One row per offsets partition; `segment_bytes` maps partition -> bytes on disk (optional)."""
+    keyed = keyed_records(df)
+    is_damage = F.col("kind").isin(RecordKind.CORRUPT.value, RecordKind.TORN_TAIL.value)
+    totals = df.groupBy("offsets_partition").agg(
+        F.sum(F.when(~is_damage, 1).otherwise(0)).alias("records"),
+        F.sum(F.when(~is_damage, F.col("record_bytes")).otherwise(0)).alias("record_bytes"),
+        F.sum(F.col("kind").endswith("_tombstone").cast("int")).alias("tombstones"),
+        F.countDistinct("group").alias("groups"),
+        *[F.sum((F.col("kind") == kind).cast("int")).alias(name) for name, kind in _DAMAGE_COLUMNS.items()],
+    )
+    last = latest_per_key(keyed.withColumn("_key", compaction_key_column()), ["_key"])
+    live = last.filter(~F.col("kind").endswith("_tombstone")).groupBy("offsets_partition").agg(
+        F.count(F.lit(1)).alias("live_keys")
+    )
+    result = totals.join(live, "offsets_partition", "left").withColumn(
+        "live_keys", F.coalesce(F.col("live_keys"), F.lit(0))
+    )
+    spark = df.sparkSession
+    sizes = spark.createDataFrame(
+        [(int(p), int(b)) for p, b in (segment_bytes or {}).items()],
+        "offsets_partition int, segment_bytes long",
+    )
+    total_records = F.sum("records").over(_everything())
+    mean_records = F.avg("records").over(_everything())
+    return (
+        result.join(sizes, "offsets_partition", "left")
+        .withColumn("live_ratio", F.when(F.col("records") > 0, F.col("live_keys") / F.col("records")))
+        .withColumn("record_share", F.when(total_records > 0, F.col("records") / total_records))
+        .withColumn("skew", F.when(mean_records > 0, F.max("records").over(_everything()) / mean_records))
+        .withColumn("estimated_replay_sec", F.col("records") / F.lit(settings.replay_records_per_sec))
+        .select(
+            "offsets_partition", "records", "record_bytes", "segment_bytes", "record_share", "skew", "live_keys",
+            "live_ratio", "tombstones", "groups", *_DAMAGE_COLUMNS, "estimated_replay_sec",
+        )
+    )
+
+
+def _everything():
+    """The whole (small, one row per partition) table as one window, for shares and skew."""
+    return Window.partitionBy()
+
+
+def run(df: DataFrame, out_dir: Path, segment_bytes: dict[int, int] | None = None,
+        settings: HealthSettings = HealthSettings()) -> list[dict]:
+    return write_table(health(df, segment_bytes, settings), out_dir, "health", order_by=["offsets_partition"])

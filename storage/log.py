@@ -1,0 +1,535 @@
+"""PartitionLog: the durable, segmented log of one ``<topic>-<partition>`` directory.
+
+Appends are serialised by a lock (offsets are assigned in write order) while fsyncs run
+outside it, which is what lets the BATCH policy share one fsync among every append that
+queued up during the previous one. All file work runs on an executor; the event loop
+only touches in-memory state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from bisect import bisect_right
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import structlog
+
+from protocol.record_batch import (
+    HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, iter_batches, parse_header,
+    set_base_offset, set_log_append_time,
+)
+from storage.config import FsyncPolicy, LogConfig, TimestampType
+from storage.errors import CorruptLogError, LogClosedError
+from storage.observer import NULL_OBSERVER, StorageObserver
+from storage.segment import LOG_SUFFIX, Segment, fsync_directory, parse_segment_filename
+from storage.swap import recover_interrupted_swaps
+
+CLEAN_SHUTDOWN_MARKER: Final = ".kafka_cleanshutdown"
+LOCATE_CHUNK: Final = 64 * 1024
+REPLAY_CHUNK: Final = 1024 * 1024
+_MAX_RELATIVE_OFFSET: Final = 0x7FFFFFFF
+
+_log = structlog.get_logger("groupcoord.storage.log")
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    """-1 unless the batches were stamped with LogAppendTime."""
+    max_timestamp: int
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    topic, dash, partition = name.rpartition("-")
+    if not dash or not topic or not partition.isdigit():
+        return None
+    return topic, int(partition)
+
+
+class PartitionLog:
+    def __init__(self, directory: Path, config: LogConfig, fsync: FsyncPolicy, executor: Executor,
+                 owns_executor: bool, observer: StorageObserver) -> None:
+        parsed = parse_partition_dir(directory.name)
+        if parsed is None:
+            raise ValueError(f"partition directory {directory.name!r} is not named <topic>-<partition>")
+        self.topic, self.partition = parsed
+        self.directory = directory
+        self.config = config
+        self.fsync = fsync
+        self.observer = observer
+        self.segments: list[Segment] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.high_watermark = 0
+        self._executor = executor
+        self._owns_executor = owns_executor
+        self._append_lock = asyncio.Lock()
+        self.maintenance_lock = asyncio.Lock()
+        """Held by the cleaner and retention so they never rewrite and delete the same segment."""
+        self._write_seq = 0
+        self._synced_seq = 0
+        self._sync_task: asyncio.Future[None] | None = None
+        self._listeners: list[Callable[[PartitionLog], None]] = []
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def active_segment(self) -> Segment:
+        return self.segments[-1]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    # ---- opening and recovery -----------------------------------------------------------
+    @classmethod
+    async def open(cls, directory: Path, config: LogConfig, fsync: FsyncPolicy, *,
+                   executor: Executor | None = None, observer: StorageObserver | None = None) -> PartitionLog:
+        """Open (creating if absent) and recover the log in ``directory``."""
+        owns = executor is None
+        if executor is None:
+            executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"log-{directory.name}")
+        log = cls(Path(directory), config, fsync, executor, owns, observer or NULL_OBSERVER)
+        try:
+            await asyncio.get_running_loop().run_in_executor(executor, log._recover)
+        except BaseException:
+            log._close_files()
+            if owns:
+                executor.shutdown(wait=False)
+            raise
+        return log
+
+    def _recover(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        marker = self.directory / CLEAN_SHUTDOWN_MARKER
+        clean = marker.exists()
+        recover_interrupted_swaps(self.directory, self.name)
+        bases = sorted(parsed[0] for name in os.listdir(self.directory)
+                       if (parsed := parse_segment_filename(name)) and parsed[1] == LOG_SUFFIX)
+        for base in bases:
+            self.segments.append(Segment.open_existing(self.directory, base))
+        index = 0
+        while index < len(self.segments):
+            segment = self.segments[index]
+            outcome = self._load_segment(segment, clean)
+            if outcome is not None:
+                self._cut_torn_tail(index, *outcome)
+            if segment.rolling_timestamp is None:
+                segment.rolling_timestamp = segment.last_modified_ms()
+            index += 1
+        if not self.segments:
+            self.segments.append(Segment.create(self.directory, 0))
+            fsync_directory(self.directory)
+        self.log_start_offset = self.segments[0].base_offset
+        self.log_end_offset = self.high_watermark = self.active_segment.next_offset
+        if clean:
+            marker.unlink()
+            fsync_directory(self.directory)
+
+    def _load_segment(self, segment: Segment, clean: bool) -> tuple[int, str] | None:
+        """Rebuild or load the segment's state; returns (position, reason) of a bad batch."""
+        interval = self.config.index_interval_bytes
+        if clean and segment.load_indexes():
+            outcome = segment.scan(segment.offset_index.last_position(), verify=False,
+                                   index_interval_bytes=interval)
+            if outcome.problem is None:
+                return None
+            segment.reset_indexes()
+        outcome = segment.scan(0, verify=True, index_interval_bytes=interval)
+        return None if outcome.problem is None else (outcome.valid_end, outcome.problem)
+
+    def _cut_torn_tail(self, index: int, position: int, reason: str) -> None:
+        segment = self.segments[index]
+        follower = segment.find_valid_batch_after(position)
+        if follower is not None:
+            raise CorruptLogError(self.name, segment.log_path, position,
+                                  f"{reason}; a valid batch follows at position {follower}")
+        later = self.segments[index + 1:]
+        if any(other.size for other in later):
+            raise CorruptLogError(self.name, segment.log_path, position,
+                                  f"{reason}; later segments hold data")
+        cut = segment.size - position
+        segment.truncate_to(position)
+        for other in later:
+            other.close()
+            other.delete_files()
+        del self.segments[index + 1:]
+        _log.warning("truncated torn log tail", partition=self.name, segment=segment.log_path.name,
+                     position=position, bytes_cut=cut, next_offset=segment.next_offset, reason=reason)
+
+    # ---- appending ---------------------------------------------------------------------
+    def add_append_listener(self, cb: Callable[[PartitionLog], None]) -> None:
+        self._listeners.append(cb)
+
+    def remove_append_listener(self, cb: Callable[[PartitionLog], None]) -> None:
+        if cb in self._listeners:
+            self._listeners.remove(cb)
+
+    async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
+                     log_append_time: int | None = None) -> AppendResult:
+        """Append whole v2 batches; returns once they are durable under the fsync policy.
+
+        With ``assign_offsets`` the broker numbers the batches from the log end offset by
+        overwriting baseOffset (not covered by the CRC). Without it, the batches' own
+        offsets are kept and must continue the log. Topics configured with
+        LogAppendTime are stamped with the append time even if ``log_append_time`` is None.
+        """
+        started = time.perf_counter()
+        buf = bytearray(batches)
+        headers = list(iter_batches(buf, verify=False))
+        if not headers:
+            raise CorruptBatchError("append needs at least one record batch", 0)
+        if log_append_time is None and self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+            log_append_time = int(time.time() * 1000)
+        async with self._append_lock:
+            self._check_open()
+            next_offset = self.log_end_offset
+            for pos, header in headers:
+                if assign_offsets:
+                    set_base_offset(buf, pos, next_offset)
+                    header.base_offset = next_offset
+                elif header.base_offset < next_offset:
+                    raise ValueError(f"batch base offset {header.base_offset} is below the log end "
+                                     f"offset {next_offset} of {self.name}")
+                next_offset = header.base_offset + header.last_offset_delta + 1
+                if log_append_time is not None:
+                    set_log_append_time(buf, pos, log_append_time)
+                    header.max_timestamp = log_append_time
+                    header.attributes |= 0x08
+            first_offset = headers[0][1].base_offset
+            segment = self.active_segment
+            if self._should_roll(segment, len(buf), next_offset - 1):
+                segment = await self._roll(first_offset)
+            position = segment.size
+            await self._run(segment.write_at, position, buf)
+            segment.size = position + len(buf)
+            interval = self.config.index_interval_bytes
+            for pos, header in headers:
+                segment.track_batch(position + pos, header, interval)
+            self.log_end_offset = next_offset
+            self._write_seq += 1
+            seq = self._write_seq
+        if self.fsync is FsyncPolicy.ALWAYS:
+            await self._fsync(segment)
+        elif self.fsync is FsyncPolicy.BATCH:
+            await self._group_commit(seq)
+        self.observer.on_append(time.perf_counter() - started, len(buf))
+        self._advance_high_watermark(next_offset)
+        return AppendResult(base_offset=first_offset, last_offset=next_offset - 1,
+                            log_append_time=-1 if log_append_time is None else log_append_time,
+                            max_timestamp=max(header.max_timestamp for _, header in headers))
+
+    def _should_roll(self, segment: Segment, nbytes: int, last_offset: int) -> bool:
+        if segment.size == 0:
+            return False
+        now = int(time.time() * 1000)
+        return (segment.size + nbytes > self.config.segment_bytes
+                or (segment.rolling_timestamp is not None
+                    and now - segment.rolling_timestamp > self.config.segment_ms)
+                or segment.index_full(self.config.segment_index_bytes)
+                or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET)
+
+    async def _roll(self, base_offset: int) -> Segment:
+        old = self.active_segment
+        durable = self.fsync is not FsyncPolicy.NEVER
+
+        def job() -> Segment:
+            if durable:
+                old.flush()
+            old.write_indexes()
+            new = Segment.create(self.directory, base_offset)
+            if durable:
+                fsync_directory(self.directory)
+            return new
+
+        new = await self._run(job)
+        self.segments.append(new)
+        return new
+
+    async def roll(self) -> None:
+        """Start a new active segment now (so everything so far becomes cleanable)."""
+        async with self._append_lock:
+            self._check_open()
+            if self.active_segment.size:
+                await self._roll(self.log_end_offset)
+
+    async def _fsync(self, segment: Segment) -> None:
+        started = time.perf_counter()
+        await self._run(segment.flush)
+        self.observer.on_fsync(time.perf_counter() - started)
+
+    async def _group_commit(self, seq: int) -> None:
+        """Wait until an fsync that started after write ``seq`` completed has finished."""
+        while self._synced_seq < seq:
+            task = self._sync_task
+            if task is None:
+                task = self._sync_task = asyncio.ensure_future(self._sync_once())
+            await asyncio.shield(task)
+
+    async def _sync_once(self) -> None:
+        target = self._write_seq
+        try:
+            await self._fsync(self.active_segment)
+            self._synced_seq = max(self._synced_seq, target)
+        finally:
+            self._sync_task = None
+
+    def _advance_high_watermark(self, offset: int) -> None:
+        if offset <= self.high_watermark:
+            return
+        self.high_watermark = offset
+        for listener in tuple(self._listeners):
+            try:
+                listener(self)
+            except Exception:
+                _log.exception("append listener failed", partition=self.name)
+
+    # ---- reading -----------------------------------------------------------------------
+    def segment_for(self, offset: int) -> int:
+        bases = [segment.base_offset for segment in self.segments]
+        return max(bisect_right(bases, offset) - 1, 0)
+
+    async def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
+        """Whole raw batches starting at the batch holding ``offset``, below the high watermark.
+
+        At most ``max_bytes`` unless ``min_one`` and the first batch alone is larger, in
+        which case that batch is returned whole (as Kafka does for the first partition
+        of a fetch). Offsets below the log start read from the log start.
+        """
+        self._check_open()
+        high_watermark = self.high_watermark
+        offset = max(offset, self.log_start_offset)
+        if offset >= high_watermark:
+            return b""
+        segments = self.segments
+        for segment in segments[self.segment_for(offset):]:
+            if segment.base_offset >= high_watermark:
+                break
+            data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark)
+            if data:
+                return data
+        return b""
+
+    async def _read_from(self, segment: Segment, offset: int, max_bytes: int, min_one: bool,
+                         high_watermark: int) -> bytes:
+        limit = segment.size
+        start = segment.offset_index.lookup(offset)
+        segment.begin_read()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                None, _read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
+        finally:
+            segment.end_read()
+
+    async def offset_for_timestamp(self, ts: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record whose timestamp is >= ``ts``."""
+        self._check_open()
+        high_watermark = self.high_watermark
+        for segment in list(self.segments):
+            if segment.max_timestamp < ts or segment.base_offset >= high_watermark:
+                continue
+            before = segment.time_index.last_offset_before(ts)
+            start = segment.offset_index.lookup(before) if before is not None else 0
+            segment.begin_read()
+            try:
+                found = await asyncio.get_running_loop().run_in_executor(
+                    None, _find_timestamp, segment, ts, start, segment.size, high_watermark,
+                    self.log_start_offset)
+            finally:
+                segment.end_read()
+            if found is not None:
+                return found
+        return None
+
+    async def batches(self, start_offset: int = 0) -> AsyncIterator[tuple[BatchHeader, bytes]]:
+        """Every batch from the one holding ``start_offset`` up to the high watermark, for replay."""
+        offset = start_offset
+        while True:
+            data = await self.read(offset, REPLAY_CHUNK, min_one=True)
+            if not data:
+                return
+            progressed = False
+            for pos, header in iter_batches(data, verify=False):
+                if header.base_offset + header.last_offset_delta < offset:
+                    continue
+                yield header, data[pos:pos + header.size]
+                offset = header.base_offset + header.last_offset_delta + 1
+                progressed = True
+            if not progressed:
+                return
+
+    # ---- segment replacement (retention and cleaner) ---------------------------------------
+    async def delete_segments(self, doomed: list[Segment], reason: str) -> None:
+        """Drop whole non-active segments from the front or middle and advance the log start."""
+        doomed = [segment for segment in doomed if segment is not self.active_segment and segment in self.segments]
+        if not doomed:
+            return
+        self.segments = [segment for segment in self.segments if segment not in doomed]
+        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+        for segment in doomed:
+            segment.mark_deleted()
+        await self._run(_delete_segment_files, doomed, self.directory)
+        _log.info("deleted segments", partition=self.name, reason=reason,
+                  segments=[segment.log_path.name for segment in doomed], log_start_offset=self.log_start_offset)
+
+    def replace_segments(self, old: list[Segment], new: Segment) -> None:
+        """Swap a contiguous run of segments for their rewritten replacement (loop side)."""
+        first = self.segments.index(old[0])
+        if self.segments[first:first + len(old)] != old:
+            raise RuntimeError(f"segments to replace in {self.name} are no longer contiguous")
+        self.segments[first:first + len(old)] = [new]
+        for segment in old:
+            segment.mark_deleted()
+
+    async def run_in_executor(self, fn: Callable, *args: object):
+        return await self._run(fn, *args)
+
+    # ---- truncation, close, delete ---------------------------------------------------------
+    async def truncate_fully(self, new_start_offset: int = 0) -> None:
+        """Discard every record and restart the log empty at ``new_start_offset``."""
+        async with self.maintenance_lock, self._append_lock:
+            self._check_open()
+            old = self.segments
+            for segment in old:
+                segment.mark_deleted()
+
+            def job() -> Segment:
+                _delete_segment_files(old, self.directory)
+                return Segment.create(self.directory, new_start_offset)
+
+            self.segments = [await self._run(job)]
+            self.log_start_offset = self.log_end_offset = self.high_watermark = new_start_offset
+            self._synced_seq = self._write_seq
+
+    async def flush(self) -> None:
+        await self._fsync(self.active_segment)
+
+    async def close(self) -> None:
+        """Flush, persist indexes and leave the clean-shutdown marker so reopening skips CRC checks."""
+        if self._closed:
+            return
+        async with self.maintenance_lock, self._append_lock:
+            self._closed = True
+            await self._run(self._close_cleanly)
+        self._shutdown_executor()
+
+    def _close_cleanly(self) -> None:
+        for segment in self.segments:
+            segment.flush()
+            if segment.indexes_dirty:
+                segment.write_indexes()
+        marker = self.directory / CLEAN_SHUTDOWN_MARKER
+        with open(marker, "wb") as handle:
+            os.fsync(handle.fileno())
+        fsync_directory(self.directory)
+        self._close_files()
+
+    def _close_files(self) -> None:
+        for segment in self.segments:
+            segment.mark_deleted()
+
+    async def delete(self) -> None:
+        """Close without a marker and remove the partition directory."""
+        if not self._closed:
+            async with self.maintenance_lock, self._append_lock:
+                self._closed = True
+        self._close_files()
+        await self._run(shutil.rmtree, self.directory, True)
+        self._shutdown_executor()
+
+    def _shutdown_executor(self) -> None:
+        if self._owns_executor:
+            self._executor.shutdown(wait=False)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LogClosedError(f"log {self.name} is closed")
+
+    async def _run(self, fn: Callable, *args: object):
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+
+def _delete_segment_files(segments: list[Segment], directory: Path) -> None:
+    for segment in segments:
+        segment.delete_files()
+    fsync_directory(directory)
+
+
+def _read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
+                  high_watermark: int) -> bytes:
+    position = _locate(segment, offset, start, limit)
+    if position is None:
+        return b""
+    data = segment.read(position, min(max(max_bytes, 0), limit - position))
+    end = 0
+    for pos, header in _whole_headers(data):
+        if header.base_offset >= high_watermark:
+            break
+        end = pos + header.size
+    if end == 0 and min_one:
+        header = parse_header(segment.read(position, HEADER_SIZE))
+        if header.base_offset >= high_watermark:
+            return b""
+        return segment.read(position, header.size)
+    return data[:end]
+
+
+def _whole_headers(data: bytes):
+    pos = 0
+    while pos + HEADER_SIZE <= len(data):
+        header = parse_header(data, pos)
+        if pos + header.size > len(data):
+            return
+        yield pos, header
+        pos += header.size
+
+
+def _locate(segment: Segment, offset: int, start: int, limit: int) -> int | None:
+    """Position of the first batch at or after ``start`` whose last offset is >= ``offset``."""
+    pos = start
+    while pos + HEADER_SIZE <= limit:
+        chunk = segment.read(pos, min(LOCATE_CHUNK, limit - pos))
+        rel = 0
+        while rel + HEADER_SIZE <= len(chunk):
+            header = parse_header(chunk, rel)
+            if header.base_offset + header.last_offset_delta >= offset:
+                return pos + rel
+            rel += header.size
+        pos += rel
+    return None
+
+
+def _find_timestamp(segment: Segment, ts: int, start: int, limit: int, high_watermark: int,
+                    log_start_offset: int) -> tuple[int, int] | None:
+    pos = start
+    while pos + HEADER_SIZE <= limit:
+        header = parse_header(segment.read(pos, HEADER_SIZE))
+        if header.base_offset >= high_watermark:
+            return None
+        if not header.is_control and header.max_timestamp >= ts and header.base_offset + header.last_offset_delta >= log_start_offset:
+            batch = segment.read(pos, header.size)
+            if header.timestamp_type == 1:
+                records = decode_records(batch, 0, header)
+                if records:
+                    return max(records[0].offset, log_start_offset), header.max_timestamp
+            else:
+                for record in decode_records(batch, 0, header):
+                    if record.timestamp >= ts and record.offset >= log_start_offset:
+                        return record.offset, record.timestamp
+        pos += header.size
+    return None

@@ -1,0 +1,208 @@
+"""LogManager: every partition log under one data directory, plus the background cleaner
+and retention loops.
+
+Each partition directory keeps its topic config in ``topic-config.json`` (Kafka config
+names), so a topic comes back after a restart with the settings it was created with.
+Deleted topics are renamed to ``<topic>-<partition>.<uuid>-delete`` first (as Kafka does)
+so a crash half-way never resurrects them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import shutil
+import uuid
+from concurrent.futures import Executor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Final
+
+import structlog
+
+from storage.cleaner import CleanerStats, LogCleaner
+from storage.config import FsyncPolicy, LogConfig
+from storage.log import PartitionLog, parse_partition_dir
+from storage.observer import NULL_OBSERVER, StorageObserver
+from storage.retention import apply_retention
+from storage.throttle import Throttler
+
+TOPIC_CONFIG_FILE: Final = "topic-config.json"
+DELETE_SUFFIX: Final = "-delete"
+
+_log = structlog.get_logger("groupcoord.storage.log_manager")
+
+
+class LogManager:
+    def __init__(self, data_dir: Path, fsync: FsyncPolicy, default_config: LogConfig, *,
+                 executor: Executor | None = None, observer: StorageObserver | None = None,
+                 cleaner_backoff_s: float = 15.0, retention_check_interval_s: float = 300.0,
+                 cleaner_io_bytes_per_second: float = math.inf, io_threads: int = 4) -> None:
+        self.data_dir = Path(data_dir)
+        self.fsync = fsync
+        self.default_config = default_config
+        self.observer = observer or NULL_OBSERVER
+        self.cleaner = LogCleaner(Throttler(cleaner_io_bytes_per_second))
+        self.cleaner_backoff_s = cleaner_backoff_s
+        self.retention_check_interval_s = retention_check_interval_s
+        self._owns_executor = executor is None
+        self._executor = executor or ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="storage-io")
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._creating: dict[tuple[str, int], asyncio.Future[PartitionLog]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def logs(self) -> dict[tuple[str, int], PartitionLog]:
+        return dict(self._logs)
+
+    def topics(self) -> set[str]:
+        return {topic for topic, _ in self._logs}
+
+    def partitions(self, topic: str) -> list[PartitionLog]:
+        return sorted((log for (t, _), log in self._logs.items() if t == topic), key=lambda log: log.partition)
+
+    async def open_existing(self) -> dict[tuple[str, int], PartitionLog]:
+        """Open every ``<topic>-<partition>`` directory, finishing interrupted topic deletions."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        for entry in sorted(os.listdir(self.data_dir)):
+            path = self.data_dir / entry
+            if not path.is_dir():
+                continue
+            if entry.endswith(DELETE_SUFFIX):
+                await loop.run_in_executor(self._executor, shutil.rmtree, path, True)
+                continue
+            parsed = parse_partition_dir(entry)
+            if parsed is None or parsed in self._logs:
+                continue
+            config = await loop.run_in_executor(self._executor, self._load_config, path)
+            self._logs[parsed] = await PartitionLog.open(path, config, self.fsync, executor=self._executor,
+                                                         observer=self.observer)
+        return self.logs
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    async def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> PartitionLog:
+        key = (topic, partition)
+        existing = self._logs.get(key)
+        if existing is not None:
+            return existing
+        pending = self._creating.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[PartitionLog] = asyncio.get_running_loop().create_future()
+        self._creating[key] = future
+        try:
+            log = await self._create(topic, partition, config or self.default_config)
+            self._logs[key] = log
+            future.set_result(log)
+            return log
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters get it, nobody else must log it
+            raise
+        finally:
+            del self._creating[key]
+
+    async def _create(self, topic: str, partition: int, config: LogConfig) -> PartitionLog:
+        if not topic or "/" in topic or topic in (".", ".."):
+            raise ValueError(f"invalid topic name {topic!r}")
+        path = self.data_dir / f"{topic}-{partition}"
+        loop = asyncio.get_running_loop()
+        if path.exists():
+            config = await loop.run_in_executor(self._executor, self._load_config, path)
+        else:
+            await loop.run_in_executor(self._executor, self._store_config, path, config)
+        return await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer)
+
+    async def update_config(self, topic: str, config: LogConfig) -> None:
+        """Apply and persist a new config to every partition of ``topic``."""
+        loop = asyncio.get_running_loop()
+        for log in self.partitions(topic):
+            await loop.run_in_executor(self._executor, self._store_config, log.directory, config)
+            log.config = config
+
+    def _load_config(self, path: Path) -> LogConfig:
+        try:
+            stored = json.loads((path / TOPIC_CONFIG_FILE).read_text())
+        except FileNotFoundError:
+            return self.default_config
+        return LogConfig.from_topic_configs(stored, self.default_config)
+
+    def _store_config(self, path: Path, config: LogConfig) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        tmp = path / (TOPIC_CONFIG_FILE + ".tmp")
+        with open(tmp, "w") as handle:
+            json.dump(config.to_topic_configs(), handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path / TOPIC_CONFIG_FILE)
+
+    async def delete_topic(self, topic: str) -> None:
+        loop = asyncio.get_running_loop()
+        for log in self.partitions(topic):
+            del self._logs[(log.topic, log.partition)]
+            self.cleaner.forget(log)
+            await log.close()
+            doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+            await loop.run_in_executor(self._executor, os.rename, log.directory, doomed)
+            await loop.run_in_executor(self._executor, shutil.rmtree, doomed, True)
+        _log.info("deleted topic", topic=topic)
+
+    # ---- background maintenance ------------------------------------------------------------
+    async def clean_now(self, topic: str | None = None) -> CleanerStats:
+        """Compact every compacted log (of ``topic`` if given) regardless of its dirty ratio."""
+        total = CleanerStats()
+        for (t, _), log in list(self._logs.items()):
+            if topic is None or t == topic:
+                total.merge(await self.cleaner.clean(log))
+        return total
+
+    async def retention_now(self) -> int:
+        removed = 0
+        for log in list(self._logs.values()):
+            removed += await apply_retention(log)
+        return removed
+
+    async def start_background(self) -> None:
+        if self._tasks:
+            return
+        self._tasks = [asyncio.create_task(self._cleaner_loop(), name="log-cleaner"),
+                       asyncio.create_task(self._retention_loop(), name="log-retention")]
+
+    async def _cleaner_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cleaner_backoff_s)
+            for log in list(self._logs.values()):
+                try:
+                    if self.cleaner.needs_cleaning(log):
+                        await self.cleaner.clean(log)
+                except Exception:
+                    _log.exception("log cleaning failed", partition=log.name)
+
+    async def _retention_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.retention_check_interval_s)
+            for log in list(self._logs.values()):
+                try:
+                    await apply_retention(log)
+                except Exception:
+                    _log.exception("retention failed", partition=log.name)
+
+    async def stop(self) -> None:
+        """Stop the background cleaner and retention loops; the logs stay open."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop the loops and close every log cleanly (so the next open skips CRC validation)."""
+        await self.stop()
+        for log in list(self._logs.values()):
+            await log.close()
+        self._logs.clear()
+        if self._owns_executor:
+            self._executor.shutdown(wait=True)

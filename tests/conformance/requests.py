@@ -1,0 +1,178 @@
+"""Request builders at the fixed API versions the scenarios speak.
+
+Versions are pinned, not negotiated, so both brokers are asked exactly the same bytes and a transcript
+difference can only come from the broker. The defaults are what current Java clients send; scenarios that
+cover an older, non-flexible version pass it explicitly.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import IntEnum
+from types import ModuleType
+
+from kio.index import load_payload_module
+from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
+from kio.schema.consumer_protocol_subscription.v0 import data as subscription_v0
+from kio.serial import entity_writer
+from kio.static.constants import EntityType
+
+
+class Api(IntEnum):
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    CREATE_TOPICS = 19
+    DELETE_GROUPS = 42
+    OFFSET_DELETE = 47
+
+
+DEFAULT_VERSIONS: dict[Api, int] = {
+    Api.OFFSET_COMMIT: 9,
+    Api.OFFSET_FETCH: 8,
+    Api.FIND_COORDINATOR: 4,
+    Api.JOIN_GROUP: 9,
+    Api.HEARTBEAT: 4,
+    Api.LEAVE_GROUP: 5,
+    Api.SYNC_GROUP: 5,
+    Api.DESCRIBE_GROUPS: 5,
+    Api.LIST_GROUPS: 4,
+    Api.CREATE_TOPICS: 7,
+    Api.DELETE_GROUPS: 2,
+    Api.OFFSET_DELETE: 0,
+}
+
+COORDINATOR_KEY_GROUP = 0
+SESSION_TIMEOUT_MS = 6000  # group.min.session.timeout.ms: the smallest a broker accepts
+REBALANCE_TIMEOUT_MS = 6000
+
+
+def schema(api: Api, version: int | None = None) -> ModuleType:
+    return load_payload_module(int(api), DEFAULT_VERSIONS[api] if version is None else version, EntityType.request)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One entry of a JoinGroup protocol list: an assignor name and the consumer's subscription."""
+
+    name: str
+    topics: tuple[str, ...] = ()
+
+    def metadata(self) -> bytes:
+        return versioned(subscription_v0.ConsumerProtocolSubscription(topics=self.topics))
+
+
+def versioned(entity: object) -> bytes:
+    """Consumer-protocol payloads are an int16 version followed by the body of that version."""
+    body = io.BytesIO()
+    body.write(struct.pack(">h", type(entity).__version__))
+    entity_writer(type(entity))(body, entity)
+    return body.getvalue()
+
+
+def assignment(partitions: dict[str, tuple[int, ...]]) -> bytes:
+    return versioned(assignment_v0.ConsumerProtocolAssignment(assigned_partitions=tuple(
+        assignment_v0.TopicPartition(topic=topic, partitions=parts) for topic, parts in partitions.items())))
+
+
+def find_coordinator(group_id: str):
+    m = schema(Api.FIND_COORDINATOR)
+    return m.FindCoordinatorRequest(key_type=COORDINATOR_KEY_GROUP, coordinator_keys=(group_id,))
+
+
+def join_group(group_id: str, member_id: str, protocols: tuple[Protocol, ...], *, instance_id: str | None = None,
+               protocol_type: str = "consumer", session_timeout_ms: int = SESSION_TIMEOUT_MS,
+               rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS, version: int | None = None):
+    m = schema(Api.JOIN_GROUP, version)
+    fields = dict(group_id=group_id, session_timeout=timedelta(milliseconds=session_timeout_ms),
+                  rebalance_timeout=timedelta(milliseconds=rebalance_timeout_ms), member_id=member_id,
+                  group_instance_id=instance_id, protocol_type=protocol_type,
+                  protocols=tuple(m.JoinGroupRequestProtocol(name=p.name, metadata=p.metadata()) for p in protocols))
+    if m.JoinGroupRequest.__version__ >= 8:
+        fields["reason"] = None
+    return m.JoinGroupRequest(**fields)
+
+
+def sync_group(group_id: str, generation: int, member_id: str, assignments: dict[str, bytes], *,
+               instance_id: str | None = None, protocol_type: str | None = "consumer",
+               protocol_name: str | None = None):
+    m = schema(Api.SYNC_GROUP)
+    return m.SyncGroupRequest(
+        group_id=group_id, generation_id=generation, member_id=member_id, group_instance_id=instance_id,
+        protocol_type=protocol_type, protocol_name=protocol_name,
+        assignments=tuple(m.SyncGroupRequestAssignment(member_id=k, assignment=v) for k, v in assignments.items()))
+
+
+def heartbeat(group_id: str, generation: int, member_id: str, instance_id: str | None = None):
+    m = schema(Api.HEARTBEAT)
+    return m.HeartbeatRequest(group_id=group_id, generation_id=generation, member_id=member_id,
+                              group_instance_id=instance_id)
+
+
+def leave_group(group_id: str, members: tuple[tuple[str, str | None], ...], version: int | None = None):
+    m = schema(Api.LEAVE_GROUP, version)
+    with_reason = m.LeaveGroupRequest.__version__ >= 5
+    identities = tuple(
+        m.MemberIdentity(member_id=member_id, group_instance_id=instance_id, **({"reason": None} if with_reason else {}))
+        for member_id, instance_id in members)
+    return m.LeaveGroupRequest(group_id=group_id, members=identities)
+
+
+def offset_commit(group_id: str, generation: int, member_id: str, offsets: dict[tuple[str, int], int], *,
+                  instance_id: str | None = None, metadata: str | None = ""):
+    m = schema(Api.OFFSET_COMMIT)
+    topics: dict[str, list] = {}
+    for (topic, partition), offset in offsets.items():
+        topics.setdefault(topic, []).append(m.OffsetCommitRequestPartition(
+            partition_index=partition, committed_offset=offset, committed_leader_epoch=-1,
+            committed_metadata=metadata))
+    return m.OffsetCommitRequest(
+        group_id=group_id, generation_id_or_member_epoch=generation, member_id=member_id,
+        group_instance_id=instance_id,
+        topics=tuple(m.OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in topics.items()))
+
+
+def offset_fetch(group_id: str, partitions: dict[str, tuple[int, ...]] | None, require_stable: bool = False):
+    """partitions=None asks for every committed offset of the group."""
+    m = schema(Api.OFFSET_FETCH)
+    topics = None if partitions is None else tuple(
+        m.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in partitions.items())
+    return m.OffsetFetchRequest(groups=(m.OffsetFetchRequestGroup(group_id=group_id, topics=topics),),
+                                require_stable=require_stable)
+
+
+def describe_groups(*group_ids: str):
+    m = schema(Api.DESCRIBE_GROUPS)
+    return m.DescribeGroupsRequest(groups=group_ids, include_authorized_operations=False)
+
+
+def list_groups(states: tuple[str, ...] = ()):
+    return schema(Api.LIST_GROUPS).ListGroupsRequest(states_filter=states)
+
+
+def delete_groups(*group_ids: str):
+    return schema(Api.DELETE_GROUPS).DeleteGroupsRequest(groups_names=group_ids)
+
+
+def offset_delete(group_id: str, partitions: dict[str, tuple[int, ...]]):
+    m = schema(Api.OFFSET_DELETE)
+    return m.OffsetDeleteRequest(group_id=group_id, topics=tuple(
+        m.OffsetDeleteRequestTopic(name=t, partitions=tuple(m.OffsetDeleteRequestPartition(partition_index=p)
+                                                            for p in ps)) for t, ps in partitions.items()))
+
+
+def create_topic(name: str, partitions: int, timeout_ms: int = 30000):
+    m = schema(Api.CREATE_TOPICS)
+    return m.CreateTopicsRequest(
+        topics=(m.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1, assignments=(),
+                                 configs=()),),
+        timeout=timedelta(milliseconds=timeout_ms), validate_only=False)

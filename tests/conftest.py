@@ -1,0 +1,16 @@
+"""Fixtures shared by the whole suite. The embedded broker fixture (`groupcoord_broker`) comes from the
+project's own pytest plugin, exactly as users get it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.daemon import Daemon
+
+
+@pytest.fixture
+def groupcoord_daemon(tmp_path):
+    """`groupcoord serve` as a child process on a free port; killed at teardown."""
+    daemon = Daemon(tmp_path / "data").start()
+    yield daemon
+    daemon.kill()

@@ -1,0 +1,68 @@
+"""Settings keep Kafka's names and resolve flag > environment > TOML file > default."""
+
+import subprocess
+import sys
+
+import pytest
+
+from coordinator.config import BY_NAME, SETTINGS, Fsync, resolve
+
+
+def test_every_spelling_is_derived_from_the_kafka_name():
+    s = BY_NAME["group.initial.rebalance.delay.ms"]
+    assert (s.flag, s.env, s.attr) == (
+        "--group-initial-rebalance-delay-ms",
+        "GROUPCOORD_GROUP_INITIAL_REBALANCE_DELAY_MS",
+        "group_initial_rebalance_delay_ms",
+    )
+
+
+def test_defaults_are_kafkas():
+    c = resolve(env={})
+    assert c.group_initial_rebalance_delay_ms == 3000
+    assert c.offsets_topic_num_partitions == 50
+    assert c.group_min_session_timeout_ms == 6000
+    assert c.group_max_session_timeout_ms == 1800000
+    assert c.offsets_retention_minutes == 10080
+    assert c.offset_metadata_max_bytes == 4096
+    assert c.auto_create_topics_enable is True
+    assert c.num_partitions == 1
+    assert c.listen == ("127.0.0.1", 9092)
+    assert c.fsync is Fsync.BATCH
+
+
+def test_flag_beats_env_beats_file_beats_default(tmp_path):
+    toml = tmp_path / "groupcoord.toml"
+    toml.write_text('"group.max.size" = 10\n"num.partitions" = 4\n"offsets.retention.minutes" = 5\nfsync = "always"\n')
+    env = {"GROUPCOORD_GROUP_MAX_SIZE": "20", "GROUPCOORD_NUM_PARTITIONS": "6"}
+    c = resolve(flags={"group_max_size": "30"}, env=env, config_file=toml)
+    assert c.group_max_size == 30  # flag
+    assert c.num_partitions == 6  # env over file
+    assert c.offsets_retention_minutes == 5  # file over default
+    assert c.fsync is Fsync.ALWAYS
+    assert c.group_min_session_timeout_ms == 6000  # default
+
+
+def test_toml_tables_flatten_to_dotted_names(tmp_path):
+    toml = tmp_path / "c.toml"
+    toml.write_text("[group]\nmax.size = 3\n[offsets.topic]\nnum.partitions = 7\n")
+    c = resolve(env={}, config_file=toml)
+    assert (c.group_max_size, c.offsets_topic_num_partitions) == (3, 7)
+
+
+def test_unknown_setting_in_a_file_is_an_error_not_ignored(tmp_path):
+    toml = tmp_path / "c.toml"
+    toml.write_text('"group.max.sise" = 3\n')
+    with pytest.raises(KeyError, match="group.max.sise"):
+        resolve(env={}, config_file=toml)
+
+
+def test_listen_and_advertised_addresses():
+    c = resolve(flags={"listen": "0.0.0.0:19092", "advertised": "broker.local:29092"}, env={})
+    assert (c.listen_host, c.listen_port, c.advertised_host, c.advertised_port) == ("0.0.0.0", 19092, "broker.local", 29092)
+
+
+def test_serve_help_lists_every_setting():
+    out = subprocess.run([sys.executable, "-m", "coordinator.cli", "serve", "--help"], capture_output=True, text=True, check=True).stdout
+    for s in SETTINGS:
+        assert s.flag in out, s.flag

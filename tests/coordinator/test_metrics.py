@@ -1,0 +1,188 @@
+"""Scenarios an operator sees on /metrics, driven through BrokerMetrics' observer methods with fake sources."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from coordinator.groups.state import GroupState
+from coordinator.metrics import BrokerMetrics
+
+
+@dataclass
+class FakeGroup:
+    group_id: str
+    state: object
+    members: list = field(default_factory=list)
+
+
+@dataclass
+class FakeGroups:
+    groups: list
+    offsets: dict
+
+    def iter_groups(self):
+        return iter(self.groups)
+
+    def committed_offsets(self, group_id):
+        return self.offsets.get(group_id, {})
+
+
+@dataclass
+class FakeLog:
+    log_end_offset: int
+
+
+class FakeTopics:
+    def __init__(self, ends):
+        self.ends = ends
+
+    def log(self, topic, partition):
+        end = self.ends.get((topic, partition))
+        return None if end is None else FakeLog(end)
+
+
+def samples(metrics: BrokerMetrics) -> dict[tuple[str, tuple], float]:
+    text = metrics.exposition().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_requests_are_counted_by_api_and_kafka_error_name():
+    m = BrokerMetrics()
+    m.observe_request("JoinGroup", 0, 0.002)
+    m.observe_request("JoinGroup", 27, 0.5)
+    m.observe_request("Heartbeat", 27, 0.001)
+    s = samples(m)
+    assert s[("groupcoord_requests_total", (("api", "JoinGroup"), ("error", "NONE")))] == 1
+    assert s[("groupcoord_requests_total", (("api", "JoinGroup"), ("error", "REBALANCE_IN_PROGRESS")))] == 1
+    assert s[("groupcoord_request_duration_seconds_count", (("api", "JoinGroup"),))] == 2
+    assert s[("groupcoord_request_duration_seconds_bucket", (("api", "JoinGroup"), ("le", "0.0025")))] == 1
+
+
+def test_connections_gauge_follows_open_and_close():
+    m = BrokerMetrics()
+    for _ in range(3):
+        m.connection_opened()
+    m.connection_closed()
+    assert samples(m)[("groupcoord_connections", ())] == 2
+
+
+def test_rebalance_and_member_events_move_their_counters():
+    m = BrokerMetrics()
+    m.on_member_joined("g", "m1", "new member")
+    m.on_member_joined("g", "m2", "new member")
+    m.on_member_expired("g", "m1", "session timeout")
+    m.on_state_change("g", GroupState.STABLE, GroupState.PREPARING_REBALANCE, "member expired")
+    m.on_rebalance("g", 2, 1.5, "member expired")
+    s = samples(m)
+    assert s[("groupcoord_member_events_total", (("event", "joined"),))] == 2
+    assert s[("groupcoord_member_events_total", (("event", "expired"),))] == 1
+    assert s[("groupcoord_group_state_transitions_total",
+              (("from_state", "Stable"), ("to_state", "PreparingRebalance")))] == 1
+    assert s[("groupcoord_rebalances_total", (("reason", "member expired"),))] == 1
+    assert s[("groupcoord_rebalance_duration_seconds_sum", ())] == 1.5
+
+
+def test_offsets_storage_and_traffic_counters():
+    m = BrokerMetrics()
+    m.on_offsets_committed("g", 3)
+    m.on_offsets_expired("g", 2)
+    m.on_append(0.0004, 1000)
+    m.on_fsync(0.003)
+    m.on_shard_loaded(7, 0.2, 150)
+    m.on_bytes_in("orders", 500)
+    m.on_bytes_out("orders", 1500)
+    s = samples(m)
+    assert s[("groupcoord_offset_commits_total", ())] == 3
+    assert s[("groupcoord_offsets_expired_total", ())] == 2
+    assert s[("groupcoord_log_append_seconds_count", ())] == 1
+    assert s[("groupcoord_log_appended_bytes_total", ())] == 1000
+    assert s[("groupcoord_log_fsync_seconds_count", ())] == 1
+    assert s[("groupcoord_shard_load_seconds_count", ())] == 1
+    assert s[("groupcoord_shard_loaded_records_total", ())] == 150
+    assert s[("groupcoord_bytes_in_total", (("topic", "orders"),))] == 500
+    assert s[("groupcoord_bytes_out_total", (("topic", "orders"),))] == 1500
+
+
+def test_group_states_members_and_lag_are_read_at_scrape_time():
+    groups = FakeGroups(
+        groups=[FakeGroup("a", GroupState.STABLE, ["m1", "m2"]), FakeGroup("b", "Empty")],
+        offsets={"a": {("orders", 0): 4, ("orders", 1): 10}, "b": {("gone", 0): 1}},
+    )
+    m = BrokerMetrics()
+    m.attach_state_sources(groups, FakeTopics({("orders", 0): 10, ("orders", 1): 10}))
+    s = samples(m)
+    assert s[("groupcoord_groups", (("state", "Stable"),))] == 1
+    assert s[("groupcoord_groups", (("state", "Empty"),))] == 1
+    assert s[("groupcoord_groups", (("state", "PreparingRebalance"),))] == 0
+    assert s[("groupcoord_members", ())] == 2
+    assert s[("groupcoord_consumer_lag", (("group", "a"), ("partition", "0"), ("topic", "orders")))] == 6
+    assert s[("groupcoord_consumer_lag", (("group", "a"), ("partition", "1"), ("topic", "orders")))] == 0
+    assert not any(name == "groupcoord_consumer_lag" and ("group", "b") in labels for name, labels in s)
+
+    groups.groups[0].state = GroupState.PREPARING_REBALANCE
+    groups.offsets["a"][("orders", 0)] = 9
+    s = samples(m)
+    assert s[("groupcoord_groups", (("state", "PreparingRebalance"),))] == 1
+    assert s[("groupcoord_consumer_lag", (("group", "a"), ("partition", "0"), ("topic", "orders")))] == 1
+
+
+def test_a_failing_source_does_not_break_the_scrape():
+    class Broken:
+        def iter_groups(self):
+            raise RuntimeError("shard unloading")
+
+    m = BrokerMetrics()
+    m.attach_state_sources(Broken(), None)
+    m.attach_purgatory("join", lambda: 3)
+    m.attach_purgatory("heartbeat", lambda: 1 / 0)
+    s = samples(m)
+    assert s[("groupcoord_members", ())] == 0
+    assert s[("groupcoord_purgatory_size", (("purgatory", "join"),))] == 3
+    assert ("groupcoord_purgatory_size", (("purgatory", "heartbeat"),)) not in s
+
+
+def test_two_brokers_in_one_process_keep_separate_series():
+    first, second = BrokerMetrics(), BrokerMetrics()
+    first.connection_opened()
+    assert samples(first)[("groupcoord_connections", ())] == 1
+    assert samples(second)[("groupcoord_connections", ())] == 0
+
+
+async def _http_get(port: int, path: str, method: str = "GET") -> tuple[str, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"{method} {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    await writer.drain()
+    raw = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return head.split(b"\r\n", 1)[0].decode(), body
+
+
+async def test_metrics_endpoint_serves_the_exposition_on_a_free_port():
+    m = BrokerMetrics()
+    port = await m.start_http("127.0.0.1", 0)
+    try:
+        assert port > 0
+        m.observe_request("Metadata", 0, 0.001)
+        status, body = await _http_get(port, "/metrics")
+        assert status == "HTTP/1.1 200 OK"
+        assert b'groupcoord_requests_total{api="Metadata",error="NONE"} 1.0' in body
+        status, _ = await _http_get(port, "/nope")
+        assert status.startswith("HTTP/1.1 404")
+        status, _ = await _http_get(port, "/metrics", "POST")
+        assert status.startswith("HTTP/1.1 405")
+    finally:
+        await m.stop_http()
+    try:
+        await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the endpoint still accepts connections after stop_http")

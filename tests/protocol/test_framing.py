@@ -1,0 +1,41 @@
+"""Frames arrive in arbitrary pieces; the decoder must reassemble exactly the frames that were sent."""
+
+import struct
+
+import pytest
+from hypothesis import given, strategies as st
+
+from protocol.framing import FrameDecoder, FrameTooLarge, encode_frame, frame_parts
+
+
+@given(
+    payloads=st.lists(st.binary(max_size=300), max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+)
+def test_frames_split_at_any_byte_boundary_come_back_whole(payloads, cuts):
+    stream = b"".join(encode_frame(p) for p in payloads)
+    points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+    decoder = FrameDecoder()
+    got = []
+    for a, b in zip(points, points[1:]):
+        got.extend(decoder.feed(stream[a:b]))
+    assert got == payloads
+    assert decoder.buffered == 0
+
+
+def test_an_absurd_length_is_refused_before_anything_is_buffered():
+    decoder = FrameDecoder(max_frame_size=1024)
+    with pytest.raises(FrameTooLarge):
+        decoder.feed(struct.pack(">i", 1025))
+    with pytest.raises(FrameTooLarge):
+        FrameDecoder().feed(struct.pack(">i", -5))
+
+
+def test_a_frame_of_exactly_the_limit_is_accepted():
+    decoder = FrameDecoder(max_frame_size=16)
+    assert decoder.feed(encode_frame(b"x" * 16)) == [b"x" * 16]
+
+
+def test_frame_parts_prefix_the_total_length():
+    parts = frame_parts(b"abc", b"de")
+    assert b"".join(parts) == encode_frame(b"abcde")

@@ -1,0 +1,70 @@
+"""Run `groupcoord serve` as a real child process (for SIGKILL/restart and daemon-level tests)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_LISTENING = re.compile(r"^listening on (\S+):(\d+)$")
+
+
+class Daemon:
+    def __init__(self, data_dir: Path, **settings: Any) -> None:
+        self.data_dir = Path(data_dir)
+        self.settings = {"listen": "127.0.0.1:0", "metrics-port": "0", "fsync": "batch",
+                         "group-initial-rebalance-delay-ms": "0", **{k.replace("_", "-"): v for k, v in settings.items()}}
+        self.proc: subprocess.Popen[str] | None = None
+        self.bootstrap_servers = ""
+        self.port = 0
+        self.output: list[str] = []
+        self.startup_seconds = 0.0
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "coordinator.cli", "serve", "--data-dir", str(self.data_dir), "--log-format", "json"]
+        for key, value in self.settings.items():
+            cmd += [f"--{key}", str(value)]
+        return cmd
+
+    def start(self, timeout: float = 20.0) -> "Daemon":
+        if self.port:  # restart on the same port so clients can reconnect
+            self.settings["listen"] = f"127.0.0.1:{self.port}"
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
+        found = threading.Event()
+
+        def pump() -> None:
+            assert self.proc is not None and self.proc.stdout is not None
+            for line in self.proc.stdout:
+                line = line.rstrip("\n")
+                self.output.append(line)
+                m = _LISTENING.match(line)
+                if m and not found.is_set():
+                    self.bootstrap_servers = f"{m.group(1)}:{m.group(2)}"
+                    self.port = int(m.group(2))
+                    found.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not found.wait(timeout):
+            self.kill()
+            raise RuntimeError("daemon did not start:\n" + "\n".join(self.output[-40:]))
+        self.startup_seconds = time.perf_counter() - t0
+        return self
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
