@@ -52,7 +52,7 @@ class ClusterApis:
 
     def register(self, dispatcher: Dispatcher) -> None:
         dispatcher.register(18, self.api_versions, 0, 4)
-        dispatcher.register(3, self.metadata, 0, 12)
+        dispatcher.register(3, self.metadata, 0, 13)
         dispatcher.register(60, self.describe_cluster, 0, 1)
 
     def api_versions(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -106,6 +106,7 @@ class ClusterApis:
             )
         return {
             "throttle_time": 0,
+            "error_code": 0,
             "brokers": [self._broker()],
             "cluster_id": self.identity.cluster_id,
             "controller_id": self.identity.controller_id,

@@ -42,7 +42,7 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
         return _xerial_snappy_compress(data)
     if codec is CompressionType.LZ4:
         compressor = cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
-        compressor.compress(data)
+        compressor.compress(bytes(data))
         return bytes(compressor.finish())
     return bytes(cramjam.zstd.compress(data))
 

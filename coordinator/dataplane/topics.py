@@ -47,7 +47,7 @@ class TopicInfo:
     topic_id: uuid.UUID
     is_internal: bool
     partitions: int
-    error: ErrorCode = ErrorCode.none
+    error_code: ErrorCode = ErrorCode.none
     error_message: str | None = None
 
 

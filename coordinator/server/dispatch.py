@@ -15,12 +15,12 @@ from typing import Any, Awaitable, Callable, Protocol
 import structlog
 
 from protocol.build import build, error_response
+from protocol.encode import encode_body
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
 from protocol.registry import (
     ApiRegistry,
     api_name,
-    encode_entity,
     is_flexible,
     kio_versions,
     request_reader,
@@ -128,7 +128,7 @@ class Dispatcher:
                 "error_code": ErrorCode.unsupported_version,
                 "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": own.min_version, "max_version": own.max_version}],
             }
-            return Decoded(ctx, None, None, immediate=self._encode(ctx, build(response_class(API_VERSIONS_KEY, 0), body), version=0))
+            return Decoded(ctx, None, None, immediate=self._encode(ctx, body, version=0))
         if api_version in kio_versions(api_key):
             entity = error_response(response_class(api_key, api_version), ErrorCode.unsupported_version)
             if entity is not None:
@@ -136,10 +136,13 @@ class Dispatcher:
         raise CloseConnection("unsupported api version", api=api_name(api_key), api_version=api_version)
 
     # -- encode -------------------------------------------------------------------------------
-    def _encode(self, ctx: RequestContext, entity: Any, version: int | None = None) -> bytes:
+    def _encode(self, ctx: RequestContext, body: Any, version: int | None = None) -> bytes:
+        """`body` is a dict tree or a kio entity of the response class for `version`."""
         version = ctx.api_version if version is None else version
         header = encode_response_header(ctx.correlation_id, ctx.api_key, is_flexible(ctx.api_key, version))
-        return header + encode_entity(entity)
+        out = bytearray(header)
+        out += encode_body(response_class(ctx.api_key, version), body)
+        return bytes(out)
 
     def encode_response(self, decoded: Decoded, response: Any) -> bytes | None:
         """Payload (without the size prefix) for a handler's result; None when nothing is sent."""
@@ -147,9 +150,9 @@ class Dispatcher:
         if response is NO_RESPONSE:
             self._observe(decoded, 0)
             return None
-        entity = build(response_class(ctx.api_key, ctx.api_version), response)
+        payload = self._encode(ctx, response)
         self._observe(decoded, _top_level_error(response))
-        return self._encode(ctx, entity)
+        return payload
 
     def encode_failure(self, decoded: Decoded, exc: BaseException) -> bytes | None:
         """A handler failed: answer UNKNOWN_SERVER_ERROR where the response has a top-level error."""

@@ -10,9 +10,11 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from datetime import timedelta
 from enum import IntEnum
 from types import ModuleType
+from typing import Any
 
 from kio.index import load_payload_module
 from kio.schema.consumer_protocol_assignment.v0 import data as assignment_v0
@@ -22,6 +24,10 @@ from kio.static.constants import EntityType
 
 
 class Api(IntEnum):
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
     OFFSET_COMMIT = 8
     OFFSET_FETCH = 9
     FIND_COORDINATOR = 10
@@ -36,6 +42,7 @@ class Api(IntEnum):
     OFFSET_DELETE = 47
 
 
+# The versions scenarios pin; the data-plane APIs are listed in Api only for the served-API guard.
 DEFAULT_VERSIONS: dict[Api, int] = {
     Api.OFFSET_COMMIT: 9,
     Api.OFFSET_FETCH: 8,
@@ -58,6 +65,13 @@ REBALANCE_TIMEOUT_MS = 6000
 
 def schema(api: Api, version: int | None = None) -> ModuleType:
     return load_payload_module(int(api), DEFAULT_VERSIONS[api] if version is None else version, EntityType.request)
+
+
+def build(cls: type, **values: Any) -> Any:
+    """Builds `cls` from the values its version has: a field added in a later version (an instance id, a
+    reason) is left out of older requests, as a client speaking that version would."""
+    known = {f.name for f in dataclass_fields(cls)}
+    return cls(**{name: value for name, value in values.items() if name in known})
 
 
 @dataclass(frozen=True)
@@ -97,9 +111,7 @@ def join_group(group_id: str, member_id: str, protocols: tuple[Protocol, ...], *
                   rebalance_timeout=timedelta(milliseconds=rebalance_timeout_ms), member_id=member_id,
                   group_instance_id=instance_id, protocol_type=protocol_type,
                   protocols=tuple(m.JoinGroupRequestProtocol(name=p.name, metadata=p.metadata()) for p in protocols))
-    if m.JoinGroupRequest.__version__ >= 8:
-        fields["reason"] = None
-    return m.JoinGroupRequest(**fields)
+    return build(m.JoinGroupRequest, **fields, reason=None)
 
 
 def sync_group(group_id: str, generation: int, member_id: str, assignments: dict[str, bytes], *,
@@ -120,10 +132,8 @@ def heartbeat(group_id: str, generation: int, member_id: str, instance_id: str |
 
 def leave_group(group_id: str, members: tuple[tuple[str, str | None], ...], version: int | None = None):
     m = schema(Api.LEAVE_GROUP, version)
-    with_reason = m.LeaveGroupRequest.__version__ >= 5
-    identities = tuple(
-        m.MemberIdentity(member_id=member_id, group_instance_id=instance_id, **({"reason": None} if with_reason else {}))
-        for member_id, instance_id in members)
+    identities = tuple(build(m.MemberIdentity, member_id=member_id, group_instance_id=instance_id, reason=None)
+                       for member_id, instance_id in members)
     return m.LeaveGroupRequest(group_id=group_id, members=identities)
 
 

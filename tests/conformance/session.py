@@ -176,7 +176,13 @@ class Member:
         return self.session.transcript
 
     async def join_once(self, protocols: tuple[Protocol, ...] = (RANGE,), *, step: str | None = None,
-                        member_id: str | None = None, **options: Any) -> Any:
+                        **options: Any) -> Any:
+        version, response = await self._send_join(protocols, **options)
+        self._record_join(step or f"{self.label} JoinGroup v{version}", response)
+        return response
+
+    async def _send_join(self, protocols: tuple[Protocol, ...], *, member_id: str | None = None,
+                         **options: Any) -> tuple[int, Any]:
         request = rq.join_group(self.group_id, self.member_id if member_id is None else member_id, protocols,
                                 instance_id=self.instance_id, **options)
         response = await self.connection.send(request)
@@ -187,8 +193,7 @@ class Member:
             self.generation = int(response.generation_id)
             self.protocol = response.protocol_name
             self.members = tuple(m.member_id for m in response.members)
-        self._record_join(step or f"{self.label} JoinGroup v{request.__version__}", response)
-        return response
+        return int(request.__version__), response
 
     def _record_join(self, step: str, response: Any) -> None:
         t = self.transcript
@@ -210,7 +215,14 @@ class Member:
         return response
 
     def join_in_background(self, protocols: tuple[Protocol, ...] = (RANGE,), **options: Any) -> asyncio.Task:
-        return asyncio.ensure_future(self.join_once(protocols, **options))
+        """Sends a JoinGroup that will park; its answer is recorded only when the scenario collects it, so
+        the transcript order never depends on which parked join the broker releases first."""
+        return asyncio.ensure_future(self._send_join(protocols, **options))
+
+    async def joined(self, pending: asyncio.Task, step: str | None = None) -> Any:
+        version, response = await pending
+        self._record_join(step or f"{self.label} JoinGroup v{version} (parked)", response)
+        return response
 
     async def sync(self, assignments: dict[str, bytes] | None = None, *, generation: int | None = None,
                    member_id: str | None = None, step: str | None = None) -> Any:

@@ -8,6 +8,7 @@ differ from the defaults.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import os
 import shutil
@@ -177,6 +178,7 @@ class SharedKafkaBroker:
                     self.failure = str(exc)
                     raise
                 self.broker = broker
+                atexit.register(broker.stop)  # a crashed or interrupted session must not leave a JVM behind
             self.users += 1
             return self.broker
 

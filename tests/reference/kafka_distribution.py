@@ -80,10 +80,10 @@ def require_tool(name: str) -> str:
 
 def ensure_kafka(version: str = KAFKA_VERSION) -> KafkaDistribution:
     """Returns the cached distribution, resolving it with Maven the first time (offline first, then online)."""
+    require_tool("java")
     dist = KafkaDistribution(version=version, home=cache_root() / f"kafka-{version}")
     if dist.is_complete():
         return dist
-    require_tool("java")
     mvn = require_tool("mvn")
     dist.home.mkdir(parents=True, exist_ok=True)
     pom = dist.home / "pom.xml"

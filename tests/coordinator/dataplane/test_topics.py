@@ -133,8 +133,8 @@ async def test_create_partitions_grows_a_topic_and_refuses_to_shrink(node):
 
 async def test_metadata_auto_creates_unknown_topics(dataplane):
     infos = await dataplane.topics.describe(["fresh", "bad name"], auto_create=True)
-    assert infos[0].error is ErrorCode.none and infos[0].partitions == 1
-    assert infos[1].error is ErrorCode.invalid_topic_exception
+    assert infos[0].error_code is ErrorCode.none and infos[0].partitions == 1
+    assert infos[1].error_code is ErrorCode.invalid_topic_exception
     listed = await dataplane.topics.describe(None, auto_create=False)
     assert [i.name for i in listed] == ["fresh"]
 
@@ -144,8 +144,8 @@ async def test_metadata_without_auto_create_reports_unknown_topics(tmp_path):
     dataplane = await node.start()
     try:
         [info] = await dataplane.topics.describe(["fresh"], auto_create=True)
-        assert info.error is ErrorCode.unknown_topic_or_partition
+        assert info.error_code is ErrorCode.unknown_topic_or_partition
         [info] = await dataplane.topics.describe(["fresh"], auto_create=False)
-        assert info.error is ErrorCode.unknown_topic_or_partition
+        assert info.error_code is ErrorCode.unknown_topic_or_partition
     finally:
         await node.stop()

@@ -1,0 +1,107 @@
+"""The requests the load generator can send, pre-encoded, plus any set-up they need (a group to
+heartbeat in, a topic to commit to). Encoded once: the generator measures the server, not the encoder."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from protocol.build import build
+from protocol.headers import encode_request_header, parse_response_header
+from protocol.registry import encode_entity, is_flexible, request_class, response_reader
+
+
+@dataclass(frozen=True)
+class Prepared:
+    name: str
+    api_key: int
+    version: int
+    frame: bytes  # size prefix included; correlation id 0 (answers are matched by order)
+
+
+def encode(api_key: int, version: int, body: dict[str, Any], correlation_id: int = 0) -> bytes:
+    header = encode_request_header(api_key, version, correlation_id, "bench", is_flexible(api_key, version))
+    payload = header + encode_entity(build(request_class(api_key, version), body))
+    return struct.pack(">i", len(payload)) + payload
+
+
+def call(sock: socket.socket, api_key: int, version: int, body: dict[str, Any]) -> Any:
+    """One blocking round trip, for set-up steps."""
+    sock.sendall(encode(api_key, version, body))
+    size = struct.unpack(">i", _read(sock, 4))[0]
+    frame = _read(sock, size)
+    _, pos = parse_response_header(frame, api_key, is_flexible(api_key, version))
+    return response_reader(api_key, version)(frame, pos)[0]
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("server closed the connection during set-up")
+        buf += chunk
+    return buf
+
+
+def _connect(bootstrap: str) -> socket.socket:
+    host, _, port = bootstrap.rpartition(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def api_versions(bootstrap: str, tag: str) -> Prepared:
+    return Prepared("ApiVersions", 18, 3, encode(18, 3, {"client_software_name": "bench", "client_software_version": "1"}))
+
+
+def metadata(bootstrap: str, tag: str) -> Prepared:
+    return Prepared("Metadata", 3, 12, encode(3, 12, {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}))
+
+
+def find_coordinator(bootstrap: str, tag: str) -> Prepared:
+    return Prepared("FindCoordinator", 10, 4, encode(10, 4, {"key_type": 0, "coordinator_keys": [f"bench-{tag}"]}))
+
+
+def _join_single_member_group(sock: socket.socket, group: str) -> tuple[str, int]:
+    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
+    body = {"group_id": group, "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
+    joined = call(sock, 11, 9, body)
+    if joined.error_code == 79:  # MEMBER_ID_REQUIRED: rejoin with the id we were given
+        joined = call(sock, 11, 9, {**body, "member_id": joined.member_id})
+    if joined.error_code != 0:
+        raise RuntimeError(f"JoinGroup failed: {joined.error_code!r}")
+    synced = call(sock, 14, 5, {"group_id": group, "generation_id": joined.generation_id, "member_id": joined.member_id,
+                                "group_instance_id": None, "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+                                "assignments": [{"member_id": joined.member_id, "assignment": b""}]})
+    if synced.error_code != 0:
+        raise RuntimeError(f"SyncGroup failed: {synced.error_code!r}")
+    return joined.member_id, joined.generation_id
+
+
+def heartbeat(bootstrap: str, tag: str) -> Prepared:
+    group = f"bench-hb-{tag}"
+    with _connect(bootstrap) as sock:
+        member, generation = _join_single_member_group(sock, group)
+    return Prepared("Heartbeat", 12, 4, encode(12, 4, {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": None}))
+
+
+def offset_commit(bootstrap: str, tag: str) -> Prepared:
+    """A standalone commit (generation -1, no member) of one partition, as manual-assignment consumers do."""
+    topic = "bench-commits"
+    with _connect(bootstrap) as sock:
+        call(sock, 19, 7, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+                           "timeout": 10000, "validate_only": False})
+    body = {"group_id": f"bench-oc-{tag}", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+    return Prepared("OffsetCommit", 8, 8, encode(8, 8, body))
+
+
+REQUESTS: dict[str, Callable[[str, str], Prepared]] = {
+    "api_versions": api_versions,
+    "metadata": metadata,
+    "find_coordinator": find_coordinator,
+    "heartbeat": heartbeat,
+    "offset_commit": offset_commit,
+}

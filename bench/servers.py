@@ -1,0 +1,66 @@
+"""Start the servers under test as child processes pinned to their own cores."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+_LISTENING = re.compile(r"listening on (\S+:\d+)")
+
+
+@contextmanager
+def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0) -> Iterator[tuple[str, float]]:
+    """Yields (bootstrap address, seconds from spawn to 'listening on')."""
+
+    def pin() -> None:
+        if cores and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cores)
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=pin)
+    found: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            m = _LISTENING.search(line)
+            if m and not found:
+                found.append(m.group(1))
+                ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        if not ready.wait(timeout):
+            raise RuntimeError(f"{cmd[:4]} did not start within {timeout}s")
+        yield found[0], time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextmanager
+def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -> Iterator[tuple[str, float]]:
+    with tempfile.TemporaryDirectory(prefix="groupcoord-bench-") as data:
+        cmd = [sys.executable, "-m", "coordinator.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
+               "--fsync", fsync, "--metrics-port", "0", "--log-level", "warning", "--log-format", "json"]
+        for key, value in settings.items():
+            cmd += [f"--{key.replace('_', '-')}", str(value)]
+        with child_server(cmd, cores) as started:
+            yield started
+
+
+@contextmanager
+def bare(cores: list[int] | None) -> Iterator[tuple[str, float]]:
+    with child_server([sys.executable, "-m", "bench.bare_server", "--listen", "127.0.0.1:0"], cores) as started:
+        yield started

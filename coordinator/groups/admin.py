@@ -1,0 +1,114 @@
+"""DescribeGroups, ListGroups and DeleteGroups: what operators see and remove."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coordinator.groups import rebalance as rb
+from coordinator.groups.effects import Effects
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.records import group_tombstone, offset_record
+from coordinator.groups.replay import apply_group_metadata, apply_offset
+from coordinator.groups.state import GroupState, parse_state
+from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+CLASSIC_GROUP_TYPE = "classic"
+# Without an authorizer every principal may READ, DELETE and DESCRIBE a group (AclOperation codes 3, 6, 8).
+GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+GROUP_ID_NOT_FOUND_DESCRIBE_VERSION = 6  # KIP-1043: v6+ say GROUP_ID_NOT_FOUND for an unknown group
+
+
+def describe_group(shard: GroupShard, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
+    ops = GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    out = {
+        "error_code": ErrorCode.none,
+        "error_message": None,
+        "group_id": group_id,
+        "group_state": "",
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+        "authorized_operations": ops,
+    }
+    if shard.loading:
+        out["error_code"] = ErrorCode.coordinator_load_in_progress
+        return out
+    group = shard.groups.get(group_id)
+    if group is None or group.state is GroupState.DEAD:
+        out["group_state"] = GroupState.DEAD.value
+        if version >= GROUP_ID_NOT_FOUND_DESCRIBE_VERSION:
+            out["error_code"] = ErrorCode.group_id_not_found
+            out["error_message"] = f"Group {group_id} not found."
+        return out
+    stable = group.state is GroupState.STABLE
+    out["group_state"] = group.state.value
+    out["protocol_type"] = group.protocol_type or ""
+    # Kafka shows the protocol and each member's metadata/assignment only once the group is Stable.
+    out["protocol_data"] = (group.protocol_name or "") if stable else ""
+    out["members"] = [
+        {
+            "member_id": m.member_id,
+            "group_instance_id": m.group_instance_id,
+            "client_id": m.client_id,
+            "client_host": m.client_host,
+            "member_metadata": m.metadata(group.protocol_name) if stable else b"",
+            "member_assignment": m.assignment if stable else b"",
+        }
+        for m in group.members.values()
+    ]
+    return out
+
+
+def list_groups(shard: GroupShard, states_filter: tuple[str, ...] = (), types_filter: tuple[str, ...] = ()) -> tuple[ErrorCode, list[dict]]:
+    if shard.loading:
+        return ErrorCode.coordinator_load_in_progress, []
+    states = {parse_state(s) for s in states_filter}
+    types = {t.lower() for t in types_filter}
+    if types and CLASSIC_GROUP_TYPE not in types:
+        return ErrorCode.none, []
+    listed = []
+    for group in shard.groups.values():
+        if group.state is GroupState.DEAD or (states and group.state not in states):
+            continue
+        listed.append(
+            {
+                "group_id": group.group_id,
+                "protocol_type": group.protocol_type or "",
+                "group_state": group.state.value,
+                "group_type": CLASSIC_GROUP_TYPE,
+            }
+        )
+    return ErrorCode.none, listed
+
+
+def handle_delete_group(shard: GroupShard, group_id: str, token: Any, now: int) -> Effects:
+    fx = Effects()
+    group = shard.groups.get(group_id)
+    if shard.loading:
+        error = ErrorCode.coordinator_load_in_progress
+    elif group is None or group.state is GroupState.DEAD:
+        error = ErrorCode.group_id_not_found
+    elif group.state is not GroupState.EMPTY:
+        error = ErrorCode.non_empty_group
+    else:
+        delete_group(shard, group, "deleted by DeleteGroups", now, fx)
+        error = ErrorCode.none
+    fx.reply(token, {"group_id": group_id, "error_code": error})
+    return fx
+
+
+def delete_group(shard: GroupShard, group: ClassicGroup, reason: str, now: int, fx: Effects) -> None:
+    """Tombstones for every offset and the group itself; the group turns Dead and is forgotten."""
+    for topic, partition in sorted(group.offsets):
+        key, value = offset_record(group.group_id, topic, partition, None)
+        fx.write(key, value)
+        apply_offset(shard, key, value, now)
+    rb.cancel_group_timers(shard, group)
+    rb.transition(shard, group, GroupState.DEAD, now, reason)
+    key, value = group_tombstone(group.group_id)
+    fx.write(key, value)
+    apply_group_metadata(shard, key, value, now)

@@ -1,0 +1,64 @@
+"""Offset expiry (KIP-211) and the removal of empty groups that have nothing left."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from coordinator.groups.admin import delete_group
+from coordinator.groups.effects import Effects
+from coordinator.groups.group import ClassicGroup
+from coordinator.groups.records import offset_record
+from coordinator.groups.replay import apply_offset
+from coordinator.groups.state import GroupState
+from protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from storage.offsets_records import OffsetCommitValue
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+
+def expiry_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:
+    """From when an offset's retention runs, or None when the group's offsets cannot expire now.
+
+    * a group with a protocol that is Empty: from when it became Empty (or the commit, for records without that time);
+    * a Stable consumer group that knows its subscriptions: from the commit, for topics it no longer subscribes to;
+    * a standalone group (never had members): from the commit.
+    """
+    if group.protocol_type is not None:
+        if group.state is GroupState.EMPTY:
+            if group.current_state_timestamp >= 0:
+                return lambda value: group.current_state_timestamp
+            return lambda value: value.commit_timestamp
+        if group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed is not None and group.state is GroupState.STABLE:
+            return lambda value: value.commit_timestamp
+        return None
+    return lambda value: value.commit_timestamp
+
+
+def is_expired(value: OffsetCommitValue, base: int, now: int, retention_ms: int) -> bool:
+    if value.expire_timestamp is not None:
+        return now >= value.expire_timestamp  # an explicit expiry (OffsetCommit v2-v4 retention time) wins
+    return now - base >= retention_ms
+
+
+def expire_offsets(shard: GroupShard, now: int) -> Effects:
+    fx = Effects()
+    retention_ms = shard.config.offsets_retention_minutes * 60_000
+    for group in list(shard.groups.values()):
+        base = expiry_base(group)
+        if base is not None:
+            expired = [
+                tp
+                for tp, value in group.offsets.items()
+                if not group.is_subscribed_to(tp[0]) and is_expired(value, base(value), now, retention_ms)
+            ]
+            for topic, partition in sorted(expired):
+                key, value = offset_record(group.group_id, topic, partition, None)
+                fx.write(key, value)
+                apply_offset(shard, key, value, now)
+            if expired:
+                shard.log.info("offsets expired", group_id=group.group_id, count=len(expired))
+                shard.observer.on_offsets_expired(group.group_id, len(expired))
+        if group.state is GroupState.EMPTY and not group.offsets and not group.members:
+            delete_group(shard, group, "empty group without offsets removed by the retention pass", now, fx)
+    return fx

@@ -1,0 +1,43 @@
+"""Read-only snapshots of groups for operations and metrics (no live objects leak out of a shard)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coordinator.groups.group import ClassicGroup
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    group_id: str
+    state: str  # Kafka's spelling: "Empty", "PreparingRebalance", ...
+    protocol_type: str | None
+    protocol: str | None
+    generation: int
+    leader: str | None
+    members: tuple[MemberView, ...]
+    num_offsets: int
+
+
+def group_view(group: ClassicGroup) -> GroupView:
+    return GroupView(
+        group_id=group.group_id,
+        state=group.state.value,
+        protocol_type=group.protocol_type,
+        protocol=group.protocol_name,
+        generation=group.generation,
+        leader=group.leader_id,
+        members=tuple(
+            MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment) for m in group.members.values()
+        ),
+        num_offsets=len(group.offsets),
+    )

@@ -1,0 +1,7 @@
+"""`python -m pipeline <job> ...`: the same jobs as `groupcoord pipeline <job> ...`."""
+
+import sys
+
+from pipeline.cli import main
+
+sys.exit(main())

@@ -1,0 +1,222 @@
+"""Fast response encoding: version-neutral dict tree -> wire bytes, driven by kio's schema.
+
+kio's own writer builds phantom-typed values for every length prefix and goes through a frozen
+dataclass per nested struct; a Metadata answer for one topic of 50 partitions cost ~1.6 ms that way.
+This encoder compiles, once per kio class, a plan from the same field metadata kio's writer uses
+(order, kafka_type, flexibility, nullability, tags, defaults — through kio's own introspection helpers,
+so the wire rules stay kio's) and writes straight from the handler's dict into one bytearray.
+`tests/protocol/test_encode.py` checks it byte-for-byte against kio's writer across APIs and versions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import struct
+import uuid
+from dataclasses import MISSING
+from functools import cache
+from typing import Any, Callable, Mapping
+
+from kio.serial._implicit_defaults import get_tagged_field_default
+from kio.serial._introspect import (
+    EntityField,
+    EntityTupleField,
+    PrimitiveTupleField,
+    classify_field,
+    get_field_tag,
+    get_schema_field_type,
+    is_optional,
+)
+
+Write = Callable[[bytearray, Any], None]
+
+_b = struct.Struct(">b").pack
+_B = struct.Struct(">B").pack
+_h = struct.Struct(">h").pack
+_H = struct.Struct(">H").pack
+_i = struct.Struct(">i").pack
+_I = struct.Struct(">I").pack
+_q = struct.Struct(">q").pack
+_Q = struct.Struct(">Q").pack
+_d = struct.Struct(">d").pack
+_ZERO_UUID = bytes(16)
+
+
+def _uvarint(out: bytearray, value: int) -> None:
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _ms(value: Any) -> int:
+    if isinstance(value, datetime.timedelta):
+        return round(value.total_seconds() * 1000)
+    return int(value)
+
+
+def _epoch_ms(value: Any) -> int:
+    if value is None:
+        return -1
+    if isinstance(value, datetime.datetime):
+        return round(value.timestamp() * 1000)
+    return int(value)
+
+
+def _raw(value: Any) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
+    fixed = {
+        "int8": _b, "int16": _h, "int32": _i, "int64": _q, "uint8": _B, "uint16": _H,
+        "uint32": _I, "uint64": _Q, "float64": _d, "error_code": _h,
+    }
+    if kafka_type in fixed:
+        pack = fixed[kafka_type]
+        if kafka_type == "float64":
+            return lambda out, v: out.extend(pack(float(v)))
+        return lambda out, v: out.extend(pack(v))
+    if kafka_type == "bool":
+        return lambda out, v: out.append(1 if v else 0)
+    if kafka_type == "timedelta_i32":
+        return lambda out, v: out.extend(_i(_ms(v)))
+    if kafka_type == "timedelta_i64":
+        return lambda out, v: out.extend(_q(_ms(v)))
+    if kafka_type == "datetime_i64":
+        return lambda out, v: out.extend(_q(_epoch_ms(v)))
+    if kafka_type == "uuid":
+        return lambda out, v: out.extend(_ZERO_UUID if v is None else (v.bytes if isinstance(v, uuid.UUID) else bytes(v)))
+    if kafka_type in ("string", "bytes", "records"):
+        legacy_len = _h if kafka_type == "string" else _i
+        if flexible:
+            def write_compact(out: bytearray, v: Any) -> None:
+                if v is None:
+                    out.append(0)
+                    return
+                raw = _raw(v)
+                _uvarint(out, len(raw) + 1)
+                out += raw
+
+            return write_compact
+
+        def write_legacy(out: bytearray, v: Any) -> None:
+            if v is None:
+                out.extend(legacy_len(-1))
+                return
+            raw = _raw(v)
+            out.extend(legacy_len(len(raw)))
+            out += raw
+
+        return write_legacy
+    raise TypeError(f"no writer for kafka type {kafka_type!r}")
+
+
+def _array_writer(item: Write, flexible: bool) -> Write:
+    if flexible:
+        def write_compact_array(out: bytearray, items: Any) -> None:
+            if items is None:
+                out.append(0)
+                return
+            _uvarint(out, len(items) + 1)
+            for x in items:
+                item(out, x)
+
+        return write_compact_array
+
+    def write_legacy_array(out: bytearray, items: Any) -> None:
+        if items is None:
+            out.extend(_i(-1))
+            return
+        out.extend(_i(len(items)))
+        for x in items:
+            item(out, x)
+
+    return write_legacy_array
+
+
+class MissingField(KeyError):
+    pass
+
+
+def _getter(data: Any) -> Callable[[str, Any], Any]:
+    if type(data) is dict:
+        return data.get
+    if isinstance(data, Mapping):
+        return data.get
+    return lambda name, default: getattr(data, name, default)
+
+
+def _field_writer(f: dataclasses.Field, flexible: bool, is_tag: bool) -> Write:
+    optional = False if is_tag else is_optional(f)
+    cls = classify_field(f)
+    if isinstance(cls, (EntityField, EntityTupleField)):
+        inner = entity_encoder(cls.type_)
+        if isinstance(cls, EntityField) and optional:
+            def write_nullable_entity(out: bytearray, v: Any, inner: Write = inner) -> None:
+                if v is None:
+                    out.append(0xFF)  # int8 -1: null struct (KIP-893)
+                else:
+                    out.append(1)
+                    inner(out, v)
+
+            inner = write_nullable_entity
+    else:
+        inner = _scalar_writer(get_schema_field_type(f), flexible, optional and not isinstance(cls, PrimitiveTupleField))
+    if cls.is_array:
+        return _array_writer(inner, flexible)
+    return inner
+
+
+@cache
+def entity_encoder(cls: type) -> Write:
+    """A writer for kio entity `cls` that accepts a dict tree (or an instance of any kio class with
+    the same field names)."""
+    flexible = bool(cls.__flexible__)
+    plain: list[tuple[str, Write, Any]] = []
+    tagged: list[tuple[int, str, Write, Any]] = []
+    for f in dataclasses.fields(cls):
+        tag = get_field_tag(f)
+        default = f.default if f.default is not MISSING else MISSING
+        writer = _field_writer(f, flexible, tag is not None)
+        if tag is None:
+            plain.append((f.name, writer, default))
+        else:
+            implicit = get_tagged_field_default(f) if default is MISSING else default
+            tagged.append((tag, f.name, writer, implicit))
+    tagged.sort(key=lambda t: t[0])
+    name = cls.__name__
+
+    def encode(out: bytearray, data: Any) -> None:
+        get = _getter(data)
+        for field_name, writer, default in plain:
+            value = get(field_name, MISSING)
+            if value is MISSING:
+                if default is MISSING:
+                    raise MissingField(f"{name}.{field_name} is required by this version and missing")
+                value = default
+            writer(out, value)
+        if not flexible:
+            return
+        present = []
+        for tag, field_name, writer, default in tagged:
+            value = get(field_name, MISSING)
+            if value is MISSING or value == default:
+                continue
+            present.append((tag, writer, value))
+        _uvarint(out, len(present))
+        for tag, writer, value in present:
+            buf = bytearray()
+            writer(buf, value)
+            _uvarint(out, tag)
+            _uvarint(out, len(buf))
+            out += buf
+
+    return encode
+
+
+def encode_body(cls: type, data: Any) -> bytearray:
+    out = bytearray()
+    entity_encoder(cls)(out, data)
+    return out

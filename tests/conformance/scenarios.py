@@ -1,0 +1,300 @@
+"""Classic consumer-group scenarios, each a short story told to a broker through the raw protocol.
+
+Every scenario is `async def scenario(bootstrap) -> list[Observation]`; run against Apache Kafka its
+transcript is the expected behaviour, run against groupcoord it is the behaviour under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import wraps
+
+from tests.conformance.requests import Api, Protocol
+from tests.conformance.session import RANGE, Session
+from tests.conformance.transcript import Observation
+
+ROUNDROBIN = Protocol("roundrobin")
+STICKY = Protocol("sticky")
+GROUP_MIN_SESSION_TIMEOUT_MS = 6000
+GROUP_MAX_SESSION_TIMEOUT_MS = 1800000
+GHOST_MEMBER = "ghost-member-never-joined"
+COORDINATION = (Api.FIND_COORDINATOR, Api.DESCRIBE_GROUPS)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    apis: tuple[Api, ...]
+    run: Callable[[str], Awaitable[list[Observation]]]
+
+
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(*apis: Api) -> Callable[[Callable[[Session], Awaitable[None]]], Callable[[str], Awaitable[list]]]:
+    """Registers a story written against a Session as a scenario run against a bootstrap address."""
+
+    def register(story: Callable[[Session], Awaitable[None]]) -> Callable[[str], Awaitable[list[Observation]]]:
+        @wraps(story)
+        async def run(bootstrap: str) -> list[Observation]:
+            async with Session(bootstrap) as session:
+                await story(session)
+                return session.transcript.steps
+
+        SCENARIOS[story.__name__] = Scenario(story.__name__, tuple(dict.fromkeys(COORDINATION + apis)), run)
+        return run
+
+    return register
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def member_id_required_then_join(s: Session) -> None:
+    """A v4+ dynamic member is first handed its member id, then joins with it (KIP-394)."""
+    group = await s.group("payments")
+    a = await s.member("A", group)
+    await a.join_once(version=4)
+    await s.describe(group, "DescribeGroups payments after the id-only answer")
+    await a.join_once(version=4)
+    await s.describe(group, "DescribeGroups payments after the join")
+    await a.sync()
+    await s.describe(group, "DescribeGroups payments after the sync")
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def single_member_join_sync_heartbeat(s: Session) -> None:
+    group = await s.group("billing")
+    a = await s.member("A", group)
+    await a.join()
+    await a.sync({a.member_id: b"\x00\x00\x00\x00\x00\x00\x00\x00"})
+    await a.heartbeat()
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def protocol_vote_between_three_members(s: Session) -> None:
+    """The protocol is the candidate every member supports that most members prefer."""
+    group = await s.group("search")
+    a, b, c = [await s.member(label, group) for label in "ABC"]
+    await a.form_group((RANGE, ROUNDROBIN))
+    await b.join_once((ROUNDROBIN, RANGE))
+    pending_b = b.join_in_background((ROUNDROBIN, RANGE))
+    await s.wait_for_members(group, 2)
+    await c.join_once((STICKY, ROUNDROBIN, RANGE))
+    pending_c = c.join_in_background((STICKY, ROUNDROBIN, RANGE))
+    await s.wait_for_members(group, 3)
+    await a.heartbeat(step="A Heartbeat while B and C wait")
+    await a.join((RANGE, ROUNDROBIN), step="A JoinGroup again")
+    await b.joined(pending_b)
+    await c.joined(pending_c)
+    await a.sync()
+    await b.sync()
+    await c.sync()
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def inconsistent_group_protocol(s: Session) -> None:
+    group = await s.group("ledger")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await b.join_once((), step="B JoinGroup with no protocols into an empty group")
+    await a.form_group((RANGE,))
+    await b.join_once((ROUNDROBIN,), step="B JoinGroup with only roundrobin")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def protocol_type_mismatch(s: Session) -> None:
+    group = await s.group("inventory")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group()
+    await b.join_once(protocol_type="connect", step="B JoinGroup as a connect worker")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP)
+async def invalid_session_timeout(s: Session) -> None:
+    group = await s.group("shipping")
+    a = await s.member("A", group)
+    await a.join_once(session_timeout_ms=GROUP_MIN_SESSION_TIMEOUT_MS - 1, step="A JoinGroup below the minimum")
+    await a.join_once(session_timeout_ms=GROUP_MAX_SESSION_TIMEOUT_MS + 1, step="A JoinGroup above the maximum")
+    await a.join_once(session_timeout_ms=GROUP_MIN_SESSION_TIMEOUT_MS - 1, version=4,
+                      step="A JoinGroup v4 below the minimum")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def heartbeat_errors(s: Session) -> None:
+    group = await s.group("alerts")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.heartbeat(step="A Heartbeat before the group exists")
+    await a.form_group()
+    await a.heartbeat(member_id=GHOST_MEMBER, step="Heartbeat from an unknown member")
+    await a.heartbeat(generation=a.generation + 6, step="A Heartbeat with a wrong generation")
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.heartbeat(step="A Heartbeat during the rebalance")
+    await a.join(step="A JoinGroup again")
+    await b.joined(pending_b)
+    await a.heartbeat(step="A Heartbeat before its SyncGroup")
+    await a.sync()
+    await b.sync()
+    await b.heartbeat(step="B Heartbeat in the new generation")
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def sync_group_errors(s: Session) -> None:
+    group = await s.group("reports")
+    a = await s.member("A", group)
+    await a.join()
+    await a.sync(generation=a.generation + 1, step="A SyncGroup with the next generation")
+    await a.sync(member_id=GHOST_MEMBER, step="SyncGroup from an unknown member")
+    await a.sync(step="A SyncGroup")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.LEAVE_GROUP)
+async def last_member_leaves(s: Session) -> None:
+    group = await s.group("audit")
+    a = await s.member("A", group)
+    await a.form_group()
+    await a.leave()
+    await s.describe(group, "DescribeGroups audit right after the leave")
+    await a.heartbeat(step="A Heartbeat after leaving")
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.LEAVE_GROUP)
+async def batch_leave_with_unknown_member(s: Session) -> None:
+    group = await s.group("fraud")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group()
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.join(step="A JoinGroup again")
+    await b.joined(pending_b)
+    await a.sync()
+    await b.sync()
+    await s.leave("LeaveGroup v3 of A and an unknown member", group,
+                  ((a.member_id, None), (GHOST_MEMBER, None)), version=3)
+    await s.describe(group, "DescribeGroups fraud after A left")
+    await b.join(step="B JoinGroup again")
+    await b.sync()
+    await s.describe(group, "DescribeGroups fraud with B alone")
+
+
+@scenario(Api.CREATE_TOPICS, Api.OFFSET_COMMIT, Api.OFFSET_FETCH, Api.LIST_GROUPS)
+async def standalone_offset_commit(s: Session) -> None:
+    """A group with no members (generation -1, empty member id) may still commit, as simple consumers do."""
+    orders = await s.create_topic("orders", 3)
+    group = await s.group("simple")
+    await s.commit_offsets("OffsetCommit standalone", group, {(orders, 0): 10, (orders, 1): 20})
+    await s.fetch_offsets("OffsetFetch all topics", group, None)
+    await s.fetch_offsets("OffsetFetch partitions 0-2", group, {orders: (0, 1, 2)})
+    await s.describe(group)
+    await s.list_groups("ListGroups")
+
+
+@scenario(Api.CREATE_TOPICS, Api.JOIN_GROUP, Api.SYNC_GROUP, Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
+async def offset_commit_generations(s: Session) -> None:
+    orders = await s.create_topic("orders", 1)
+    group = await s.group("stream")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group(((Protocol("range", (orders,))),))
+    await a.commit({(orders, 0): 5}, step="A OffsetCommit in generation 1")
+    await a.commit({(orders, 0): 6}, member_id=GHOST_MEMBER, step="OffsetCommit from an unknown member")
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.commit({(orders, 0): 7}, step="A OffsetCommit during the rebalance")
+    stale = a.generation
+    await a.join(((Protocol("range", (orders,))),), step="A JoinGroup again")
+    await b.joined(pending_b)
+    await a.commit({(orders, 0): 8}, step="A OffsetCommit before SyncGroup")
+    await a.sync()
+    await a.commit({(orders, 0): 9}, generation=stale, step="A OffsetCommit with the stale generation")
+    await a.commit({(orders, 0): 10}, step="A OffsetCommit in generation 2")
+    await s.fetch_offsets("OffsetFetch stream", group, {orders: (0,)})
+
+
+@scenario(Api.CREATE_TOPICS, Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
+async def offset_commit_unknown_topic(s: Session) -> None:
+    orders = await s.create_topic("orders", 2)
+    missing = s.name("topic", "missing")
+    group = await s.group("mixed")
+    await s.commit_offsets("OffsetCommit to a known and an unknown topic", group,
+                           {(orders, 0): 3, (orders, 1): 4, (missing, 0): 5})
+    await s.commit_offsets("OffsetCommit to a partition the topic lacks", group, {(orders, 7): 1})
+    await s.fetch_offsets("OffsetFetch mixed", group, None)
+
+
+@scenario(Api.OFFSET_FETCH)
+async def offset_fetch_unknown_group(s: Session) -> None:
+    group = await s.group("nobody")
+    await s.fetch_offsets("OffsetFetch all topics of an unknown group", group, None)
+    await s.fetch_offsets("OffsetFetch partitions of an unknown group", group, {s.name("topic", "orders"): (0, 1)})
+
+
+@scenario()
+async def describe_unknown_group(s: Session) -> None:
+    group = await s.group("phantom")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.OFFSET_COMMIT, Api.LIST_GROUPS, Api.CREATE_TOPICS)
+async def list_groups_by_state(s: Session) -> None:
+    orders = await s.create_topic("orders", 1)
+    active, simple = await s.group("active"), await s.group("simple")
+    a = await s.member("A", active)
+    await a.form_group()
+    await s.commit_offsets("OffsetCommit standalone", simple, {(orders, 0): 1})
+    await s.list_groups("ListGroups")
+    await s.list_groups("ListGroups Empty only", ("Empty",))
+    await s.list_groups("ListGroups Stable and Dead", ("Stable", "Dead"))
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.LEAVE_GROUP, Api.OFFSET_COMMIT, Api.OFFSET_FETCH,
+          Api.DELETE_GROUPS, Api.CREATE_TOPICS)
+async def delete_groups(s: Session) -> None:
+    orders = await s.create_topic("orders", 1)
+    group, unknown = await s.group("retired"), s.name("group", "unknown")
+    a = await s.member("A", group)
+    await a.form_group()
+    await a.commit({(orders, 0): 42})
+    await s.delete_groups("DeleteGroups of a group with a member and an unknown group", group, unknown)
+    await a.leave()
+    await s.delete_groups("DeleteGroups of the emptied group", group)
+    await s.describe(group, "DescribeGroups retired after deletion")
+    await s.fetch_offsets("OffsetFetch retired after deletion", group, {orders: (0,)})
+    await s.delete_groups("DeleteGroups of the deleted group", group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT, Api.OFFSET_COMMIT, Api.CREATE_TOPICS)
+async def static_member_rejoins_with_new_id(s: Session) -> None:
+    """A restarted static member takes over its instance id; the old member id is fenced (KIP-345)."""
+    orders = await s.create_topic("orders", 1)
+    group = await s.group("static")
+    first = await s.member("A", group, instance_id="instance-a")
+    await first.join()
+    await first.sync({first.member_id: b"\x00\x00\x00\x00\x00\x00\x00\x01"})
+    restarted = await s.member("A-restarted", group, instance_id="instance-a")
+    await restarted.join(step="A-restarted JoinGroup with the same instance id")
+    await first.heartbeat(step="A Heartbeat with the replaced member id")
+    await first.commit({(orders, 0): 1}, step="A OffsetCommit with the replaced member id")
+    await restarted.heartbeat(step="A-restarted Heartbeat")
+    await restarted.sync(step="A-restarted SyncGroup")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.OFFSET_COMMIT, Api.OFFSET_DELETE, Api.OFFSET_FETCH,
+          Api.CREATE_TOPICS)
+async def offset_delete_of_subscribed_topic(s: Session) -> None:
+    orders, refunds = await s.create_topic("orders", 1), await s.create_topic("refunds", 1)
+    group = await s.group("checkout")
+    a = await s.member("A", group)
+    await a.form_group((Protocol("range", (orders,)),))
+    await a.commit({(orders, 0): 11, (refunds, 0): 12})
+    await s.delete_offsets("OffsetDelete of both topics", group, {orders: (0,), refunds: (0,)})
+    await s.fetch_offsets("OffsetFetch checkout", group, {orders: (0,), refunds: (0,)})
+    await s.delete_offsets("OffsetDelete in an unknown group", s.name("group", "unknown"), {orders: (0,)})

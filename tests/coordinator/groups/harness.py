@@ -1,0 +1,233 @@
+"""A deterministic driver for one GroupShard: fake clock, fake topic catalog, a durable log kept as a list.
+
+Each request gets a ``Ticket``; its answer appears once the shard releases it (at
+once, or when a parked JoinGroup/SyncGroup completes). Time only moves through
+``advance``, which fires every timer at its own deadline, in order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from coordinator.config import BrokerConfig
+from coordinator.groups.clock import ManualClock
+from coordinator.groups.effects import Effects
+from coordinator.groups.requests import (
+    CommitPartition,
+    Heartbeat,
+    JoinGroup,
+    LeaveGroup,
+    LeavingMember,
+    OffsetCommit,
+    OffsetDelete,
+    OffsetFetch,
+    SyncGroup,
+)
+from coordinator.groups.shard import GroupShard
+from protocol.consumer_protocol import Subscription, encode_subscription
+from protocol.errors import ErrorCode
+from storage.offsets_records import decode_key, decode_value, encode_key, encode_value
+
+
+def subscription(*topics: str) -> bytes:
+    return encode_subscription(Subscription(topics=tuple(topics)))
+
+
+class FakeTopics:
+    def __init__(self, **partitions: int) -> None:
+        self.partitions = dict(partitions)
+
+    def partition_count(self, topic: str) -> int | None:
+        return self.partitions.get(topic)
+
+
+@dataclass
+class Ticket:
+    harness: "Harness"
+    token: int
+
+    @property
+    def done(self) -> bool:
+        return self.token in self.harness.replies
+
+    @property
+    def response(self) -> dict:
+        assert self.done, "request is still parked"
+        return self.harness.replies[self.token]
+
+    @property
+    def error(self) -> ErrorCode:
+        return self.response["error_code"]
+
+
+@dataclass
+class Recorder:
+    events: list[tuple] = field(default_factory=list)
+
+    def on_state_change(self, group_id, old, new, reason):
+        self.events.append(("state", group_id, old, new))
+
+    def on_member_expired(self, group_id, member_id, reason):
+        self.events.append(("expired", group_id, member_id))
+
+    def on_rebalance(self, group_id, generation, duration_s, reason):
+        self.events.append(("rebalance", group_id, generation))
+
+
+class Harness:
+    def __init__(self, topics: FakeTopics | None = None, **config) -> None:
+        defaults = dict(group_initial_rebalance_delay_ms=3000)
+        defaults.update(config)
+        self.config = BrokerConfig(**defaults)
+        self.clock = ManualClock()
+        self.topics = topics or FakeTopics(orders=3, payments=2)
+        self.observer = Recorder()
+        self._ids = itertools.count(1)
+        self._tokens = itertools.count(1)
+        self.log: list[tuple[bytes, bytes | None]] = []  # the durable __consumer_offsets partition, encoded
+        self.replies: dict[int, dict] = {}
+        self.shard = self.new_shard()
+        self.shard.finish_load(self.now)
+
+    def new_shard(self) -> GroupShard:
+        return GroupShard(
+            7, self.config, topics=self.topics, observer=self.observer, member_id_factory=lambda p: f"{p}-{next(self._ids)}"
+        )
+
+    @property
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    def _apply(self, fx: Effects) -> None:
+        for key, value in fx.records:
+            self.log.append((encode_key(key), encode_value(value)))
+        for token, response in fx.replies:
+            assert token not in self.replies, f"request {token} answered twice"
+            self.replies[token] = response
+
+    def _ticket(self) -> Ticket:
+        return Ticket(self, next(self._tokens))
+
+    # ---------------------------------------------------------------- requests
+
+    def join(self, group: str, member_id: str = "", *, client_id: str = "client", instance: str | None = None,
+             protocols=None, protocol_type: str = "consumer", session: int = 10_000, rebalance: int = 30_000,
+             version: int = 9, reason: str | None = None) -> Ticket:
+        t = self._ticket()
+        req = JoinGroup(
+            group_id=group, member_id=member_id, protocol_type=protocol_type,
+            protocols=tuple(protocols) if protocols is not None else (("range", subscription("orders")),),
+            session_timeout_ms=session, rebalance_timeout_ms=rebalance, group_instance_id=instance,
+            client_id=client_id, client_host="/127.0.0.1", reason=reason, version=version,
+        )
+        self._apply(self.shard.handle_join(req, t.token, self.now))
+        return t
+
+    def join_new(self, group: str, client_id: str = "client", **kw) -> Ticket:
+        """The two-step join of a new dynamic member (v4+): get an id, then join with it."""
+        first = self.join(group, client_id=client_id, **kw)
+        assert first.error == ErrorCode.member_id_required, first.response
+        return self.join(group, first.response["member_id"], client_id=client_id, **kw)
+
+    def sync(self, group: str, member_id: str, generation: int, assignments=(), *, instance: str | None = None,
+             protocol_type: str | None = None, protocol_name: str | None = None) -> Ticket:
+        t = self._ticket()
+        req = SyncGroup(group, generation, member_id, tuple(assignments), instance, protocol_type, protocol_name)
+        self._apply(self.shard.handle_sync(req, t.token, self.now))
+        return t
+
+    def heartbeat(self, group: str, member_id: str, generation: int, instance: str | None = None) -> ErrorCode:
+        t = self._ticket()
+        self._apply(self.shard.handle_heartbeat(Heartbeat(group, generation, member_id, instance), t.token, self.now))
+        return t.error
+
+    def leave(self, group: str, *members: LeavingMember | str, version: int = 5) -> dict:
+        t = self._ticket()
+        identities = tuple(m if isinstance(m, LeavingMember) else LeavingMember(m) for m in members)
+        self._apply(self.shard.handle_leave(LeaveGroup(group, identities, version), t.token, self.now))
+        return t.response
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int], *, generation: int = -1, member_id: str = "",
+               instance: str | None = None, metadata: str = "", retention_ms: int = -1, version: int = 8) -> dict[tuple[str, int], ErrorCode]:
+        t = self._ticket()
+        by_topic: dict[str, list[CommitPartition]] = {}
+        for (topic, partition), offset in offsets.items():
+            by_topic.setdefault(topic, []).append(CommitPartition(partition, offset, 5, metadata))
+        req = OffsetCommit(group, tuple((k, tuple(v)) for k, v in by_topic.items()), generation, member_id, instance, retention_ms, version)
+        self._apply(self.shard.handle_offset_commit(req, t.token, self.now))
+        return {(topic["name"], p["partition_index"]): p["error_code"] for topic in t.response["topics"] for p in topic["partitions"]}
+
+    def fetch(self, group: str, topics=None) -> dict:
+        return self.shard.fetch_offsets(OffsetFetch(group, topics))
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        return self.shard.committed_offsets(group)
+
+    def offset_delete(self, group: str, topics) -> dict:
+        t = self._ticket()
+        self._apply(self.shard.handle_offset_delete(OffsetDelete(group, tuple(topics)), t.token, self.now))
+        return t.response
+
+    def delete_group(self, group: str) -> ErrorCode:
+        t = self._ticket()
+        self._apply(self.shard.handle_delete_group(group, t.token, self.now))
+        return t.error
+
+    def state(self, group: str) -> str:
+        return self.shard.describe_group(group)["group_state"]
+
+    def group(self, group: str):
+        return self.shard.groups[group]
+
+    # ---------------------------------------------------------------- time and restarts
+
+    def advance(self, ms: int) -> None:
+        target = self.now + ms
+        while (deadline := self.shard.next_deadline()) is not None and deadline <= target:
+            self.clock.advance(max(deadline - self.now, 0))
+            self._apply(self.shard.tick(self.now))
+        self.clock.advance(target - self.now)
+
+    def advance_until(self, condition, step_ms: int | None = None, limit_ms: int = 600_000) -> None:
+        step = step_ms or max(self.config.group_initial_rebalance_delay_ms, 1)
+        waited = 0
+        while not condition():
+            assert waited < limit_ms, "condition not reached in time"
+            self.advance(step)
+            waited += step
+
+    def restart(self, log: list[tuple[bytes, bytes | None]] | None = None) -> GroupShard:
+        """A new shard loaded from the durable log only (records decoded from bytes, as at start-up)."""
+        self.shard = self.new_shard()
+        self.shard.begin_load()
+        for key_bytes, value_bytes in (self.log if log is None else log):
+            key = decode_key(key_bytes)
+            self.shard.replay(key, decode_value(key, value_bytes), self.now)
+        self.shard.finish_load(self.now)
+        return self.shard
+
+    # ---------------------------------------------------------------- a whole rebalance
+
+    def form_group(self, group: str, *clients: str, **kw) -> dict[str, str]:
+        """Join the given clients (new members), let the initial delay pass, sync with a trivial assignment.
+
+        Returns client id -> member id.
+        """
+        tickets = {c: self.join_new(group, client_id=c, **kw) for c in clients}
+        self.advance_until(lambda: all(t.done for t in tickets.values()))
+        ids = {c: t.response["member_id"] for c, t in tickets.items()}
+        self.complete_sync(group, tickets)
+        return ids
+
+    def complete_sync(self, group: str, joins: dict[str, Ticket]) -> dict[str, Ticket]:
+        responses = {c: t.response for c, t in joins.items()}
+        assert all(r["error_code"] == ErrorCode.none for r in responses.values()), responses
+        generation = next(iter(responses.values()))["generation_id"]
+        leader = next(r for r in responses.values() if r["members"])
+        assignment = [(m["member_id"], f"assignment-of-{m['member_id']}".encode()) for m in leader["members"]]
+        syncs = {}
+        for c, r in responses.items():
+            is_leader = r["member_id"] == r["leader"]
+            syncs[c] = self.sync(group, r["member_id"], generation, assignment if is_leader else ())
+        return syncs

@@ -1,0 +1,149 @@
+"""The admin CLI against a live broker: groupcoord, and the real Kafka reference when it is available.
+
+Running the same scenario against both is the point: an operator's scripts must not be able to tell them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Iterator
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import OffsetAndMetadata
+
+from coordinator.cli import main
+
+JOIN_DEADLINE_S = 30.0
+MESSAGES_PER_PARTITION = 5
+
+
+def _kafka_reference(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The suite's `kafka_reference` fixture where a conftest exposes it, else the shared reference broker."""
+    try:
+        yield request.getfixturevalue("kafka_reference").bootstrap_servers
+        return
+    except pytest.FixtureLookupError:
+        pass
+    from tests.reference.kafka_broker import SHARED_BROKER
+    from tests.reference.kafka_distribution import ReferenceUnavailable
+
+    try:
+        broker = SHARED_BROKER.acquire()
+    except ReferenceUnavailable as exc:
+        pytest.skip(f"Kafka reference unavailable: {exc}")
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        SHARED_BROKER.release()
+
+
+@pytest.fixture(params=["groupcoord", pytest.param("kafka", marks=pytest.mark.reference)])
+def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "groupcoord":
+        yield request.getfixturevalue("groupcoord_broker").bootstrap_servers
+    else:
+        yield from _kafka_reference(request)
+
+
+def cli(capsys, bootstrap: str, *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, "--bootstrap-server", bootstrap])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def unique(name: str) -> str:
+    """Names unique per test run: the Kafka reference broker is shared between tests."""
+    return f"{name}-{time.monotonic_ns()}"
+
+
+def prepare_topic(capsys, bootstrap: str, topic: str) -> None:
+    code, _, err = cli(capsys, bootstrap, "topics", "create", "--topic", topic, "--partitions", "2")
+    assert code == 0, err
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for i in range(2 * MESSAGES_PER_PARTITION):
+        producer.send(topic, f"v{i}".encode(), partition=i % 2)
+    producer.flush(10)
+    producer.close()
+
+
+def join(bootstrap: str, topic: str, group: str, client_id: str) -> KafkaConsumer:
+    consumer = KafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
+        enable_auto_commit=False, auto_offset_reset="earliest", heartbeat_interval_ms=500, session_timeout_ms=10000,
+    )
+    deadline = time.monotonic() + JOIN_DEADLINE_S
+    while not consumer.assignment():
+        assert time.monotonic() < deadline, "the consumer never got an assignment"
+        consumer.poll(100)
+    return consumer
+
+
+def commit(consumer: KafkaConsumer, topic: str, offsets: dict[int, int]) -> None:
+    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
+
+
+def describe(capsys, bootstrap: str, group: str) -> list[dict]:
+    code, out, err = cli(capsys, bootstrap, "groups", "describe", group, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_describe_shows_the_live_groups_offsets_and_lag(capsys, bootstrap):
+    topic, group = unique("orders"), unique("payments")
+    prepare_topic(capsys, bootstrap, topic)
+    consumer = join(bootstrap, topic, group, "payments-worker")
+    try:
+        commit(consumer, topic, {0: 2, 1: 1})
+        rows = describe(capsys, bootstrap, group)
+        code, out, _ = cli(capsys, bootstrap, "groups", "list", "--state", "Stable", "--json")
+        listed = {g["group"]: g["state"] for g in json.loads(out)}
+    finally:
+        consumer.close()
+    assert [(r["topic"], r["partition"], r["current_offset"], r["log_end_offset"], r["lag"]) for r in rows] == [
+        (topic, 0, 2, MESSAGES_PER_PARTITION, MESSAGES_PER_PARTITION - 2),
+        (topic, 1, 1, MESSAGES_PER_PARTITION, MESSAGES_PER_PARTITION - 1),
+    ]
+    assert {r["client_id"] for r in rows} == {"payments-worker"}
+    assert all(r["consumer_id"].startswith("payments-worker-") for r in rows)
+    assert {r["host"] for r in rows} == {"/127.0.0.1"}
+    assert listed.get(group) == "Stable"
+
+
+def test_offsets_reset_is_refused_while_active_then_planned_and_executed(capsys, bootstrap, tmp_path):
+    topic, group = unique("orders"), unique("payments")
+    prepare_topic(capsys, bootstrap, topic)
+    consumer = join(bootstrap, topic, group, "resetter")
+    try:
+        commit(consumer, topic, {0: 4, 1: 3})
+        code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--topic", topic,
+                           "--to-earliest", "--execute")
+        assert code == 1
+        assert f"Assignments can only be reset if the group '{group}' is inactive" in err
+    finally:
+        consumer.close()  # LeaveGroup: the group becomes Empty at once
+
+    code, out, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--topic", f"{topic}:0",
+                         "--to-earliest")
+    assert code == 0, err
+    assert out.splitlines()[1].split() == [group, topic, "0", "0"]
+    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [4, 3]  # a dry run changes nothing
+
+    exported = tmp_path / "before.csv"
+    assert cli(capsys, bootstrap, "offsets", "export", "--group", group, "--out", str(exported))[0] == 0
+
+    code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--all-topics", "--shift-by", "-10",
+                       "--execute")
+    assert code == 0, err
+    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [0, 0]
+
+    code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--from-file", str(exported),
+                       "--execute")
+    assert code == 0, err
+    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [4, 3]
+
+    code, out, _ = cli(capsys, bootstrap, "groups", "delete", group)
+    assert (code, out) == (0, f"Deletion of requested consumer groups ('{group}') was successful.\n")
+    code, _, _ = cli(capsys, bootstrap, "topics", "delete", "--topic", topic)
+    assert code == 0

@@ -1,0 +1,198 @@
+"""Record batch v2: byte-exact encoding, decoding, CRC and what other clients make of our bytes."""
+
+import struct
+
+import pytest
+from crc32c import crc32c
+from hypothesis import given, settings, strategies as st
+
+from protocol.compression import CompressionType
+from protocol.record_batch import (
+    HEADER_SIZE, CorruptBatchError, Record, decode_records, encode_batch, iter_batches, parse_header,
+    set_base_offset, set_log_append_time, verify_crc,
+)
+
+
+def hand_built_batch() -> bytes:
+    """One record (key b"k", value b"val", header h=1) at offset 16, timestamp 1000, written field by field."""
+    record_body = bytes.fromhex(
+        "00"        # attributes
+        "00"        # timestampDelta 0
+        "00"        # offsetDelta 0
+        "02" "6b"   # keyLength 1, "k"
+        "06" "76616c"  # valueLength 3, "val"
+        "02"        # 1 header
+        "02" "68"   # header key length 1, "h"
+        "02" "31"   # header value length 1, "1"
+    )
+    record = bytes([len(record_body) * 2]) + record_body  # zig-zag length
+    after_crc = (bytes.fromhex("0000" "00000000") + (1000).to_bytes(8, "big") + (1000).to_bytes(8, "big")
+                 + bytes.fromhex("ffffffffffffffff" "ffff" "ffffffff" "00000001") + record)
+    crc = crc32c(after_crc)
+    batch_length = 4 + 1 + 4 + len(after_crc)
+    return ((16).to_bytes(8, "big") + batch_length.to_bytes(4, "big") + bytes.fromhex("ffffffff") + b"\x02"
+            + crc.to_bytes(4, "big") + after_crc)
+
+
+def test_encoder_reproduces_the_hand_built_batch_byte_for_byte():
+    encoded = encode_batch([(b"k", b"val", [("h", b"1")])], base_offset=16, base_timestamp=1000)
+    assert encoded == hand_built_batch()
+
+
+def test_hand_built_batch_decodes_to_its_fields():
+    batch = hand_built_batch()
+    header = parse_header(batch)
+    assert (header.base_offset, header.magic, header.records_count, header.last_offset) == (16, 2, 1, 16)
+    assert header.size == len(batch) and header.base_timestamp == header.max_timestamp == 1000
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (-1, -1, -1)
+    assert verify_crc(batch)
+    assert decode_records(batch) == [Record(16, 1000, b"k", b"val", (("h", b"1"),))]
+
+
+def test_null_keys_values_and_header_values_survive_a_round_trip():
+    batch = encode_batch([(None, None, [("n", None)]), (b"", b"", ())], base_offset=7, timestamps=[5, 9])
+    assert decode_records(batch) == [Record(7, 5, None, None, (("n", None),)), Record(8, 9, b"", b"", ())]
+    header = parse_header(batch)
+    assert (header.base_timestamp, header.max_timestamp, header.last_offset_delta) == (5, 9, 1)
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_compressed_batches_round_trip(codec):
+    records = [(b"key-%d" % i, b"value-%d" % i * 20, [("trace", b"%d" % i)]) for i in range(200)]
+    batch = encode_batch(records, compression=codec, base_timestamp=123)
+    header = parse_header(batch)
+    assert header.compression == codec and header.records_count == 200
+    decoded = decode_records(batch)
+    assert [(r.key, r.value, r.headers) for r in decoded] == [(k, v, tuple(h)) for k, v, h in records]
+    assert [r.offset for r in decoded] == list(range(200))
+
+
+def test_attribute_flags_and_producer_fields_are_kept():
+    batch = encode_batch([(b"k", b"v", ())], producer_id=42, producer_epoch=3, base_sequence=17,
+                         is_transactional=True, timestamp_type=1, partition_leader_epoch=5)
+    header = parse_header(batch)
+    assert header.is_transactional and not header.is_control and header.timestamp_type == 1
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (42, 3, 17)
+    assert header.partition_leader_epoch == 5
+
+
+def test_setting_the_base_offset_keeps_the_crc_valid():
+    batch = bytearray(encode_batch([(b"a", b"1", ()), (b"b", b"2", ())]))
+    set_base_offset(batch, 0, 1_000_000)
+    assert verify_crc(batch)
+    assert [r.offset for r in decode_records(batch)] == [1_000_000, 1_000_001]
+
+
+def test_log_append_time_restamps_and_re_checksums():
+    batch = bytearray(encode_batch([(b"a", b"1", ())], base_timestamp=10))
+    set_log_append_time(batch, 0, 99_999)
+    header = parse_header(batch)
+    assert header.timestamp_type == 1 and header.max_timestamp == 99_999 and verify_crc(batch)
+
+
+def test_iter_batches_walks_back_to_back_batches_with_positions():
+    first = encode_batch([(b"a", b"1", ())], base_offset=0)
+    second = encode_batch([(b"b", b"2", ()), (b"c", b"3", ())], base_offset=1)
+    walked = list(iter_batches(first + second))
+    assert [(pos, h.base_offset, h.records_count) for pos, h in walked] == [(0, 0, 1), (len(first), 1, 2)]
+
+
+def test_a_flipped_bit_is_caught_by_the_crc_with_its_position():
+    good = encode_batch([(b"a", b"1", ())])
+    bad = bytearray(good + good)
+    bad[len(good) + HEADER_SIZE + 3] ^= 0x01
+    assert verify_crc(bad, 0) and not verify_crc(bad, len(good))
+    with pytest.raises(CorruptBatchError) as caught:
+        list(iter_batches(bad))
+    assert caught.value.offset == len(good)
+    assert len(list(iter_batches(bad, verify=False))) == 2
+
+
+def test_truncated_batches_and_wrong_magic_are_refused():
+    good = encode_batch([(b"a", b"1", ())])
+    with pytest.raises(CorruptBatchError, match="cut short"):
+        list(iter_batches(good[:-1]))
+    with pytest.raises(CorruptBatchError, match="header needs"):
+        parse_header(good[:30])
+    legacy = bytearray(good)
+    legacy[16] = 1
+    with pytest.raises(CorruptBatchError, match="magic 1"):
+        parse_header(legacy)
+
+
+def test_records_that_do_not_add_up_to_their_length_are_corrupt():
+    batch = bytearray(encode_batch([(b"abc", b"1", ())], base_timestamp=0))
+    batch[HEADER_SIZE] += 2  # claim a longer record than the batch holds
+    with pytest.raises(CorruptBatchError):
+        decode_records(batch)
+
+
+def test_empty_batch_keeps_its_offset_span():
+    batch = encode_batch([], base_offset=50, last_offset_delta=9, base_timestamp=7, producer_id=4)
+    header = parse_header(batch)
+    assert header.records_count == 0 and header.last_offset == 59 and decode_records(batch) == []
+
+
+def test_kio_reads_our_batches_and_agrees_on_every_field():
+    from kio.records.readers import read_batch
+
+    batch = encode_batch([(b"k1", b"v1", [("h", b"x")]), (None, b"v2", ())], base_offset=100,
+                         timestamps=[1_700_000_000_000, 1_700_000_001_000])
+    parsed, size = read_batch(batch, 0)
+    assert size == len(batch)
+    assert parsed.base_offset == 100 and parsed.last_offset_delta == 1 and parsed.crc == crc32c(batch[21:])
+    assert [(r.offset, r.key, r.value) for r in parsed.records] == [(100, b"k1", b"v1"), (101, None, b"v2")]
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_aiokafka_reads_our_batches_for_every_codec(codec):
+    from aiokafka.record.default_records import _DefaultRecordBatchPy
+
+    batch = encode_batch([(b"k%d" % i, b"v%d" % i, [("h", b"1")]) for i in range(50)], compression=codec,
+                         base_offset=9, base_timestamp=1000)
+    theirs = _DefaultRecordBatchPy(batch)
+    assert theirs.validate_crc()
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in theirs] == [
+        (9 + i, b"k%d" % i, b"v%d" % i, 1000) for i in range(50)]
+
+
+@pytest.mark.parametrize("codec", list(CompressionType))
+def test_we_read_batches_built_by_aiokafka_for_every_codec(codec):
+    from aiokafka.record.default_records import _DefaultRecordBatchBuilderPy
+
+    builder = _DefaultRecordBatchBuilderPy(magic=2, compression_type=codec, is_transactional=0, producer_id=7,
+                                           producer_epoch=1, base_sequence=0, batch_size=1 << 20)
+    for i in range(30):
+        builder.append(i, timestamp=5000 + i, key=b"k%d" % i, value=b"value" * i, headers=[("h", b"%d" % i)])
+    batch = bytes(builder.build())
+    assert verify_crc(batch)
+    records = decode_records(batch)
+    assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in records] == [
+        (i, 5000 + i, b"k%d" % i, b"value" * i, (("h", b"%d" % i),)) for i in range(30)]
+
+
+record_strategy = st.tuples(st.none() | st.binary(max_size=40), st.none() | st.binary(max_size=200),
+                            st.lists(st.tuples(st.text(max_size=8), st.none() | st.binary(max_size=8)),
+                                     max_size=3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(record_strategy, min_size=1, max_size=20), st.sampled_from(list(CompressionType)),
+       st.integers(min_value=0, max_value=2**40))
+def test_any_records_round_trip(records, codec, base_offset):
+    batch = encode_batch(records, compression=codec, base_offset=base_offset, base_timestamp=77)
+    assert verify_crc(batch)
+    decoded = decode_records(batch)
+    assert [(r.key, r.value, r.headers) for r in decoded] == [(k, v, tuple(h)) for k, v, h in records]
+    assert decoded[-1].offset == parse_header(batch).last_offset == base_offset + len(records) - 1
+
+
+def test_header_layout_matches_the_spec_table():
+    batch = encode_batch([(b"k", b"v", ())], base_offset=3, base_timestamp=11, producer_id=9)
+    assert struct.unpack_from(">q", batch, 0)[0] == 3
+    assert struct.unpack_from(">i", batch, 8)[0] == len(batch) - 12
+    assert batch[16] == 2
+    assert struct.unpack_from(">I", batch, 17)[0] == crc32c(batch[21:])
+    assert struct.unpack_from(">q", batch, 27)[0] == 11
+    assert struct.unpack_from(">q", batch, 43)[0] == 9
+    assert struct.unpack_from(">i", batch, 57)[0] == 1

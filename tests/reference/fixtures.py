@@ -1,0 +1,51 @@
+"""pytest fixtures for the real-Kafka reference and for reaching groupcoord from the reference suites.
+
+Both conftests (tests/reference, tests/conformance) import these; the broker behind `kafka_reference` is
+shared process-wide, so it starts at most once per test session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.reference.kafka_broker import SHARED_BROKER
+from tests.reference.kafka_distribution import ReferenceUnavailable
+
+
+@pytest.fixture(scope="session")
+def kafka_reference() -> Iterator[str]:
+    """Bootstrap address of a real Apache Kafka broker; skips where Java, Maven or the download is missing."""
+    try:
+        broker = SHARED_BROKER.acquire()
+    except ReferenceUnavailable as exc:
+        pytest.skip(reason=f"Kafka reference unavailable: {exc}")
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        SHARED_BROKER.release()
+
+
+@pytest.fixture(scope="session")
+def kafka_reference_if_available() -> Iterator[str | None]:
+    """Like kafka_reference, but None instead of a skip, for tests that can fall back to recorded answers."""
+    try:
+        broker = SHARED_BROKER.acquire()
+    except ReferenceUnavailable:
+        yield None
+        return
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        SHARED_BROKER.release()
+
+
+@pytest.fixture
+def groupcoord_bootstrap(request: pytest.FixtureRequest) -> str:
+    """groupcoord's bootstrap address, from the `groupcoord_broker` fixture of coordinator.pytest_plugin."""
+    try:
+        broker = request.getfixturevalue("groupcoord_broker")
+    except pytest.FixtureLookupError:
+        pytest.skip(reason="the groupcoord_broker fixture (coordinator.pytest_plugin) is not available yet")
+    return broker.bootstrap_servers

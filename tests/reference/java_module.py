@@ -1,0 +1,36 @@
+"""Runs the Maven module in tests/java (a stock kafka-clients consumer group) against a bootstrap address."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.reference.kafka_distribution import ReferenceUnavailable, require_tool
+
+JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
+MAVEN_TIMEOUT_S = 600
+
+
+def run_java_consumer_group_test(bootstrap: str) -> subprocess.CompletedProcess:
+    """Offline first (the dependencies are cached after the first run), online only if Maven lacks some."""
+    require_tool("java")
+    mvn = require_tool("mvn")
+    env = {**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}
+
+    def maven(*flags: str) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}"], cwd=JAVA_MODULE,
+                                  env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"the Java consumer-group test did not finish in {MAVEN_TIMEOUT_S} s") from exc
+
+    done = maven("-o")
+    if done.returncode != 0 and "offline" in (done.stdout + done.stderr).lower():
+        done = maven()
+    return done
+
+
+def failure_report(done: subprocess.CompletedProcess) -> str:
+    return f"Java consumer-group test failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-6000:]}"
+

@@ -1,0 +1,147 @@
+"""Appending to and reading from a partition log, across segment rolls and reopenings."""
+
+import os
+import time
+
+import pytest
+
+from protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
+from storage.config import FsyncPolicy
+from storage.errors import LogClosedError
+from tests.storage.conftest import all_records, small_config
+
+
+def batch(i: int, count: int = 3, size: int = 60, ts: int | None = None) -> bytes:
+    return encode_batch([(b"key-%d" % i, b"%d:" % i + b"x" * size, ()) for _ in range(count)],
+                        base_timestamp=ts if ts is not None else 1_000 + i)
+
+
+async def test_appends_get_consecutive_offsets_whatever_the_producer_sent(open_log):
+    log = await open_log()
+    first = await log.append(encode_batch([(b"a", b"1", ())] * 2, base_offset=999))
+    second = await log.append(batch(1) + batch(2))
+    assert (first.base_offset, first.last_offset) == (0, 1)
+    assert (second.base_offset, second.last_offset) == (2, 7)
+    assert log.log_end_offset == log.high_watermark == 8
+    assert [r.offset for r in await all_records(log)] == list(range(8))
+
+
+async def test_round_trip_across_segment_rolls_and_a_reopen(open_log, log_dir):
+    log = await open_log()
+    for i in range(120):
+        await log.append(batch(i))
+    assert len(log.segments) > 5
+    names = sorted(p.name for p in log_dir.glob("*.log"))
+    assert names[0] == "00000000000000000000.log" and all(len(n) == 24 for n in names)
+    expected = [(r.offset, r.value) for r in await all_records(log)]
+    assert [offset for offset, _ in expected] == list(range(360))
+    await log.close()
+    reopened = await open_log()
+    assert reopened.log_end_offset == 360
+    assert [(r.offset, r.value) for r in await all_records(reopened)] == expected
+    for offset in (0, 1, 179, 180, 359):
+        data = await reopened.read(offset, 1)
+        header = parse_header(data)
+        assert header.base_offset <= offset <= header.last_offset
+
+
+async def test_every_offset_reads_back_from_the_batch_holding_it(open_log):
+    log = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
+    for i in range(60):
+        await log.append(batch(i, count=1 + i % 4))
+    for offset in range(log.log_end_offset):
+        data = await log.read(offset, 10_000)
+        first = parse_header(data)
+        assert first.base_offset <= offset <= first.last_offset
+        assert decode_records(data)[offset - first.base_offset].offset == offset
+
+
+async def test_read_respects_max_bytes_and_min_one(open_log):
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    await log.append(encode_batch([(b"big", b"x" * 3000, ())]))
+    for i in range(10):
+        await log.append(batch(i, count=1, size=10))
+    whole = await log.read(0, 100)
+    assert parse_header(whole).records_count == 1 and len(whole) > 3000
+    assert await log.read(0, 100, min_one=False) == b""
+    small = await log.read(1, 300)
+    sizes = [h.size for _, h in iter_batches(small)]
+    assert sum(sizes) <= 300 and len(sizes) >= 2
+    assert await log.read(log.log_end_offset, 1000) == b""
+
+
+async def test_offsets_by_timestamp_use_the_time_index(open_log):
+    log = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
+    for i in range(100):
+        await log.append(encode_batch([(b"k", b"v" * 40, ())] * 2, timestamps=[10_000 + 10 * i, 10_005 + 10 * i]))
+    assert await log.offset_for_timestamp(0) == (0, 10_000)
+    assert await log.offset_for_timestamp(10_005) == (1, 10_005)
+    assert await log.offset_for_timestamp(10_006) == (2, 10_010)
+    assert await log.offset_for_timestamp(10_995) == (199, 10_995)
+    assert await log.offset_for_timestamp(11_000) is None
+    await log.close()
+    reopened = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
+    assert await reopened.offset_for_timestamp(10_506) == (102, 10_510)
+
+
+async def test_listeners_hear_about_each_durable_append(open_log):
+    log = await open_log(fsync=FsyncPolicy.BATCH)
+    seen = []
+    log.add_append_listener(lambda l: seen.append(l.high_watermark))
+    await log.append(batch(1))
+    await log.append(batch(2, count=1))
+    assert seen == [3, 4]
+
+
+async def test_segment_ms_rolls_an_old_active_segment(open_log):
+    log = await open_log(small_config(segment_ms=60_000, segment_bytes=1 << 20))
+    await log.append(batch(1))
+    await log.append(batch(2))
+    assert len(log.segments) == 1
+    log.active_segment.rolling_timestamp = int(time.time() * 1000) - 61_000
+    await log.append(batch(3))
+    assert [s.base_offset for s in log.segments] == [0, 6]
+
+
+async def test_log_append_time_topics_stamp_the_broker_time(open_log):
+    log = await open_log(small_config(message_timestamp_type="LogAppendTime"))
+    before = int(time.time() * 1000)
+    result = await log.append(batch(1, ts=5))
+    assert result.log_append_time >= before and result.max_timestamp == result.log_append_time
+    header = parse_header(await log.read(0, 1000))
+    assert header.timestamp_type == 1 and header.max_timestamp == result.log_append_time
+
+
+async def test_appending_with_own_offsets_must_continue_the_log(open_log):
+    log = await open_log()
+    await log.append(encode_batch([(b"a", b"1", ())], base_offset=5), assign_offsets=False)
+    assert log.log_end_offset == 6
+    with pytest.raises(ValueError, match="below the log end offset"):
+        await log.append(encode_batch([(b"a", b"1", ())], base_offset=3), assign_offsets=False)
+
+
+async def test_replay_starts_at_the_batch_holding_the_start_offset(open_log):
+    log = await open_log()
+    for i in range(10):
+        await log.append(batch(i))
+    replayed = [header.base_offset async for header, _ in log.batches(13)]
+    assert replayed == list(range(12, 30, 3))
+
+
+async def test_truncate_fully_empties_the_log_and_restarts_it(open_log, log_dir):
+    log = await open_log()
+    for i in range(40):
+        await log.append(batch(i))
+    await log.truncate_fully(500)
+    assert (log.log_start_offset, log.log_end_offset) == (500, 500)
+    assert sorted(os.listdir(log_dir)) == ["00000000000000000500.log"]
+    assert (await log.append(batch(1))).base_offset == 500
+
+
+async def test_closed_and_deleted_logs(open_log, log_dir):
+    log = await open_log()
+    await log.append(batch(1))
+    await log.delete()
+    assert not log_dir.exists()
+    with pytest.raises(LogClosedError):
+        await log.append(batch(2))

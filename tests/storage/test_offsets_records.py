@@ -1,0 +1,200 @@
+"""__consumer_offsets records decoded from bytes built by hand from the record schemas, and written as Kafka writes them."""
+
+import struct
+import uuid
+
+import pytest
+
+from storage.offsets_records import (
+    ClassicMemberMetadata,
+    ClassicProtocol,
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupPartitionMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    PartitionRacks,
+    RecordFormatError,
+    TopicMetadata,
+    TopicPartitions,
+    UnknownKey,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+)
+
+
+def i16(n): return struct.pack(">h", n)
+def i32(n): return struct.pack(">i", n)
+def i64(n): return struct.pack(">q", n)
+def s(text): return i16(-1) if text is None else i16(len(text.encode())) + text.encode()
+def b(data): return i32(len(data)) + data
+def cs(text): return bytes([0]) if text is None else bytes([len(text.encode()) + 1]) + text.encode()  # compact string, short
+def cb(data): return bytes([len(data) + 1]) + data
+
+
+OFFSET_KEY = OffsetCommitKey("my-group", "orders", 3)
+OFFSET_KEY_BYTES = i16(1) + s("my-group") + s("orders") + i32(3)
+
+
+def test_offset_commit_key_is_written_as_record_type_1():
+    assert encode_key(OFFSET_KEY) == OFFSET_KEY_BYTES
+    assert decode_key(OFFSET_KEY_BYTES) == OFFSET_KEY
+
+
+def test_legacy_offset_commit_key_type_0_reads_the_same():
+    assert decode_key(i16(0) + s("my-group") + s("orders") + i32(3)) == OFFSET_KEY
+
+
+@pytest.mark.parametrize(
+    "version, body, expected",
+    [
+        (0, i64(42) + s("meta") + i64(1000), OffsetCommitValue(42, -1, "meta", 1000, None)),
+        (1, i64(42) + s("meta") + i64(1000) + i64(5000), OffsetCommitValue(42, -1, "meta", 1000, 5000)),
+        (2, i64(42) + s("meta") + i64(1000), OffsetCommitValue(42, -1, "meta", 1000, None)),
+        (3, i64(42) + i32(7) + s("meta") + i64(1000), OffsetCommitValue(42, 7, "meta", 1000, None)),
+        (4, i64(42) + i32(7) + cs("meta") + i64(1000) + b"\x00", OffsetCommitValue(42, 7, "meta", 1000, None)),
+    ],
+)
+def test_every_offset_commit_value_version_is_readable(version, body, expected):
+    assert decode_value(OFFSET_KEY, i16(version) + body) == expected
+
+
+def test_offset_commit_value_v1_with_no_expiry_reads_as_none():
+    assert decode_value(OFFSET_KEY, i16(1) + i64(1) + s("") + i64(9) + i64(-1)).expire_timestamp is None
+
+
+def test_offset_values_are_written_v3_or_v1_when_an_expiry_is_set():
+    assert encode_value(OffsetCommitValue(42, 7, "meta", 1000)) == i16(3) + i64(42) + i32(7) + s("meta") + i64(1000)
+    assert encode_value(OffsetCommitValue(42, 7, "meta", 1000, 5000)) == i16(1) + i64(42) + s("meta") + i64(1000) + i64(5000)
+
+
+def test_tombstones_stay_none():
+    assert encode_value(None) is None
+    assert decode_value(OFFSET_KEY, None) is None
+
+
+MEMBER = MemberMetadata("m-1", "instance-1", "client", "/10.0.0.1", 30000, 10000, b"sub", b"assign")
+
+
+def _member_bytes(version):
+    out = s("m-1")
+    if version >= 3:
+        out += s("instance-1")
+    out += s("client") + s("/10.0.0.1")
+    if version >= 1:
+        out += i32(30000)
+    return out + i32(10000) + b(b"sub") + b(b"assign")
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_every_non_flexible_group_metadata_value_version_is_readable(version):
+    body = s("consumer") + i32(4) + s("range") + s("m-1")
+    if version >= 2:
+        body += i64(123456)
+    body += i32(1) + _member_bytes(version)
+    value = decode_value(GroupMetadataKey("g"), i16(version) + body)
+    assert value.protocol_type == "consumer" and value.generation == 4 and value.protocol == "range" and value.leader == "m-1"
+    assert value.current_state_timestamp == (123456 if version >= 2 else -1)
+    member = value.members[0]
+    assert member.group_instance_id == ("instance-1" if version >= 3 else None)
+    assert member.rebalance_timeout == (30000 if version >= 1 else -1)
+    assert (member.subscription, member.assignment) == (b"sub", b"assign")
+
+
+def test_flexible_group_metadata_value_v4_is_readable():
+    member = cs("m-1") + cs("instance-1") + cs("client") + cs("/10.0.0.1") + i32(30000) + i32(10000) + cb(b"sub") + cb(b"assign") + b"\x00"
+    body = cs("consumer") + i32(4) + cs(None) + cs(None) + i64(5) + bytes([2]) + member + b"\x00"
+    value = decode_value(GroupMetadataKey("g"), i16(4) + body)
+    assert value == GroupMetadataValue("consumer", 4, None, None, 5, (MEMBER,))
+
+
+def test_group_metadata_is_written_as_v3_and_round_trips():
+    value = GroupMetadataValue("consumer", 4, "range", "m-1", 123456, (MEMBER,))
+    data = encode_value(value)
+    assert data[:2] == i16(3)
+    assert data == i16(3) + s("consumer") + i32(4) + s("range") + s("m-1") + i64(123456) + i32(1) + _member_bytes(3)
+    assert decode_value(GroupMetadataKey("g"), data) == value
+    assert encode_key(GroupMetadataKey("g")) == i16(2) + s("g")
+
+
+def test_empty_group_metadata_has_null_protocol_and_leader():
+    value = GroupMetadataValue("consumer", 2, None, None, 99, ())
+    assert encode_value(value) == i16(3) + s("consumer") + i32(2) + i16(-1) + i16(-1) + i64(99) + i32(0)
+
+
+UID = uuid.UUID("12345678-1234-5678-1234-567812345678")
+
+
+@pytest.mark.parametrize(
+    "key, key_bytes, value",
+    [
+        (ConsumerGroupMetadataKey("g"), i16(3) + s("g"), ConsumerGroupMetadataValue(7)),
+        (
+            ConsumerGroupPartitionMetadataKey("g"),
+            i16(4) + s("g"),
+            ConsumerGroupPartitionMetadataValue((TopicMetadata(UID, "orders", 3, (PartitionRacks(0, ("r1",)),)),)),
+        ),
+        (
+            ConsumerGroupMemberMetadataKey("g", "m"),
+            i16(5) + s("g") + s("m"),
+            ConsumerGroupMemberMetadataValue(
+                "i", None, "c", "h", ("orders",), None, 5000, "uniform",
+                ClassicMemberMetadata(10000, (ClassicProtocol("range", b"x"),)),
+            ),
+        ),
+        (ConsumerGroupTargetAssignmentMetadataKey("g"), i16(6) + s("g"), ConsumerGroupTargetAssignmentMetadataValue(3)),
+        (
+            ConsumerGroupTargetAssignmentMemberKey("g", "m"),
+            i16(7) + s("g") + s("m"),
+            ConsumerGroupTargetAssignmentMemberValue((TopicPartitions(UID, (0, 1)),)),
+        ),
+        (
+            ConsumerGroupCurrentMemberAssignmentKey("g", "m"),
+            i16(8) + s("g") + s("m"),
+            ConsumerGroupCurrentMemberAssignmentValue(4, 3, 0, (TopicPartitions(UID, (2,)),), ()),
+        ),
+    ],
+)
+def test_kip_848_records_round_trip(key, key_bytes, value):
+    assert encode_key(key) == key_bytes
+    assert decode_key(key_bytes) == key
+    assert decode_value(key, encode_value(value)) == value
+
+
+def test_consumer_group_metadata_value_bytes_from_the_schema():
+    assert encode_value(ConsumerGroupMetadataValue(7)) == i16(0) + i32(7) + b"\x00"
+
+
+def test_member_metadata_classic_tag_is_a_tagged_field_and_unknown_tags_are_skipped():
+    key = ConsumerGroupMemberMetadataKey("g", "m")
+    plain = ConsumerGroupMemberMetadataValue("i", None, "c", "h", (), None, -1, None, None)
+    data = encode_value(plain)
+    assert data.endswith(b"\x00")  # no tagged fields
+    with_unknown_tag = data[:-1] + bytes([1, 9, 2]) + b"zz"
+    assert decode_value(key, with_unknown_tag) == plain
+
+
+def test_unknown_record_types_are_reported_not_failed():
+    raw = i16(11) + s("share-group")
+    assert decode_key(raw) == UnknownKey(11, raw)
+
+
+def test_malformed_record_of_a_known_type_fails_loudly():
+    with pytest.raises(RecordFormatError):
+        decode_key(i16(1) + s("my-group") + i16(50))
+    with pytest.raises(RecordFormatError):
+        decode_value(OFFSET_KEY, i16(9) + i64(1))
