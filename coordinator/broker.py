@@ -24,9 +24,17 @@ from typing import Any, Iterator
 
 import structlog
 
+from storage.config import FsyncPolicy, LogConfig
+from storage.log_manager import LogManager
+
 from .cluster import ClusterIdentity, load_or_create_cluster_id
-from .cluster_apis import ClusterApis, InternalTopicsOnly
+from .cluster_apis import ClusterApis
 from .config import BrokerConfig
+from .dataplane import handlers as dataplane_handlers
+from .dataplane.service import DataPlane
+from .groups import handlers as group_handlers
+from .groups.service import GroupCoordinatorService
+from .metrics import BrokerMetrics
 from .server.dispatch import Dispatcher
 from .server.server import KafkaServer
 
@@ -46,6 +54,10 @@ class Broker:
         self._temp_dir: Path | None = None
         self.server: KafkaServer | None = None
         self.dispatcher: Dispatcher | None = None
+        self.metrics: BrokerMetrics | None = None
+        self.log_manager: LogManager | None = None
+        self.dataplane: DataPlane | None = None
+        self.groups: GroupCoordinatorService | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -61,34 +73,72 @@ class Broker:
         return self._temp_dir or self.config.data_path
 
     async def start(self) -> "Broker":
+        """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
+        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does."""
         t0 = time.perf_counter()
         if not self.config.data_dir:
             self._temp_dir = Path(tempfile.mkdtemp(prefix="groupcoord-"))
+            self.config = self.config.replace(data_dir=str(self._temp_dir))
+        cfg = self.config
         data_dir = self.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        cluster_id = load_or_create_cluster_id(data_dir, self.config.node_id, self.config.cluster_id)
+        cluster_id = load_or_create_cluster_id(data_dir, cfg.node_id, cfg.cluster_id)
 
-        self.dispatcher = Dispatcher()
-        # The advertised port may be 0 ("any free port") until the socket is bound; the identity is
-        # built after binding so Metadata and FindCoordinator always name the real port.
-        self.server = KafkaServer(self.config, self.dispatcher)
+        self.metrics = BrokerMetrics()
+        self.dispatcher = Dispatcher(observer=self.metrics)
+        self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics)
         host, port = await self.server.start()
-        adv_host = self.config.advertised_host if self.config.advertised else host
-        adv_port = self.config.advertised_port if self.config.advertised else port
-        identity = ClusterIdentity(self.config.node_id, adv_host, adv_port, cluster_id)
-        ClusterApis(identity, self.dispatcher.registry, InternalTopicsOnly(self.config.offsets_topic_num_partitions)).register(
-            self.dispatcher
-        )
         self.host, self.port = host, port
+        if cfg.listen_port == 0:
+            # From here on every part of the broker (FindCoordinator, Metadata) names the real port.
+            self.config = cfg = cfg.replace(listen=f"{host}:{port}")
+            self.server.config = cfg
+        identity = ClusterIdentity(cfg.node_id, cfg.advertised_host, cfg.advertised_port, cluster_id)
+
+        self.log_manager = LogManager(
+            data_dir,
+            FsyncPolicy(cfg.fsync.value),
+            broker_log_config(cfg),
+            observer=self.metrics,
+            cleaner_backoff_s=cfg.log_cleaner_backoff_ms / 1000,
+            retention_check_interval_s=cfg.log_retention_check_interval_ms / 1000,
+            cleaner_io_bytes_per_second=cfg.log_cleaner_io_max_bytes_per_second,
+        )
+        self.dataplane = DataPlane(cfg, self.log_manager)
+        await self.dataplane.start()
+        self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics)
+        ClusterApis(identity, self.dispatcher.registry, self.dataplane.topics).register(self.dispatcher)
+        dataplane_handlers.register(self.dispatcher, self.dataplane)
+        group_handlers.register(self.dispatcher, self.groups)
+        self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        await self.groups.start()
+        if cfg.log_cleaner_enable:
+            await self.log_manager.start_background()
+        if cfg.metrics_port:
+            self.metrics_port = await self.metrics.start_http(cfg.listen_host, max(cfg.metrics_port, 0))
         self.startup_seconds = time.perf_counter() - t0
         self.started_at = time.time()
-        log.info("broker started", bootstrap=self.bootstrap_servers, data_dir=str(data_dir), seconds=round(self.startup_seconds, 4))
+        log.info("broker started", bootstrap=self.bootstrap_servers, data_dir=str(data_dir),
+                 metrics_port=self.metrics_port or None, seconds=round(self.startup_seconds, 4))
         return self
 
     async def stop(self) -> None:
+        """Stop accepting, let in-flight requests finish, flush and close every log."""
+        if self.dataplane is not None:
+            await self.dataplane.stop()  # parked fetches answer now, so connections drain quickly
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self.groups is not None:
+            await self.groups.stop()
+            self.groups = None
+        if self.log_manager is not None:
+            await self.log_manager.stop()
+            self.log_manager = None
+        if self.metrics_port:
+            await self.metrics.stop_http()
+            self.metrics_port = 0
+        self.dataplane = None
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
@@ -98,6 +148,22 @@ class Broker:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.stop()
+
+
+def broker_log_config(cfg: BrokerConfig) -> LogConfig:
+    """Topic defaults from the broker's log.* settings (a topic's own configs override them)."""
+    return LogConfig.from_topic_configs(
+        {
+            "segment.bytes": str(cfg.log_segment_bytes),
+            "segment.ms": str(cfg.log_roll_ms),
+            "retention.ms": str(cfg.log_retention_ms),
+            "retention.bytes": str(cfg.log_retention_bytes),
+            "index.interval.bytes": str(cfg.log_index_interval_bytes),
+            "delete.retention.ms": str(cfg.log_cleaner_delete_retention_ms),
+            "min.cleanable.dirty.ratio": str(cfg.log_cleaner_min_cleanable_ratio),
+            "max.message.bytes": str(cfg.message_max_bytes),
+        }
+    )
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:

@@ -125,8 +125,10 @@ class Harness:
         return t
 
     def join_new(self, group: str, client_id: str = "client", **kw) -> Ticket:
-        """The two-step join of a new dynamic member (v4+): get an id, then join with it."""
+        """The two-step join of a new dynamic member (v4+): get an id, then join with it; static members join at once."""
         first = self.join(group, client_id=client_id, **kw)
+        if kw.get("instance") is not None:
+            return first
         assert first.error == ErrorCode.member_id_required, first.response
         return self.join(group, first.response["member_id"], client_id=client_id, **kw)
 
@@ -209,12 +211,12 @@ class Harness:
 
     # ---------------------------------------------------------------- a whole rebalance
 
-    def form_group(self, group: str, *clients: str, **kw) -> dict[str, str]:
+    def form_group(self, group: str, *clients: str, static: bool = False, **kw) -> dict[str, str]:
         """Join the given clients (new members), let the initial delay pass, sync with a trivial assignment.
 
-        Returns client id -> member id.
+        Static members get group.instance.id ``instance-<client>``. Returns client id -> member id.
         """
-        tickets = {c: self.join_new(group, client_id=c, **kw) for c in clients}
+        tickets = {c: self.join_new(group, client_id=c, instance=f"instance-{c}" if static else None, **kw) for c in clients}
         self.advance_until(lambda: all(t.done for t in tickets.values()))
         ids = {c: t.response["member_id"] for c, t in tickets.items()}
         self.complete_sync(group, tickets)

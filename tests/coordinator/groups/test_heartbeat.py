@@ -10,12 +10,12 @@ def test_a_stable_member_heartbeats_fine(h):
 
 
 def test_heartbeat_errors(h):
-    ids = h.form_group("g", "a", instance="i-a")
+    ids = h.form_group("g", "a", static=True)
     assert h.heartbeat("", ids["a"], 1) == ErrorCode.invalid_group_id
     assert h.heartbeat("unknown-group", "x", 1) == ErrorCode.unknown_member_id
     assert h.heartbeat("g", "ghost", 1) == ErrorCode.unknown_member_id
     assert h.heartbeat("g", ids["a"], 0) == ErrorCode.illegal_generation
-    assert h.heartbeat("g", "old-incarnation", 1, instance="i-a") == ErrorCode.fenced_instance_id
+    assert h.heartbeat("g", "old-incarnation", 1, instance="instance-a") == ErrorCode.fenced_instance_id
     assert h.heartbeat("g", ids["a"], 1, instance="i-unknown") == ErrorCode.unknown_member_id
     h.shard.begin_load()
     assert h.heartbeat("g", ids["a"], 1) == ErrorCode.coordinator_load_in_progress

@@ -32,7 +32,7 @@ def test_the_leader_leaving_hands_leadership_to_a_member_that_rejoins(h):
 
 
 def test_batch_leave_reports_each_member(h):
-    ids = h.form_group("g", "a", "b", "c", instance=None)
+    ids = h.form_group("g", "a", "b", "c")
     response = h.leave("g", ids["a"], "ghost", LeavingMember("", "unknown-instance"), version=3)
     assert response["error_code"] == ErrorCode.none
     assert [m["error_code"] for m in response["members"]] == [ErrorCode.none, ErrorCode.unknown_member_id, ErrorCode.unknown_member_id]

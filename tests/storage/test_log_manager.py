@@ -1,0 +1,90 @@
+"""A data directory full of partitions: creation, restart, per-topic config, deletion, background work."""
+
+import asyncio
+import json
+import os
+import time
+
+from protocol.record_batch import encode_batch
+from storage.config import FsyncPolicy, LogConfig
+from storage.log_manager import TOPIC_CONFIG_FILE, LogManager
+from tests.storage.conftest import all_records, small_config
+
+
+async def test_partitions_and_their_configs_come_back_after_a_restart(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    compacted = small_config(cleanup_policy="compact")
+    log = await manager.get_or_create("__consumer_offsets", 7, compacted)
+    await log.append(encode_batch([(b"k", b"v", ())]))
+    await manager.get_or_create("orders", 0)
+    stored = json.loads((tmp_path / "__consumer_offsets-7" / TOPIC_CONFIG_FILE).read_text())
+    assert stored["cleanup.policy"] == "compact"
+    await manager.close()
+
+    restarted = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    logs = await restarted.open_existing()
+    assert set(logs) == {("__consumer_offsets", 7), ("orders", 0)}
+    assert logs[("__consumer_offsets", 7)].config == compacted
+    assert logs[("__consumer_offsets", 7)].log_end_offset == 1
+    assert restarted.get("orders", 0) is logs[("orders", 0)] and restarted.get("orders", 1) is None
+    await restarted.close()
+
+
+async def test_concurrent_creation_yields_one_log(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    first, second = await asyncio.gather(manager.get_or_create("t", 0), manager.get_or_create("t", 0))
+    assert first is second
+    await manager.close()
+
+
+async def test_deleting_a_topic_removes_every_partition(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    for partition in range(3):
+        await manager.get_or_create("doomed", partition)
+    await manager.get_or_create("kept", 0)
+    await manager.delete_topic("doomed")
+    assert manager.topics() == {"kept"}
+    assert sorted(os.listdir(tmp_path)) == ["kept-0"]
+    await manager.close()
+
+
+async def test_half_deleted_topics_are_finished_on_startup(tmp_path):
+    leftover = tmp_path / "gone-0.0123abcd-delete"
+    leftover.mkdir(parents=True)
+    (leftover / "00000000000000000000.log").write_bytes(b"")
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    assert await manager.open_existing() == {}
+    assert not leftover.exists()
+    await manager.close()
+
+
+async def test_background_loops_compact_and_expire(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig(), cleaner_backoff_s=0.05,
+                         retention_check_interval_s=0.05)
+    compacted = await manager.get_or_create("state", 0, small_config(cleanup_policy="compact", segment_bytes=1024))
+    expiring = await manager.get_or_create("events", 0, small_config(segment_bytes=1024, retention_ms=60_000))
+    for i in range(60):
+        await compacted.append(encode_batch([(b"same-key", b"v%d" % i + b"x" * 40, ())]))
+        await expiring.append(encode_batch([(b"k", b"x" * 40, ())], base_timestamp=int(time.time() * 1000) - 120_000))
+    await manager.start_background()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (len(await all_records(compacted)) > 2 or expiring.log_start_offset == 0):
+        await asyncio.sleep(0.05)
+    await manager.stop()
+    assert len(await all_records(compacted)) <= 2, "only the latest value (plus the active segment) remains"
+    assert expiring.log_start_offset > 0
+    await manager.close()
+
+
+async def test_clean_now_can_target_one_topic(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    config = small_config(cleanup_policy="compact", segment_bytes=1024)
+    one = await manager.get_or_create("one", 0, config)
+    two = await manager.get_or_create("two", 0, config)
+    for log in (one, two):
+        for i in range(40):
+            await log.append(encode_batch([(b"k", b"v" * 40, ())]))
+    stats = await manager.clean_now("one")
+    assert stats.partitions_cleaned == 1 and stats.segments_cleaned > 0
+    assert len(await all_records(one)) < len(await all_records(two)) == 40
+    await manager.close()
