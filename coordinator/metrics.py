@@ -87,6 +87,11 @@ class BrokerMetrics:
                                           registry=r)
         self.log_fsync = Histogram(f"{PREFIX}_log_fsync_seconds", "Time of one fsync of a log segment",
                                    buckets=DISK_BUCKETS, registry=r)
+        self.cleaner_partitions = Counter(f"{PREFIX}_log_cleaner_partitions", "Partitions compacted by the cleaner",
+                                          registry=r)
+        self.cleaner_bytes = Counter(f"{PREFIX}_log_cleaner_bytes", "Bytes the cleaner read and wrote",
+                                     ["direction"], registry=r)
+        self.cleaner_seconds = Counter(f"{PREFIX}_log_cleaner_seconds", "Time spent compacting", registry=r)
         self.shard_load = Histogram(
             f"{PREFIX}_shard_load_seconds", "Time to replay one __consumer_offsets partition when it is loaded",
             buckets=LOAD_BUCKETS, registry=r,
@@ -147,6 +152,13 @@ class BrokerMetrics:
 
     def on_fsync(self, seconds: float) -> None:
         self.log_fsync.observe(max(seconds, 0.0))
+
+    def on_clean(self, stats: Any) -> None:
+        """One cleaner pass (storage.cleaner.CleanerStats); read defensively so a new stats field never breaks it."""
+        self.cleaner_partitions.inc(getattr(stats, "partitions_cleaned", 0))
+        self.cleaner_bytes.labels(direction="read").inc(getattr(stats, "bytes_read", 0))
+        self.cleaner_bytes.labels(direction="written").inc(getattr(stats, "bytes_written", 0))
+        self.cleaner_seconds.inc(max(getattr(stats, "seconds", 0.0), 0.0))
 
     def on_bytes_in(self, topic: str, n: int) -> None:
         self.bytes_in.labels(topic=topic).inc(n)

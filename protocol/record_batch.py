@@ -192,6 +192,59 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None)
                                 pos) from exc
 
 
+def decode_keys(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> list[tuple[int, bytes | None, bool]]:
+    """(offset, key, is_tombstone) of every record, without building Records.
+
+    The cleaner only needs keys to decide what survives, so it skips values and headers.
+    """
+    if header is None:
+        header = parse_header(buf, pos)
+    data = batch_payload(buf, pos, header)
+    try:
+        return _scan_keys(data, header.records_count, header.base_offset)
+    except (IndexError, ValueError) as exc:
+        raise CorruptBatchError(f"malformed records in batch with base offset {header.base_offset}: {exc}",
+                                pos) from exc
+
+
+def _scan_keys(b: bytes, count: int, base_offset: int) -> list[tuple[int, bytes | None, bool]]:
+    out: list[tuple[int, bytes | None, bool]] = []
+    append = out.append
+    varint = _varint
+    i = 0
+    n = len(b)
+    for _ in range(count):
+        length, i = varint(b, i)
+        record_end = i + length
+        if length < 0 or record_end > n:
+            raise ValueError(f"record length {length} runs past the batch")
+        i += 1  # attributes
+        x = b[i]  # timestampDelta: skipped, usually one byte
+        if x < 0x80:
+            i += 1
+        else:
+            _, i = varint(b, i)
+        x = b[i]
+        if x < 0x80:
+            offset_delta = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            offset_delta, i = varint(b, i)
+        x = b[i]
+        if x < 0x80:
+            key_len = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            key_len, i = varint(b, i)
+        if key_len < 0:
+            key = None
+        else:
+            key = b[i:i + key_len]; i += key_len
+        append((base_offset + offset_delta, key, b[i] == 1))  # zig-zag -1 is the single byte 0x01
+        i = record_end
+    if i != n:
+        raise ValueError(f"{n - i} bytes left over after {count} records")
+    return out
+
+
 def _decode_record_list(b: bytes, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
     records: list[Record] = []
     append = records.append
@@ -215,19 +268,42 @@ def _decode_record_list(b: bytes, count: int, base_offset: int, base_timestamp: 
         if length < 0 or record_end > n:
             raise ValueError(f"record length {length} runs past the batch")
         i += 1  # attributes
-        ts_delta, i = _varint(b, i)
-        offset_delta, i = _varint(b, i)
-        key_len, i = _varint(b, i)
+        # Single-byte varints (|v| < 64) are the common case: decode them inline.
+        x = b[i]
+        if x < 0x80:
+            ts_delta = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            ts_delta, i = _varint(b, i)
+        x = b[i]
+        if x < 0x80:
+            offset_delta = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            offset_delta, i = _varint(b, i)
+        x = b[i]
+        if x < 0x80:
+            key_len = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            key_len, i = _varint(b, i)
         if key_len < 0:
             key = None
         else:
             key = b[i:i + key_len]; i += key_len
-        value_len, i = _varint(b, i)
+        x = b[i]
+        if x < 0x80:
+            value_len = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            value_len, i = _varint(b, i)
         if value_len < 0:
             value = None
         else:
             value = b[i:i + value_len]; i += value_len
-        header_count, i = _varint(b, i)
+        x = b[i]
+        if x == 0:
+            header_count = 0; i += 1
+        else:
+            header_count, i = _varint(b, i)
+        if header_count < 0:
+            raise ValueError(f"negative header count {header_count}")
         if header_count:
             hdrs = []
             for _h in range(header_count):

@@ -20,7 +20,9 @@ from dataclasses import dataclass, fields
 
 import structlog
 
-from protocol.record_batch import HEADER_SIZE, BatchHeader, Record, decode_records, encode_batch, parse_header
+from protocol.record_batch import (
+    HEADER_SIZE, BatchHeader, Record, decode_keys, decode_records, encode_batch, parse_header,
+)
 from storage.log import PartitionLog
 from storage.segment import SCAN_CHUNK, Segment
 from storage.swap import commit_swap, install_swap, write_cleaned
@@ -143,9 +145,9 @@ class LogCleaner:
             for header, batch in segment_batches(segment, self.throttler):
                 if header.is_control:
                     continue
-                for record in decode_records(batch, 0, header):
-                    if record.key is not None:
-                        latest[record.key] = record.offset
+                for offset, key, _ in decode_keys(batch, 0, header):
+                    if key is not None:
+                        latest[key] = offset
         return latest
 
     def _clean_group(self, log: PartitionLog, group: list[Segment], latest: dict[bytes, int],
@@ -171,21 +173,25 @@ class LogCleaner:
                 if header.is_control:
                     yield batch
                     continue
-                records = decode_records(batch, 0, header)
-                stats.records_read += len(records)
-                kept: list[Record] = []
-                for record in records:
-                    if record.key is not None and latest.get(record.key) != record.offset:
+                keys = decode_keys(batch, 0, header)
+                stats.records_read += len(keys)
+                keep: set[int] = set()
+                for offset, key, is_tombstone in keys:
+                    if key is not None and latest.get(key) != offset:
                         continue
-                    if record.value is None and record.key is not None and drop_tombstones:
+                    if is_tombstone and key is not None and drop_tombstones:
                         stats.tombstones_dropped += 1
                         continue
-                    kept.append(record)
-                stats.records_kept += len(kept)
-                if len(kept) == len(records):
+                    keep.add(offset)
+                stats.records_kept += len(keep)
+                if len(keep) == len(keys):
                     yield batch
-                elif kept or header.producer_id >= 0:
+                elif keep:
+                    kept = [r for r in decode_records(batch, 0, header) if r.offset in keep]
                     yield _rebuild(header, kept)
+                elif header.producer_id >= 0:
+                    yield _rebuild(header, [])
+
 
 def _rebuild(header: BatchHeader, kept: list[Record]) -> bytes:
     return encode_batch(kept, base_offset=header.base_offset, base_timestamp=header.base_timestamp,

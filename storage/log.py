@@ -75,8 +75,12 @@ class PartitionLog:
         self._append_lock = asyncio.Lock()
         self.maintenance_lock = asyncio.Lock()
         """Held by the cleaner and retention so they never rewrite and delete the same segment."""
-        self._write_seq = 0
+        self._reserved_seq = 0
+        self._written_seq = 0
         self._synced_seq = 0
+        self._pending: list[_PendingWrite] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
         self._sync_task: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[PartitionLog], None]] = []
         self._closed = False
@@ -197,7 +201,7 @@ class PartitionLog:
         if log_append_time is None and self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
             log_append_time = int(time.time() * 1000)
         async with self._append_lock:
-            self._check_open()
+            self._check_writable()
             next_offset = self.log_end_offset
             for pos, header in headers:
                 if assign_offsets:
@@ -215,15 +219,21 @@ class PartitionLog:
             segment = self.active_segment
             if self._should_roll(segment, len(buf), next_offset - 1):
                 segment = await self._roll(first_offset)
+            # Reserve the bytes and publish the offsets now; the write itself is queued and
+            # coalesced with other appends' writes into one executor hop.
             position = segment.size
-            await self._run(segment.write_at, position, buf)
             segment.size = position + len(buf)
             interval = self.config.index_interval_bytes
             for pos, header in headers:
                 segment.track_batch(position + pos, header, interval)
             self.log_end_offset = next_offset
-            self._write_seq += 1
-            seq = self._write_seq
+            self._reserved_seq += 1
+            seq = self._reserved_seq
+            written = asyncio.get_running_loop().create_future()
+            self._pending.append(_PendingWrite(segment, position, buf, seq, written))
+            if self._writer is None:
+                self._writer = asyncio.create_task(self._drain_writes())
+        await written
         if self.fsync is FsyncPolicy.ALWAYS:
             await self._fsync(segment)
         elif self.fsync is FsyncPolicy.BATCH:
@@ -244,7 +254,45 @@ class PartitionLog:
                 or segment.index_full(self.config.segment_index_bytes)
                 or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET)
 
+    async def _drain_writes(self) -> None:
+        """Write queued appends in order, merging adjacent ones into a single pwrite."""
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                if self._failure is not None:
+                    for item in batch:
+                        _settle(item.done, LogClosedError(f"log {self.name} failed: {self._failure}"))
+                    continue
+                runs: list[tuple[Segment, int, list[bytearray]]] = []
+                for item in batch:
+                    last = runs[-1] if runs else None
+                    if last is not None and last[0] is item.segment and \
+                            last[1] + sum(len(b) for b in last[2]) == item.position:
+                        last[2].append(item.data)
+                    else:
+                        runs.append((item.segment, item.position, [item.data]))
+                try:
+                    await self._run(_write_runs, runs)
+                except BaseException as exc:
+                    self._failure = exc
+                    _log.error("log write failed; log refuses further appends", partition=self.name, error=str(exc))
+                    for item in batch:
+                        _settle(item.done, exc)
+                    continue
+                self._written_seq = batch[-1].seq
+                for item in batch:
+                    _settle(item.done, None)
+        finally:
+            self._writer = None
+
+    async def _settle_writes(self) -> None:
+        """Wait for every queued write (callers hold the append lock, so no new ones arrive)."""
+        writer = self._writer
+        if writer is not None:
+            await asyncio.shield(writer)
+
     async def _roll(self, base_offset: int) -> Segment:
+        await self._settle_writes()
         old = self.active_segment
         durable = self.fsync is not FsyncPolicy.NEVER
 
@@ -282,7 +330,7 @@ class PartitionLog:
             await asyncio.shield(task)
 
     async def _sync_once(self) -> None:
-        target = self._write_seq
+        target = self._written_seq
         try:
             await self._fsync(self.active_segment)
             self._synced_seq = max(self._synced_seq, target)
@@ -316,14 +364,19 @@ class PartitionLog:
         offset = max(offset, self.log_start_offset)
         if offset >= high_watermark:
             return b""
-        segments = self.segments
-        for segment in segments[self.segment_for(offset):]:
-            if segment.base_offset >= high_watermark:
-                break
-            data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark)
-            if data:
-                return data
-        return b""
+        while True:
+            segments = self.segments
+            for segment in segments[self.segment_for(offset):]:
+                if segment.deleted:
+                    break  # replaced by the cleaner or retention meanwhile: look again
+                if segment.base_offset >= high_watermark:
+                    return b""
+                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark)
+                if data:
+                    return data
+            else:
+                return b""
+            offset = max(offset, self.log_start_offset)
 
     async def _read_from(self, segment: Segment, offset: int, max_bytes: int, min_one: bool,
                          high_watermark: int) -> bytes:
@@ -340,20 +393,29 @@ class PartitionLog:
         """(offset, timestamp) of the first record whose timestamp is >= ``ts``."""
         self._check_open()
         high_watermark = self.high_watermark
-        for segment in list(self.segments):
-            if segment.max_timestamp < ts or segment.base_offset >= high_watermark:
-                continue
-            before = segment.time_index.last_offset_before(ts)
-            start = segment.offset_index.lookup(before) if before is not None else 0
-            segment.begin_read()
-            try:
-                found = await asyncio.get_running_loop().run_in_executor(
-                    None, _find_timestamp, segment, ts, start, segment.size, high_watermark,
-                    self.log_start_offset)
-            finally:
-                segment.end_read()
-            if found is not None:
-                return found
+        done: set[int] = set()
+        restart = True
+        while restart:
+            restart = False
+            for segment in list(self.segments):
+                if segment.deleted:
+                    restart = True  # the list changed under us: walk the new one
+                    break
+                if (id(segment) in done or segment.max_timestamp < ts
+                        or segment.base_offset >= high_watermark):
+                    continue
+                before = segment.time_index.last_offset_before(ts)
+                start = segment.offset_index.lookup(before) if before is not None else 0
+                segment.begin_read()
+                try:
+                    found = await asyncio.get_running_loop().run_in_executor(
+                        None, _find_timestamp, segment, ts, start, segment.size, high_watermark,
+                        self.log_start_offset)
+                finally:
+                    segment.end_read()
+                if found is not None:
+                    return found
+                done.add(id(segment))
         return None
 
     async def batches(self, start_offset: int = 0) -> AsyncIterator[tuple[BatchHeader, bytes]]:
@@ -404,6 +466,7 @@ class PartitionLog:
         """Discard every record and restart the log empty at ``new_start_offset``."""
         async with self.maintenance_lock, self._append_lock:
             self._check_open()
+            await self._settle_writes()
             old = self.segments
             for segment in old:
                 segment.mark_deleted()
@@ -414,7 +477,7 @@ class PartitionLog:
 
             self.segments = [await self._run(job)]
             self.log_start_offset = self.log_end_offset = self.high_watermark = new_start_offset
-            self._synced_seq = self._write_seq
+            self._synced_seq = self._written_seq
 
     async def flush(self) -> None:
         await self._fsync(self.active_segment)
@@ -425,6 +488,7 @@ class PartitionLog:
             return
         async with self.maintenance_lock, self._append_lock:
             self._closed = True
+            await self._settle_writes()
             await self._run(self._close_cleanly)
         self._shutdown_executor()
 
@@ -448,6 +512,7 @@ class PartitionLog:
         if not self._closed:
             async with self.maintenance_lock, self._append_lock:
                 self._closed = True
+                await self._settle_writes()
         self._close_files()
         await self._run(shutil.rmtree, self.directory, True)
         self._shutdown_executor()
@@ -460,8 +525,37 @@ class PartitionLog:
         if self._closed:
             raise LogClosedError(f"log {self.name} is closed")
 
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._failure is not None:
+            raise LogClosedError(f"log {self.name} failed on an earlier write: {self._failure}")
+
     async def _run(self, fn: Callable, *args: object):
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+
+@dataclass(slots=True)
+class _PendingWrite:
+    segment: Segment
+    position: int
+    data: bytearray
+    seq: int
+    done: asyncio.Future[None]
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    """Complete a write's future unless its append was cancelled meanwhile (the bytes stay written)."""
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+def _write_runs(runs: list[tuple[Segment, int, list[bytearray]]]) -> None:
+    for segment, position, buffers in runs:
+        segment.write_at(position, buffers[0] if len(buffers) == 1 else b"".join(buffers))
 
 
 def _delete_segment_files(segments: list[Segment], directory: Path) -> None:
@@ -510,6 +604,8 @@ def _locate(segment: Segment, offset: int, start: int, limit: int) -> int | None
             if header.base_offset + header.last_offset_delta >= offset:
                 return pos + rel
             rel += header.size
+        if rel == 0:
+            return None  # past the written bytes
         pos += rel
     return None
 
@@ -518,7 +614,10 @@ def _find_timestamp(segment: Segment, ts: int, start: int, limit: int, high_wate
                     log_start_offset: int) -> tuple[int, int] | None:
     pos = start
     while pos + HEADER_SIZE <= limit:
-        header = parse_header(segment.read(pos, HEADER_SIZE))
+        head = segment.read(pos, HEADER_SIZE)
+        if len(head) < HEADER_SIZE:
+            return None  # past the written bytes
+        header = parse_header(head)
         if header.base_offset >= high_watermark:
             return None
         if not header.is_control and header.max_timestamp >= ts and header.base_offset + header.last_offset_delta >= log_start_offset:

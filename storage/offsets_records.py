@@ -544,6 +544,14 @@ def decode_value(key: AnyKey, value: bytes | None) -> AnyValue | None:
     return decoded
 
 
+def decode_record(key: bytes, value: bytes | None) -> tuple[AnyKey | UnknownKey, AnyValue | None]:
+    """Key and value of one log record; the value of an unknown record type is not interpreted (None)."""
+    decoded = decode_key(key)
+    if isinstance(decoded, UnknownKey):
+        return decoded, None
+    return decoded, decode_value(decoded, value)
+
+
 def encode_key(key: AnyKey) -> bytes:
     record_type = record_type_of(key)
     out = bytearray(_INT["int16"].pack(record_type))

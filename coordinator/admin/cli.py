@@ -31,6 +31,9 @@ def run_command(command: Command, args: argparse.Namespace, out: TextIO | None =
     except KeyboardInterrupt:
         err.write("Error: interrupted\n")
         return EXIT_ERROR
+    except Exception as exc:  # a broker answer we could not handle: still one line and exit 1, not a traceback
+        err.write(f"Error: unexpected {type(exc).__name__}: {exc}\n")
+        return EXIT_ERROR
     return EXIT_OK
 
 
@@ -45,7 +48,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_text: str) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help_text, description=help_text)
     _common(parser)
-    parser.set_defaults(func=lambda ns: run_command(command, ns))
+    # `admin_command` lets embedders and tests run the command with their own output streams.
+    parser.set_defaults(func=lambda ns: run_command(command, ns), admin_command=command)
     return parser
 
 

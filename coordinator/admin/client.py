@@ -177,6 +177,10 @@ class BrokerConnection:
             raise
         return conn
 
+    @property
+    def is_open(self) -> bool:
+        return self._writer is not None
+
     async def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
@@ -314,7 +318,7 @@ class AdminClient:
         errors = []
         for candidate in candidates:
             conn = self._connections.get(candidate)
-            if conn is not None and conn._writer is not None:
+            if conn is not None and conn.is_open:
                 return conn
             try:
                 conn = await BrokerConnection.open(*candidate, client_id=self.client_id, timeout=self.timeout)

@@ -50,7 +50,7 @@ async def groups_describe(args: argparse.Namespace, out: TextIO) -> None:
             rows = None
         else:
             group, rows = await ops.describe_lag(client, args.group)
-    if group.state == "Dead":
+    if group.state == ops.DEAD_STATE:
         raise AdminError(f"Consumer group '{args.group}' does not exist.")
     if args.json:
         if args.state:

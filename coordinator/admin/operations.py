@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Mapping
 
+from kio.schema.errors import ErrorCode
+
 from .assignment import decode_assignment
 from .client import AdminClient, AdminError, ApiKey, KafkaApiError, TopicMetadata, check_error
 from .lag import lag_rows
@@ -25,6 +27,7 @@ from .model import (
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 CONSUMER_PROTOCOL = "consumer"
+DEAD_STATE = "Dead"
 
 
 async def list_groups(client: AdminClient, states: Iterable[str] = ()) -> list[GroupListing]:
@@ -50,6 +53,9 @@ async def describe_group(client: AdminClient, group_id: str) -> GroupDescription
     (described,) = [g for g in response.groups if g.group_id == group_id] or [None]
     if described is None:
         raise AdminError(f"DescribeGroups did not answer for group {group_id!r}")
+    if int(described.error_code) == ErrorCode.group_id_not_found:
+        # DescribeGroups v6+ reports an unknown group as an error; older versions as state Dead. One answer here.
+        return GroupDescription(group_id, DEAD_STATE, "", "")
     check_error(described.error_code, f"DescribeGroups for {group_id!r}", getattr(described, "error_message", None))
     is_consumer = described.protocol_type in (CONSUMER_PROTOCOL, "")
     members = tuple(

@@ -43,6 +43,8 @@ class ProducerStates:
     def __init__(self) -> None:
         self._states: dict[tuple[str, int], PartitionProducerState] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.pending: dict[tuple[str, int, int, int], asyncio.Future] = {}
+        """Appends admitted but not yet durable, by (topic, partition, producer id, first sequence)."""
 
     def lock(self, topic: str, partition: int) -> asyncio.Lock:
         return self._locks[(topic, partition)]
@@ -127,25 +129,51 @@ class ProduceService:
                                     f"The request included message batch larger than the configured segment "
                                     f"size on the server: {checked.header.size}")
         header = checked.header
+        append_time = None
+        if topic.log_config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+            append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
+        key = (topic_name, index, header.producer_id, header.base_sequence)
         async with self._states.lock(topic_name, index):
             state = await self._states.state_for(log)
             verdict = state.check(header.producer_id, header.producer_epoch, header.base_sequence,
                                   header.records_count)
-            if verdict.verdict is SequenceVerdict.DUPLICATE:
-                original = verdict.duplicate_of
-                return {"index": index, "error_code": ErrorCode.none, "base_offset": original.first_offset,
-                        "log_append_time": -1, "log_start_offset": log.log_start_offset,
-                        "record_errors": [], "error_message": None}
             if verdict.verdict is SequenceVerdict.INVALID_PRODUCER_EPOCH:
                 return _partition_error(index, ErrorCode.invalid_producer_epoch, verdict.message)
             if verdict.verdict is SequenceVerdict.OUT_OF_ORDER_SEQUENCE:
                 return _partition_error(index, ErrorCode.out_of_order_sequence_number, verdict.message)
-            append_time = None
-            if topic.log_config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                append_time = self._clock.wall_ms()      # the storage engine stamps the batch with it
-            result = await log.append(checked.data, log_append_time=append_time)
-            state.record(header.producer_id, header.producer_epoch, header.base_sequence, header.records_count,
-                         result.base_offset, result.last_offset, header.max_timestamp)
+            if verdict.verdict is SequenceVerdict.APPEND:
+                # Admit the batch now and let the storage engine queue its write in this order; the lock
+                # is not held while the append waits to become durable, so concurrent appends share one
+                # fsync (group commit).
+                state.record(header.producer_id, header.producer_epoch, header.base_sequence,
+                             header.records_count, -1, -1, header.max_timestamp)
+                append = asyncio.ensure_future(log.append(checked.data, log_append_time=append_time))
+                if header.producer_id >= 0:
+                    self._states.pending[key] = append
+        if verdict.verdict is SequenceVerdict.DUPLICATE:
+            return await self._duplicate(index, log, verdict.duplicate_of, self._states.pending.get(key))
+        try:
+            result = await append
+        except Exception as exc:  # the write failed: let the producer's retry be appended
+            state.discard(header.producer_id, header.base_sequence)
+            return _partition_error(index, ErrorCode.kafka_storage_error, f"append failed: {exc}")
+        finally:
+            if self._states.pending.get(key) is append:
+                del self._states.pending[key]
+        state.settle(header.producer_id, header.base_sequence, result.base_offset, result.last_offset)
         return {"index": index, "error_code": ErrorCode.none, "base_offset": result.base_offset,
                 "log_append_time": result.log_append_time,
                 "log_start_offset": log.log_start_offset, "record_errors": [], "error_message": None}
+
+    @staticmethod
+    async def _duplicate(index: int, log: Any, original: Any, pending: asyncio.Future | None) -> dict:
+        """A retry of a batch already admitted: answer with the offset the original got (once durable)."""
+        base_offset = original.first_offset
+        if pending is not None:
+            try:
+                base_offset = (await asyncio.shield(pending)).base_offset
+            except Exception as exc:
+                return _partition_error(index, ErrorCode.kafka_storage_error, f"append failed: {exc}")
+        return {"index": index, "error_code": ErrorCode.none, "base_offset": base_offset,
+                "log_append_time": -1, "log_start_offset": log.log_start_offset,
+                "record_errors": [], "error_message": None}

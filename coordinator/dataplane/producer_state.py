@@ -29,9 +29,10 @@ def in_sequence(last_seq: int, next_seq: int) -> bool:
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BatchSequence:
-    """Where one appended batch of a producer landed: its sequence range and its offsets."""
+    """Where one appended batch of a producer landed: its sequence range and its offsets (-1 until the
+    append that was admitted with this range has completed, see ``settle``)."""
     first_seq: int
     last_seq: int
     first_offset: int
@@ -133,6 +134,25 @@ class PartitionProducerState:
             return
         current.batches.append(BatchSequence(
             first_seq, increment_sequence(first_seq, record_count - 1), first_offset, last_offset, timestamp))
+
+    def settle(self, producer_id: int, first_seq: int, first_offset: int, last_offset: int) -> None:
+        """Fill in the offsets of a batch recorded before its append completed."""
+        batch = self._find(producer_id, first_seq)
+        if batch is not None:
+            batch.first_offset, batch.last_offset = first_offset, last_offset
+
+    def discard(self, producer_id: int, first_seq: int) -> None:
+        """Forget a recorded batch whose append failed, so that the producer's retry is appended."""
+        entry = self._producers.get(producer_id)
+        batch = self._find(producer_id, first_seq)
+        if entry is not None and batch is not None:
+            entry.batches.remove(batch)
+
+    def _find(self, producer_id: int, first_seq: int) -> BatchSequence | None:
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            return None
+        return next((b for b in reversed(entry.batches) if b.first_seq == first_seq), None)
 
     def forget(self, producer_id: int) -> None:
         self._producers.pop(producer_id, None)

@@ -102,6 +102,8 @@ class TopicCatalog:
         return self._by_id.get(topic_id)
 
     def names(self) -> list[str]:
+        for name in self._log_manager.topics() - self._topics.keys():
+            self._adopt(name)
         return sorted(self._topics)
 
     def partition_count(self, name: str) -> int | None:

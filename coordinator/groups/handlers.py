@@ -44,6 +44,7 @@ API_VERSIONS: dict[int, tuple[str, int, int]] = {
 KEY_TYPE_GROUP = 0
 FIND_COORDINATOR_BATCH_VERSION = 4
 OFFSET_FETCH_MULTI_GROUP_VERSION = 8
+JOIN_NULLABLE_PROTOCOL_VERSION = 7
 
 
 def _ms(value: Any) -> int:
@@ -156,7 +157,10 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
         return {"throttle_time": 0, **single}
 
     async def join_group(ctx: Any, r: Any) -> dict:
-        return await service.join_group(join_request(ctx, r))
+        response = await service.join_group(join_request(ctx, r))
+        if ctx.api_version < JOIN_NULLABLE_PROTOCOL_VERSION and response["protocol_name"] is None:
+            response = {**response, "protocol_name": ""}  # not nullable before v7: Kafka sends ""
+        return response
 
     async def sync_group(ctx: Any, r: Any) -> dict:
         return await service.sync_group(sync_request(ctx, r))

@@ -36,7 +36,7 @@ from coordinator.groups.views import GroupView, group_view
 from protocol.errors import ErrorCode
 from protocol.record_batch import decode_records, encode_batch
 from storage.config import CleanupPolicy, LogConfig
-from storage.offsets_records import UnknownKey, decode_key, decode_value, encode_key, encode_value
+from storage.offsets_records import decode_record, encode_key, encode_value
 
 OFFSETS_TOPIC = "__consumer_offsets"
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
@@ -154,9 +154,7 @@ class GroupCoordinatorService:
             for record in decode_records(raw, 0, header):
                 if record.key is None:
                     continue
-                key = decode_key(record.key)
-                value = None if isinstance(key, UnknownKey) else decode_value(key, record.value)
-                shard.replay(key, value, now)
+                shard.replay(*decode_record(record.key, record.value), now)
                 count += 1
         shard.finish_load(self.clock.now_ms())
         seconds = time.perf_counter() - started

@@ -110,6 +110,18 @@ def test_offsets_storage_and_traffic_counters():
     assert s[("groupcoord_bytes_out_total", (("topic", "orders"),))] == 1500
 
 
+def test_a_cleaner_pass_is_counted_from_its_stats():
+    from storage.cleaner import CleanerStats
+
+    m = BrokerMetrics()
+    m.on_clean(CleanerStats(partitions_cleaned=2, bytes_read=4096, bytes_written=1024, seconds=0.5))
+    s = samples(m)
+    assert s[("groupcoord_log_cleaner_partitions_total", ())] == 2
+    assert s[("groupcoord_log_cleaner_bytes_total", (("direction", "read"),))] == 4096
+    assert s[("groupcoord_log_cleaner_bytes_total", (("direction", "written"),))] == 1024
+    assert s[("groupcoord_log_cleaner_seconds_total", ())] == 0.5
+
+
 def test_group_states_members_and_lag_are_read_at_scrape_time():
     groups = FakeGroups(
         groups=[FakeGroup("a", GroupState.STABLE, ["m1", "m2"]), FakeGroup("b", "Empty")],

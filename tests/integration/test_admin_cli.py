@@ -5,6 +5,7 @@ Running the same scenario against both is the point: an operator's scripts must 
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from typing import Iterator
@@ -13,7 +14,8 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from coordinator.cli import main
+from coordinator.admin.cli import run_command
+from coordinator.cli import build_parser
 
 JOIN_DEADLINE_S = 30.0
 MESSAGES_PER_PARTITION = 5
@@ -47,10 +49,13 @@ def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
         yield from _kafka_reference(request)
 
 
-def cli(capsys, bootstrap: str, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--bootstrap-server", bootstrap])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def cli(bootstrap: str, *argv: str) -> tuple[int, str, str]:
+    """Run `groupcoord <argv>` through the real parser, with the command's own output kept apart from the
+    embedded broker's log lines (which share the process's stdout)."""
+    ns = build_parser().parse_args([*argv, "--bootstrap-server", bootstrap])
+    out, err = io.StringIO(), io.StringIO()
+    code = run_command(ns.admin_command, ns, out, err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def unique(name: str) -> str:
@@ -58,8 +63,8 @@ def unique(name: str) -> str:
     return f"{name}-{time.monotonic_ns()}"
 
 
-def prepare_topic(capsys, bootstrap: str, topic: str) -> None:
-    code, _, err = cli(capsys, bootstrap, "topics", "create", "--topic", topic, "--partitions", "2")
+def prepare_topic(bootstrap: str, topic: str) -> None:
+    code, _, err = cli(bootstrap, "topics", "create", "--topic", topic, "--partitions", "2")
     assert code == 0, err
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     for i in range(2 * MESSAGES_PER_PARTITION):
@@ -84,20 +89,20 @@ def commit(consumer: KafkaConsumer, topic: str, offsets: dict[int, int]) -> None
     consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
 
 
-def describe(capsys, bootstrap: str, group: str) -> list[dict]:
-    code, out, err = cli(capsys, bootstrap, "groups", "describe", group, "--json")
+def describe(bootstrap: str, group: str) -> list[dict]:
+    code, out, err = cli(bootstrap, "groups", "describe", group, "--json")
     assert code == 0, err
     return json.loads(out)
 
 
-def test_describe_shows_the_live_groups_offsets_and_lag(capsys, bootstrap):
+def test_describe_shows_the_live_groups_offsets_and_lag(bootstrap):
     topic, group = unique("orders"), unique("payments")
-    prepare_topic(capsys, bootstrap, topic)
+    prepare_topic(bootstrap, topic)
     consumer = join(bootstrap, topic, group, "payments-worker")
     try:
         commit(consumer, topic, {0: 2, 1: 1})
-        rows = describe(capsys, bootstrap, group)
-        code, out, _ = cli(capsys, bootstrap, "groups", "list", "--state", "Stable", "--json")
+        rows = describe(bootstrap, group)
+        code, out, _ = cli(bootstrap, "groups", "list", "--state", "Stable", "--json")
         listed = {g["group"]: g["state"] for g in json.loads(out)}
     finally:
         consumer.close()
@@ -109,41 +114,42 @@ def test_describe_shows_the_live_groups_offsets_and_lag(capsys, bootstrap):
     assert all(r["consumer_id"].startswith("payments-worker-") for r in rows)
     assert {r["host"] for r in rows} == {"/127.0.0.1"}
     assert listed.get(group) == "Stable"
+    assert cli(bootstrap, "groups", "describe", unique("nobody"))[0] == 1
 
 
-def test_offsets_reset_is_refused_while_active_then_planned_and_executed(capsys, bootstrap, tmp_path):
+def test_offsets_reset_is_refused_while_active_then_planned_and_executed(bootstrap, tmp_path):
     topic, group = unique("orders"), unique("payments")
-    prepare_topic(capsys, bootstrap, topic)
+    prepare_topic(bootstrap, topic)
     consumer = join(bootstrap, topic, group, "resetter")
     try:
         commit(consumer, topic, {0: 4, 1: 3})
-        code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--topic", topic,
+        code, _, err = cli(bootstrap, "offsets", "reset", "--group", group, "--topic", topic,
                            "--to-earliest", "--execute")
         assert code == 1
         assert f"Assignments can only be reset if the group '{group}' is inactive" in err
     finally:
         consumer.close()  # LeaveGroup: the group becomes Empty at once
 
-    code, out, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--topic", f"{topic}:0",
+    code, out, err = cli(bootstrap, "offsets", "reset", "--group", group, "--topic", f"{topic}:0",
                          "--to-earliest")
     assert code == 0, err
     assert out.splitlines()[1].split() == [group, topic, "0", "0"]
-    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [4, 3]  # a dry run changes nothing
+    assert [r["current_offset"] for r in describe(bootstrap, group)] == [4, 3]  # a dry run changes nothing
 
     exported = tmp_path / "before.csv"
-    assert cli(capsys, bootstrap, "offsets", "export", "--group", group, "--out", str(exported))[0] == 0
+    assert cli(bootstrap, "offsets", "export", "--group", group, "--out", str(exported))[0] == 0
 
-    code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--all-topics", "--shift-by", "-10",
+    code, _, err = cli(bootstrap, "offsets", "reset", "--group", group, "--all-topics", "--shift-by", "-10",
                        "--execute")
     assert code == 0, err
-    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [0, 0]
+    assert [r["current_offset"] for r in describe(bootstrap, group)] == [0, 0]
 
-    code, _, err = cli(capsys, bootstrap, "offsets", "reset", "--group", group, "--from-file", str(exported),
+    code, _, err = cli(bootstrap, "offsets", "reset", "--group", group, "--from-file", str(exported),
                        "--execute")
     assert code == 0, err
-    assert [r["current_offset"] for r in describe(capsys, bootstrap, group)] == [4, 3]
+    assert [r["current_offset"] for r in describe(bootstrap, group)] == [4, 3]
 
-    code, out, _ = cli(capsys, bootstrap, "groups", "delete", group)
+    code, out, _ = cli(bootstrap, "groups", "delete", group)
     assert (code, out) == (0, f"Deletion of requested consumer groups ('{group}') was successful.\n")
-    code, _, _ = cli(capsys, bootstrap, "topics", "delete", "--topic", topic)
+    code, _, _ = cli(bootstrap, "topics", "delete", "--topic", topic)
     assert code == 0

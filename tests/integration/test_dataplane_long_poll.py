@@ -44,7 +44,7 @@ def make_topic(bootstrap):
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     producer.send(topic, b"first").get(timeout=30)
     producer.close()
-    return topic, producer
+    return topic
 
 
 def connect(bootstrap):
@@ -53,7 +53,7 @@ def connect(bootstrap):
 
 
 def test_an_idle_fetch_waits_max_wait_ms_without_spinning(groupcoord_broker):
-    topic, _ = make_topic(groupcoord_broker.bootstrap_servers)
+    topic = make_topic(groupcoord_broker.bootstrap_servers)
     with connect(groupcoord_broker.bootstrap_servers) as sock:
         wall0, cpu0 = time.monotonic(), time.process_time()
         sock.sendall(fetch_frame(topic, 1, max_wait_ms=1500))
@@ -65,7 +65,7 @@ def test_an_idle_fetch_waits_max_wait_ms_without_spinning(groupcoord_broker):
 
 def test_an_append_answers_a_parked_fetch_at_once(groupcoord_broker):
     bootstrap = groupcoord_broker.bootstrap_servers
-    topic, _ = make_topic(bootstrap)
+    topic = make_topic(bootstrap)
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     try:
         producer.partitions_for(topic)

@@ -196,3 +196,12 @@ def test_header_layout_matches_the_spec_table():
     assert struct.unpack_from(">q", batch, 27)[0] == 11
     assert struct.unpack_from(">q", batch, 43)[0] == 9
     assert struct.unpack_from(">i", batch, 57)[0] == 1
+
+
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD])
+def test_key_scan_agrees_with_full_decoding(codec):
+    from protocol.record_batch import decode_keys
+
+    batch = encode_batch([(b"a", b"1", [("h", b"x")]), (None, b"2", ()), (b"c", None, ())], base_offset=40,
+                         compression=codec)
+    assert decode_keys(batch) == [(40, b"a", False), (41, None, False), (42, b"c", True)]

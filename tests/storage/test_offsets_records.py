@@ -198,3 +198,11 @@ def test_malformed_record_of_a_known_type_fails_loudly():
         decode_key(i16(1) + s("my-group") + i16(50))
     with pytest.raises(RecordFormatError):
         decode_value(OFFSET_KEY, i16(9) + i64(1))
+
+
+def test_decode_record_leaves_values_of_unknown_types_uninterpreted():
+    from storage.offsets_records import decode_record
+
+    assert decode_record(OFFSET_KEY_BYTES, None) == (OFFSET_KEY, None)
+    key, value = decode_record(i16(12) + s("x"), b"\x00\x00garbage")
+    assert isinstance(key, UnknownKey) and value is None

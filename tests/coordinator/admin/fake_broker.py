@@ -180,8 +180,8 @@ class FakeBroker:
         groups = []
         for group_id in request.groups:
             grp = self.cluster.groups.get(group_id)
-            if grp is None:
-                groups.append({"error_code": 0, "group_id": group_id, "group_state": "Dead"})
+            if grp is None:  # v6+ names the error; older versions answer with state Dead
+                groups.append({"error_code": 69 if version >= 6 else 0, "group_id": group_id, "group_state": "Dead"})
                 continue
             groups.append({
                 "error_code": 0, "group_id": group_id, "group_state": grp.state, "protocol_type": "consumer",

@@ -10,7 +10,7 @@ import pytest
 
 from coordinator.admin.cli import add_admin_commands
 
-from .fake_broker import FakeBroker, FakeCluster, FakeGroup, FakeMember
+from .fake_broker import DEFAULT_RANGES, FakeBroker, FakeCluster, FakeGroup, FakeMember
 
 
 def parser() -> argparse.ArgumentParser:
@@ -59,6 +59,14 @@ async def test_describe_of_an_unknown_group_fails_with_exit_1(capsys):
         code, out, err = await run(broker, capsys, "groups", "describe", "nobody")
     assert (code, out) == (1, "")
     assert err == "Error: Consumer group 'nobody' does not exist.\n"
+
+
+async def test_unknown_group_reads_the_same_whether_the_broker_says_dead_or_group_id_not_found(capsys):
+    ranges = {**DEFAULT_RANGES, 15: (0, 6)}
+    async with FakeBroker(payments_cluster(), ranges=ranges) as broker:
+        code, _, err = await run(broker, capsys, "groups", "describe", "nobody")
+    assert (code, err) == (1, "Error: Consumer group 'nobody' does not exist.\n")
+    assert (15, 6) in [(k, v) for k, v, *_ in broker.requests]
 
 
 async def test_groups_list_filters_by_state(capsys):

@@ -226,3 +226,27 @@ async def test_pipelined_requests_append_in_arrival_order(dataplane):
     results = await asyncio.gather(*tasks)
     assert [r["error_code"] for r in results] == [ErrorCode.none] * 5
     assert [r["base_offset"] for r in results] == [0, 2, 4, 6, 8]
+
+
+async def test_a_retry_racing_its_original_gets_the_original_offset(dataplane):
+    import asyncio
+    await dataplane.topics.create("orders", 1)
+    await produce(dataplane, "orders", 0, batch(1))
+    same = batch(3, pid=PID, epoch=0, seq=0)
+    first, retry = await asyncio.gather(produce(dataplane, "orders", 0, same), produce(dataplane, "orders", 0, same))
+    assert first["base_offset"] == retry["base_offset"] == 1
+    assert retry["error_code"] is ErrorCode.none
+    assert dataplane.topics.log("orders", 0).log_end_offset == 4
+
+
+async def test_a_failed_append_does_not_make_the_retry_a_duplicate(node):
+    dataplane = node.dataplane
+    await dataplane.topics.create("orders", 1)
+    await produce(dataplane, "orders", 0, batch(1))
+    log = dataplane.topics.log("orders", 0)
+    await log.close()                       # the disk goes away under the partition
+    failed = await produce(dataplane, "orders", 0, batch(2, pid=PID, epoch=0, seq=0))
+    assert failed["error_code"] is ErrorCode.kafka_storage_error
+    assert dataplane.producer_states.pending == {}
+    state = await dataplane.producer_states.state_for(log)
+    assert list(state.entry(PID).batches) == []

@@ -149,3 +149,10 @@ async def test_metadata_without_auto_create_reports_unknown_topics(tmp_path):
         assert info.error_code is ErrorCode.unknown_topic_or_partition
     finally:
         await node.stop()
+
+
+async def test_listing_all_topics_includes_logs_created_behind_the_catalog(node):
+    await node.dataplane.topics.create("orders", 1)
+    await node.log_manager.get_or_create("__consumer_offsets", 0)
+    infos = await node.dataplane.topics.describe(None, auto_create=False)
+    assert [(i.name, i.is_internal) for i in infos] == [("__consumer_offsets", True), ("orders", False)]

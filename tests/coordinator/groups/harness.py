@@ -27,7 +27,7 @@ from coordinator.groups.requests import (
 from coordinator.groups.shard import GroupShard
 from protocol.consumer_protocol import Subscription, encode_subscription
 from protocol.errors import ErrorCode
-from storage.offsets_records import decode_key, decode_value, encode_key, encode_value
+from storage.offsets_records import decode_record, encode_key, encode_value
 
 
 def subscription(*topics: str) -> bytes:
@@ -204,8 +204,7 @@ class Harness:
         self.shard = self.new_shard()
         self.shard.begin_load()
         for key_bytes, value_bytes in (self.log if log is None else log):
-            key = decode_key(key_bytes)
-            self.shard.replay(key, decode_value(key, value_bytes), self.now)
+            self.shard.replay(*decode_record(key_bytes, value_bytes), self.now)
         self.shard.finish_load(self.now)
         return self.shard
 

@@ -1,0 +1,170 @@
+"""Group-coordinator figures, over real sockets against any bootstrap address:
+
+- time for a group of N members (default 1,000) to reach Stable after the last JoinGroup is sent
+  (every member joined, the leader's SyncGroup stored, every follower's SyncGroup answered);
+- time for G groups of 3 members (default 10,000) to all reach Stable;
+- Heartbeat and OffsetCommit requests/s with 64 connections (via bench.loadgen), as ratios of the bare
+  uvloop ceiling measured in the same run.
+
+    python -m bench.group_bench                       # starts its own groupcoord (fsync=never)
+    python -m bench.group_bench --bootstrap HOST:PORT # or measures any broker
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from .aioclient import AioConnection
+from .loadgen import run_load
+from .servers import bare, groupcoord
+from .wire_bench import _cores
+
+SUBSCRIPTION = b"\x00\x01\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def _join_body(group: str, member_id: str) -> dict[str, Any]:
+    return {"group_id": group, "session_timeout": 60000, "rebalance_timeout": 120000, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": SUBSCRIPTION}], "reason": None}
+
+
+async def _member_id(conn: AioConnection, group: str) -> str:
+    """KIP-394: the first JoinGroup (v4+) without a member id is answered MEMBER_ID_REQUIRED with one."""
+    answer = await conn.send(11, 9, _join_body(group, ""))
+    if answer.error_code == 79:
+        return answer.member_id
+    raise RuntimeError(f"expected MEMBER_ID_REQUIRED, got {answer.error_code!r}")
+
+
+class _Member:
+    """One consumer's coordinator loop: join, sync, heartbeat; rejoin whenever the coordinator says so."""
+
+    def __init__(self, conn: AioConnection, group: str, member_id: str) -> None:
+        self.conn, self.group, self.member_id = conn, group, member_id
+        self.generation = -1
+        self.stable_generation = -1
+        self.joins = 0
+        self.last_error = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            joined = await self.conn.send(11, 9, _join_body(self.group, self.member_id))
+            self.joins += 1
+            self.last_error = int(joined.error_code)
+            if joined.error_code in (25, 79):  # UNKNOWN_MEMBER_ID: start over; MEMBER_ID_REQUIRED: take the id
+                self.member_id = joined.member_id if joined.error_code == 79 else ""
+                continue
+            if joined.error_code != 0:
+                await asyncio.sleep(0.01)
+                continue
+            self.generation = joined.generation_id
+            body = {"group_id": self.group, "generation_id": joined.generation_id, "member_id": self.member_id,
+                    "group_instance_id": None, "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+                    "assignments": []}
+            if joined.leader == self.member_id:
+                body["assignments"] = [{"member_id": m.member_id, "assignment": ASSIGNMENT} for m in joined.members]
+            synced = await self.conn.send(14, 5, body)
+            self.last_error = int(synced.error_code)
+            if synced.error_code != 0:
+                continue
+            self.stable_generation = joined.generation_id
+            while not stop.is_set():
+                beat = await self.conn.send(12, 4, {"group_id": self.group, "generation_id": self.generation,
+                                                     "member_id": self.member_id, "group_instance_id": None})
+                if beat.error_code != 0:
+                    self.last_error = int(beat.error_code)
+                    self.stable_generation = -1
+                    break
+                await asyncio.sleep(0.05)
+
+
+ASSIGNMENT = b"\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff"
+
+
+async def form_group(conns: list[AioConnection], group: str, members: int, timeout: float = 120.0) -> tuple[float, int]:
+    """Seconds from the last member's JoinGroup to every member synced in one generation (the group is
+    Stable), and how many generations that took."""
+    ids = await asyncio.gather(*(_member_id(conns[i % len(conns)], group) for i in range(members)))
+    crew = [_Member(conns[i % len(conns)], group, mid) for i, mid in enumerate(ids)]
+    stop = asyncio.Event()
+    t0 = time.perf_counter()
+    tasks = [asyncio.create_task(m.run(stop)) for m in crew]
+    try:
+        while True:
+            generations = {m.stable_generation for m in crew}
+            if len(generations) == 1 and -1 not in generations:
+                elapsed = time.perf_counter() - t0
+                return elapsed, generations.pop()
+            if time.perf_counter() - t0 > timeout:
+                errors = sorted({m.last_error for m in crew})
+                raise RuntimeError(f"group {group} not Stable after {timeout} s: generations {sorted(generations)[:5]}, last errors {errors}")
+            await asyncio.sleep(0.002)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def big_group(bootstrap: str, members: int, connections: int) -> tuple[float, int]:
+    conns = [await AioConnection.open(bootstrap) for _ in range(connections)]
+    try:
+        return await form_group(conns, f"big-group-{members}-{time.time_ns()}", members)
+    finally:
+        for c in conns:
+            await c.close()
+
+
+async def many_groups(bootstrap: str, groups: int, connections: int, concurrency: int = 500) -> float:
+    conns = [await AioConnection.open(bootstrap) for _ in range(connections)]
+    sem = asyncio.Semaphore(concurrency)
+    stamp = time.time_ns()
+
+    async def one(g: int) -> None:
+        async with sem:
+            await form_group([conns[(g * 3 + k) % len(conns)] for k in range(3)], f"small-{stamp}-{g}", 3)
+
+    t0 = time.perf_counter()
+    try:
+        await asyncio.gather(*(one(g) for g in range(groups)))
+        return time.perf_counter() - t0
+    finally:
+        for c in conns:
+            await c.close()
+
+
+def measure(bootstrap: str, ns: argparse.Namespace, client_cores: list[int] | None) -> None:
+    t, generation = asyncio.run(big_group(bootstrap, ns.members, ns.connections))
+    print(f"group of {ns.members:,} members: Stable {t * 1000:.0f} ms after the first member-id JoinGroup (generation {generation})")
+    t = asyncio.run(many_groups(bootstrap, ns.groups, ns.connections))
+    print(f"{ns.groups:,} groups of 3 members: all Stable in {t:.2f} s ({ns.groups / t:,.0f} groups/s)")
+    for request in ("heartbeat", "offset_commit"):
+        r = run_load(bootstrap, request, 64, ns.pipeline, ns.seconds, processes=ns.processes, client_cores=client_cores, tag=request)
+        ceiling = ns.ceiling.rate if ns.ceiling else float("nan")
+        print(f"{r.line()}   = {r.rate / ceiling:.2f} x ceiling")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.group_bench")
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--members", type=int, default=1000)
+    parser.add_argument("--groups", type=int, default=10000)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--pipeline", type=int, default=8)
+    parser.add_argument("--processes", type=int, default=2)
+    ns = parser.parse_args(argv)
+    server_cores, client_cores = _cores()
+    with bare(server_cores) as (address, _):
+        ns.ceiling = run_load(address, "api_versions", 64, ns.pipeline, ns.seconds, processes=ns.processes, client_cores=client_cores)
+    print(f"bare uvloop ceiling, 64 connections: {ns.ceiling.rate:,.0f} req/s")
+    if ns.bootstrap:
+        measure(ns.bootstrap, ns, client_cores)
+        return
+    with groupcoord(server_cores, fsync="never", group_initial_rebalance_delay_ms=0) as (address, _):
+        measure(address, ns, client_cores)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""The async runtime: answers only after durable writes, loads shards from __consumer_offsets, survives restarts."""
+
+import asyncio
+
+import pytest
+
+from coordinator.config import BrokerConfig
+from coordinator.groups.hashing import partition_for
+from coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, OffsetFetch, SyncGroup
+from coordinator.groups.service import GroupCoordinatorService
+from protocol.errors import ErrorCode
+from protocol.record_batch import encode_batch
+from storage.config import FsyncPolicy, LogConfig
+from storage.log_manager import LogManager
+from storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+from tests.coordinator.groups.harness import FakeTopics, subscription
+
+pytestmark = pytest.mark.timeout(60)
+
+PARTITIONS = 3
+
+
+def config(**kw) -> BrokerConfig:
+    return BrokerConfig(offsets_topic_num_partitions=PARTITIONS, group_initial_rebalance_delay_ms=0, **kw)
+
+
+def join_req(group, member_id="", client="c") -> JoinGroup:
+    return JoinGroup(group, member_id, "consumer", (("range", subscription("orders")),), 10_000, 30_000, client_id=client, client_host="/127.0.0.1")
+
+
+async def form_group(service, group, *clients):
+    firsts = [await service.join_group(join_req(group, client=c)) for c in clients]
+    assert all(r["error_code"] == ErrorCode.member_id_required for r in firsts)
+    joined = await asyncio.gather(*(service.join_group(join_req(group, r["member_id"], c)) for r, c in zip(firsts, clients)))
+    leader = next(r for r in joined if r["members"])
+    assignment = tuple((m["member_id"], m["member_id"].encode()) for m in leader["members"])
+    syncs = await asyncio.gather(
+        *(service.sync_group(SyncGroup(group, r["generation_id"], r["member_id"], assignment if r["members"] else ())) for r in joined)
+    )
+    assert all(s["error_code"] == ErrorCode.none for s in syncs)
+    return [r["member_id"] for r in joined]
+
+
+def commit_req(group, offset, member="", generation=-1) -> OffsetCommit:
+    return OffsetCommit(group, (("orders", (CommitPartition(0, offset, -1, "m"),)),), generation, member)
+
+
+async def test_a_group_formed_and_committed_survives_a_restart(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    service = GroupCoordinatorService(config(), manager, FakeTopics(orders=1))
+    await service.start()
+    members = await form_group(service, "g", "a", "b")
+    result = await service.commit_offsets(commit_req("g", 42, members[0], 1))
+    assert result["topics"][0]["partitions"][0]["error_code"] == ErrorCode.none
+    await service.stop()
+    await manager.close()
+
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    await manager.open_existing()
+    restarted = GroupCoordinatorService(config(), manager, FakeTopics(orders=1))
+    await restarted.start()
+    assert restarted.committed_offsets("g") == {("orders", 0): 42}
+    views = {v.group_id: v for v in restarted.iter_groups()}
+    assert views["g"].state == "Stable" and views["g"].generation == 1
+    assert {m.member_id for m in views["g"].members} == set(members)
+    hb = await restarted.heartbeat(Heartbeat("g", 1, members[1]))
+    assert hb["error_code"] == ErrorCode.none
+    fetched = await restarted.fetch_offsets(OffsetFetch("g", None))
+    assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 42
+    await restarted.stop()
+    await manager.close()
+
+
+class GateLog:
+    """A partition log whose appends wait for the test to open the gate, and that can be told to fail."""
+
+    def __init__(self, records=()):
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.load_gate = asyncio.Event()
+        self.load_gate.set()
+        self.appended: list[bytes] = []
+        self.fail_next = False
+        self.initial = [encode_batch([(k, v, ()) for k, v in records])] if records else []
+
+    async def append(self, data, **kw):
+        await self.gate.wait()
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        self.appended.append(bytes(data))
+
+    async def batches(self, start_offset=0):
+        from protocol.record_batch import iter_batches
+
+        await self.load_gate.wait()
+        for raw in self.initial + self.appended:
+            for pos, header in iter_batches(raw):
+                yield header, raw[pos:pos + header.size]
+
+
+class GateManager:
+    def __init__(self, logs):
+        self.logs = logs
+
+    async def get_or_create(self, topic, partition, config=None):
+        assert topic == "__consumer_offsets" and config.compact
+        return self.logs[partition]
+
+
+async def test_a_commit_is_answered_only_once_its_record_is_durable_and_later_answers_wait_for_it():
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    service = GroupCoordinatorService(config(), GateManager(logs), FakeTopics(orders=1))
+    await service.start()
+    log = logs[partition_for("g", PARTITIONS)]
+    log.gate.clear()
+    commit = asyncio.ensure_future(service.commit_offsets(commit_req("g", 7)))
+    fetch = asyncio.ensure_future(service.fetch_offsets(OffsetFetch("g", None)))
+    await asyncio.sleep(0.01)
+    assert not commit.done() and not fetch.done()
+    log.gate.set()
+    assert (await commit)["topics"][0]["partitions"][0]["error_code"] == ErrorCode.none
+    assert (await fetch)["topics"][0]["partitions"][0]["committed_offset"] == 7
+    assert len(log.appended) == 1
+    await service.stop()
+
+
+async def test_a_loading_shard_answers_coordinator_load_in_progress():
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    target = logs[partition_for("g", PARTITIONS)]
+    target.load_gate.clear()
+    service = GroupCoordinatorService(config(), GateManager(logs), FakeTopics(orders=1))
+    starting = asyncio.ensure_future(service.start())
+    await asyncio.sleep(0.01)
+    assert service.is_loading("g")
+    response = await service.join_group(join_req("g"))
+    assert response["error_code"] == ErrorCode.coordinator_load_in_progress
+    target.load_gate.set()
+    await starting
+    assert (await service.join_group(join_req("g")))["error_code"] == ErrorCode.member_id_required
+    await service.stop()
+
+
+async def test_a_failed_append_answers_not_coordinator_and_the_shard_reloads_what_is_durable():
+    key = OffsetCommitKey("g", "orders", 0)
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    logs[partition_for("g", PARTITIONS)] = GateLog([(encode_key(key), encode_value(OffsetCommitValue(1, -1, "", 0)))])
+    service = GroupCoordinatorService(config(), GateManager(logs), FakeTopics(orders=1))
+    await service.start()
+    assert service.committed_offsets("g") == {("orders", 0): 1}
+    logs[partition_for("g", PARTITIONS)].fail_next = True
+    result = await service.commit_offsets(commit_req("g", 2))
+    assert result["topics"][0]["partitions"][0]["error_code"] == ErrorCode.not_coordinator
+    for _ in range(100):
+        if not service.is_loading("g"):
+            break
+        await asyncio.sleep(0.01)
+    assert service.committed_offsets("g") == {("orders", 0): 1}  # the lost write is not believed
+    await service.stop()
+
+
+async def test_timers_run_on_the_event_loop_session_expiry_empties_the_group():
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    service = GroupCoordinatorService(config(group_min_session_timeout_ms=10), GateManager(logs), FakeTopics(orders=1))
+    await service.start()
+    short = JoinGroup("g", "", "consumer", (("range", b""),), 50, 50, client_id="c")
+    first = await service.join_group(short)
+    joined = await service.join_group(JoinGroup("g", first["member_id"], "consumer", (("range", b""),), 50, 50, client_id="c"))
+    assert joined["generation_id"] == 1
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if next(v for v in service.iter_groups() if v.group_id == "g").state == "Empty":
+            break
+    assert next(v for v in service.iter_groups() if v.group_id == "g").state == "Empty"
+    await service.stop()

@@ -1,0 +1,198 @@
+"""Stock clients form consumer groups of one and three, commit and fetch offsets, and see the group
+through their admin APIs, exactly as against Kafka: kafka-python, aiokafka and confluent-kafka."""
+
+import asyncio
+import threading
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+PARTITIONS = 6
+DEADLINE_S = 45
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def wait_for(condition, seconds=DEADLINE_S, step=0.05):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return False
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+    finally:
+        admin.close()
+
+
+# ---------------------------------------------------------------------------------------------- kafka-python
+
+
+class PollingConsumer(threading.Thread):
+    """A kafka-python consumer polling in its own thread (the client is not thread-safe)."""
+
+    def __init__(self, bootstrap, topic, group):
+        from kafka import KafkaConsumer
+
+        super().__init__(daemon=True)
+        self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                                      heartbeat_interval_ms=300, session_timeout_ms=10_000, auto_offset_reset="earliest")
+        self.stopping = threading.Event()
+        self.assignment: set = set()
+        self.commit_request: dict | None = None
+        self.committed = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self):
+        try:
+            while not self.stopping.is_set():
+                self.consumer.poll(timeout_ms=100)
+                self.assignment = set(self.consumer.assignment())
+                if self.commit_request is not None:
+                    self.consumer.commit(self.commit_request)
+                    self.commit_request = None
+                    self.committed.set()
+        except BaseException as exc:  # reported by the test
+            self.failure = exc
+        finally:
+            self.consumer.close()
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admin(groupcoord_broker, size):
+    from kafka import TopicPartition
+    from kafka.admin import KafkaAdminClient
+    from kafka.structs import OffsetAndMetadata
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("kp-topic"), unique("kp-group")
+    create_topic(bootstrap, topic)
+    members = [PollingConsumer(bootstrap, topic, group) for _ in range(size)]
+    for m in members:
+        m.start()
+    try:
+        assert wait_for(lambda: sum(len(m.assignment) for m in members) == PARTITIONS and all(m.assignment for m in members)), \
+            [(sorted(m.assignment), m.failure) for m in members]
+        owned = [tp for m in members for tp in m.assignment]
+        assert len(set(owned)) == PARTITIONS  # every partition has exactly one owner
+
+        first = members[0]
+        tp = sorted(first.assignment)[0]
+        first.commit_request = {tp: OffsetAndMetadata(17, "note", -1)}
+        assert first.committed.wait(DEADLINE_S), first.failure
+
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            listed = {g["group_id"]: g for g in admin.list_groups()}
+            assert (listed[group]["group_state"], listed[group]["protocol_type"], listed[group]["group_type"]) == ("Stable", "consumer", "classic")
+            description = admin.describe_groups([group])[group]
+            assert description["group_state"] == "Stable" and description["protocol_data"] == "range"
+            assert len(description["members"]) == size
+            assert sorted(p for m in description["members"] for a in m["member_assignment"]["assigned_partitions"] for p in a["partitions"]) == list(range(PARTITIONS))
+            offsets = admin.list_group_offsets({group: None})[group]
+            assert offsets[TopicPartition(tp.topic, tp.partition)] == (17, "note", -1)
+        finally:
+            admin.close()
+    finally:
+        for m in members:
+            m.stopping.set()
+        for m in members:
+            m.join(10)
+    assert all(m.failure is None for m in members), [m.failure for m in members]
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        assert wait_for(lambda: admin.describe_groups([group])[group]["group_state"] == "Empty", 15)
+        assert admin.delete_groups([group]) == {group: "OK"}
+        assert group not in [g["group_id"] for g in admin.list_groups()]
+    finally:
+        admin.close()
+
+
+# ---------------------------------------------------------------------------------------------- aiokafka
+
+
+@pytest.mark.parametrize("size", [1, 3])
+async def test_aiokafka_group_commits_and_reads_back_its_offsets(groupcoord_broker, size):
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("aio-topic"), unique("aio-group")
+    await asyncio.to_thread(create_topic, bootstrap, topic)
+    consumers = [
+        AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                         heartbeat_interval_ms=300, session_timeout_ms=10_000, auto_offset_reset="earliest")
+        for _ in range(size)
+    ]
+    for c in consumers:
+        await c.start()
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            await asyncio.gather(*(c.getmany(timeout_ms=100) for c in consumers))
+            if sum(len(c.assignment()) for c in consumers) == PARTITIONS and all(c.assignment() for c in consumers):
+                break
+        assert sum(len(c.assignment()) for c in consumers) == PARTITIONS
+        for i, c in enumerate(consumers):
+            tp = sorted(c.assignment())[0]
+            await c.commit({tp: 100 + i})
+            assert await c.committed(tp) == 100 + i
+        other = TopicPartition(topic, 0)
+        assert await consumers[0].committed(other) is not None or other not in consumers[0].assignment()
+    finally:
+        for c in consumers:
+            await c.stop()
+
+
+# ---------------------------------------------------------------------------------------------- confluent-kafka
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_confluent_kafka_group_commits_fetches_and_is_listed(groupcoord_broker, size):
+    from confluent_kafka import Consumer, ConsumerGroupState, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("ck-topic"), unique("ck-group")
+    create_topic(bootstrap, topic)
+    consumers = [
+        Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                  "session.timeout.ms": 10_000, "heartbeat.interval.ms": 300, "auto.offset.reset": "earliest"})
+        for _ in range(size)
+    ]
+    try:
+        for c in consumers:
+            c.subscribe([topic])
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            for c in consumers:
+                c.poll(0.05)
+            if sum(len(c.assignment()) for c in consumers) == PARTITIONS and all(c.assignment() for c in consumers):
+                break
+        assert sum(len(c.assignment()) for c in consumers) == PARTITIONS
+
+        mine = consumers[0].assignment()[0]
+        consumers[0].commit(offsets=[TopicPartition(topic, mine.partition, 33)], asynchronous=False)
+        committed = consumers[0].committed([TopicPartition(topic, mine.partition)], timeout=10)
+        assert committed[0].offset == 33
+
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        listed = admin.list_consumer_groups().result(timeout=10)
+        assert group in [g.group_id for g in listed.valid]
+        described = admin.describe_consumer_groups([group])[group].result(timeout=10)
+        assert described.state == ConsumerGroupState.STABLE and len(described.members) == size
+    finally:
+        for c in consumers:
+            c.close()
