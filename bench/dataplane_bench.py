@@ -135,6 +135,7 @@ def main() -> None:
     with broker(args.bootstrap, args.fsync) as bootstrap:
         print(f"broker {bootstrap}  fsync={args.fsync if not args.bootstrap else 'as configured'}  "
               f"record={RECORD} B  client=confluent-kafka (librdkafka)")
+        produce(bootstrap, f"bench-warm-up-{uuid.uuid4().hex[:6]}", min(args.records, 20_000), "1")
         topics = {}
         for acks in ("1", "all"):
             topic = f"bench-acks{acks}-{uuid.uuid4().hex[:6]}"

@@ -1,9 +1,11 @@
 """Storage engine figures, measured in one bounded run (< 60 s) on this machine:
 
 - append throughput with 100-byte records for each fsync policy (always / batch / never),
-  16 concurrent appenders, 10 records per batch;
-- file I/O off the loop: aiofiles versus a dedicated executor, for plain writes and for
-  write+fsync (the storage engine uses the executor; this is the evidence);
+  1 and 16 concurrent appenders, 10 records per batch (concurrent appends share one
+  executor hop per drained queue and, under BATCH, one fsync);
+- file I/O off the loop: aiofiles versus a dedicated single-thread executor, for plain
+  writes and for write+fsync (the evidence behind the storage engine's choice of an
+  executor; aiofiles also cannot pwrite at a reserved position, which coalescing needs);
 - record batch decode speed (the Fetch/replay hot path);
 - recovery: opening a log after an unclean shutdown (every batch CRC-checked) and after a
   clean one, in MB/s;
@@ -41,9 +43,9 @@ def _batch(i: int, keys: int | None = None) -> bytes:
     return encode_batch([(key, RECORD, ())] * RECORDS_PER_BATCH)
 
 
-async def bench_append(root: Path, policy: FsyncPolicy, seconds: float, max_appends: int) -> None:
+async def bench_append(root: Path, policy: FsyncPolicy, seconds: float, max_appends: int, appenders: int) -> None:
     config = LogConfig.from_topic_configs({"segment.bytes": str(64 * MB)})
-    log = await PartitionLog.open(root / f"append-{policy.value}-0", config, policy)
+    log = await PartitionLog.open(root / f"append-{policy.value}-{appenders}-0", config, policy)
     payload = _batch(0)
     appended = 0
     deadline = time.perf_counter() + seconds
@@ -55,13 +57,13 @@ async def bench_append(root: Path, policy: FsyncPolicy, seconds: float, max_appe
             appended += 1
             await log.append(payload)
 
-    await asyncio.gather(*(appender() for _ in range(APPENDERS)))
+    await asyncio.gather(*(appender() for _ in range(appenders)))
     elapsed = time.perf_counter() - started
     await log.close()
     records = appended * RECORDS_PER_BATCH
     print(f"append fsync={policy.value:<6} {records / elapsed:>10,.0f} records/s "
           f"{appended * len(payload) / elapsed / MB:>7.1f} MB/s  ({appended} appends of "
-          f"{RECORDS_PER_BATCH}x100 B, {APPENDERS} concurrent, {elapsed:.1f} s)")
+          f"{RECORDS_PER_BATCH}x100 B, {appenders:>2} concurrent, {elapsed:.1f} s)")
 
 
 async def _aiofiles_rate(path: Path, payload: bytes, sync: bool, seconds: float) -> float:
@@ -180,7 +182,8 @@ async def main(seconds: float, size_mb: int) -> None:
     with tempfile.TemporaryDirectory(prefix="storage-bench-") as tmp:
         root = Path(tmp)
         for policy in (FsyncPolicy.NEVER, FsyncPolicy.BATCH, FsyncPolicy.ALWAYS):
-            await bench_append(root, policy, seconds, max_appends=200_000)
+            for appenders in (1, APPENDERS):
+                await bench_append(root, policy, seconds, max_appends=200_000, appenders=appenders)
         await bench_file_io(root, seconds)
         bench_decode(seconds / 2)
         await bench_recovery(root, size_mb * MB)
@@ -189,7 +192,7 @@ async def main(seconds: float, size_mb: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=2.5, help="time per append/file-io figure")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per append/file-io figure")
     parser.add_argument("--size-mb", type=int, default=64, help="log size for the recovery figure")
     args = parser.parse_args()
     started = time.perf_counter()

@@ -1,15 +1,16 @@
 """PartitionLog: the durable, segmented log of one ``<topic>-<partition>`` directory.
 
-Appends are serialised by a lock (offsets are assigned in write order) while fsyncs run
-outside it, which is what lets the BATCH policy share one fsync among every append that
-queued up during the previous one. All file work runs on an executor; the event loop
-only touches in-memory state.
+An append assigns offsets and reserves its bytes on the event loop (so offsets follow
+write order), then queues the write; one writer task drains the queue, merging adjacent
+appends into a single pwrite, so concurrent producers share an executor hop. Fsyncs
+run outside the append lock, which is what lets the BATCH policy share one fsync among
+every append that queued up during the previous one. The high watermark only moves once
+bytes are durable under the policy, and readers never look past it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import time
 from bisect import bisect_right
@@ -22,17 +23,19 @@ from typing import Final
 import structlog
 
 from protocol.record_batch import (
-    HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, iter_batches, parse_header,
-    set_base_offset, set_log_append_time,
+    BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time,
 )
 from storage.config import FsyncPolicy, LogConfig, TimestampType
-from storage.errors import CorruptLogError, LogClosedError
+from storage.errors import LogClosedError
 from storage.observer import NULL_OBSERVER, StorageObserver
-from storage.segment import LOG_SUFFIX, Segment, fsync_directory, parse_segment_filename
-from storage.swap import recover_interrupted_swaps
+from storage.recovery import (
+    CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
+)
+from storage.segment import Segment, fsync_directory
+from storage.segment_reads import find_timestamp, read_batches
 
-CLEAN_SHUTDOWN_MARKER: Final = ".kafka_cleanshutdown"
-LOCATE_CHUNK: Final = 64 * 1024
+__all__ = ["CLEAN_SHUTDOWN_MARKER", "AppendResult", "PartitionLog", "parse_partition_dir"]
+
 REPLAY_CHUNK: Final = 1024 * 1024
 _MAX_RELATIVE_OFFSET: Final = 0x7FFFFFFF
 
@@ -119,62 +122,9 @@ class PartitionLog:
         return log
 
     def _recover(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        marker = self.directory / CLEAN_SHUTDOWN_MARKER
-        clean = marker.exists()
-        recover_interrupted_swaps(self.directory, self.name)
-        bases = sorted(parsed[0] for name in os.listdir(self.directory)
-                       if (parsed := parse_segment_filename(name)) and parsed[1] == LOG_SUFFIX)
-        for base in bases:
-            self.segments.append(Segment.open_existing(self.directory, base))
-        index = 0
-        while index < len(self.segments):
-            segment = self.segments[index]
-            outcome = self._load_segment(segment, clean)
-            if outcome is not None:
-                self._cut_torn_tail(index, *outcome)
-            if segment.rolling_timestamp is None:
-                segment.rolling_timestamp = segment.last_modified_ms()
-            index += 1
-        if not self.segments:
-            self.segments.append(Segment.create(self.directory, 0))
-            fsync_directory(self.directory)
+        self.segments = recover_segments(self.directory, self.name, self.config)
         self.log_start_offset = self.segments[0].base_offset
         self.log_end_offset = self.high_watermark = self.active_segment.next_offset
-        if clean:
-            marker.unlink()
-            fsync_directory(self.directory)
-
-    def _load_segment(self, segment: Segment, clean: bool) -> tuple[int, str] | None:
-        """Rebuild or load the segment's state; returns (position, reason) of a bad batch."""
-        interval = self.config.index_interval_bytes
-        if clean and segment.load_indexes():
-            outcome = segment.scan(segment.offset_index.last_position(), verify=False,
-                                   index_interval_bytes=interval)
-            if outcome.problem is None:
-                return None
-            segment.reset_indexes()
-        outcome = segment.scan(0, verify=True, index_interval_bytes=interval)
-        return None if outcome.problem is None else (outcome.valid_end, outcome.problem)
-
-    def _cut_torn_tail(self, index: int, position: int, reason: str) -> None:
-        segment = self.segments[index]
-        follower = segment.find_valid_batch_after(position)
-        if follower is not None:
-            raise CorruptLogError(self.name, segment.log_path, position,
-                                  f"{reason}; a valid batch follows at position {follower}")
-        later = self.segments[index + 1:]
-        if any(other.size for other in later):
-            raise CorruptLogError(self.name, segment.log_path, position,
-                                  f"{reason}; later segments hold data")
-        cut = segment.size - position
-        segment.truncate_to(position)
-        for other in later:
-            other.close()
-            other.delete_files()
-        del self.segments[index + 1:]
-        _log.warning("truncated torn log tail", partition=self.name, segment=segment.log_path.name,
-                     position=position, bytes_cut=cut, next_offset=segment.next_offset, reason=reason)
 
     # ---- appending ---------------------------------------------------------------------
     def add_append_listener(self, cb: Callable[[PartitionLog], None]) -> None:
@@ -303,6 +253,7 @@ class PartitionLog:
             new = Segment.create(self.directory, base_offset)
             if durable:
                 fsync_directory(self.directory)
+                write_recovery_point(self.directory, base_offset)
             return new
 
         new = await self._run(job)
@@ -317,8 +268,14 @@ class PartitionLog:
                 await self._roll(self.log_end_offset)
 
     async def _fsync(self, segment: Segment) -> None:
+        if segment.deleted:
+            return  # closed (close() fsyncs every segment first) or removed: nothing left to flush
         started = time.perf_counter()
-        await self._run(segment.flush)
+        segment.begin_read()  # keeps the descriptor open until the fsync is done
+        try:
+            await self._run(segment.flush)
+        finally:
+            segment.end_read()
         self.observer.on_fsync(time.perf_counter() - started)
 
     async def _group_commit(self, seq: int) -> None:
@@ -385,7 +342,7 @@ class PartitionLog:
         segment.begin_read()
         try:
             return await asyncio.get_running_loop().run_in_executor(
-                None, _read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
+                None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
         finally:
             segment.end_read()
 
@@ -409,7 +366,7 @@ class PartitionLog:
                 segment.begin_read()
                 try:
                     found = await asyncio.get_running_loop().run_in_executor(
-                        None, _find_timestamp, segment, ts, start, segment.size, high_watermark,
+                        None, find_timestamp, segment, ts, start, segment.size, high_watermark,
                         self.log_start_offset)
                 finally:
                     segment.end_read()
@@ -473,7 +430,9 @@ class PartitionLog:
 
             def job() -> Segment:
                 _delete_segment_files(old, self.directory)
-                return Segment.create(self.directory, new_start_offset)
+                segment = Segment.create(self.directory, new_start_offset)
+                write_recovery_point(self.directory, new_start_offset)
+                return segment
 
             self.segments = [await self._run(job)]
             self.log_start_offset = self.log_end_offset = self.high_watermark = new_start_offset
@@ -497,10 +456,7 @@ class PartitionLog:
             segment.flush()
             if segment.indexes_dirty:
                 segment.write_indexes()
-        marker = self.directory / CLEAN_SHUTDOWN_MARKER
-        with open(marker, "wb") as handle:
-            os.fsync(handle.fileno())
-        fsync_directory(self.directory)
+        write_clean_shutdown_marker(self.directory)
         self._close_files()
 
     def _close_files(self) -> None:
@@ -562,73 +518,3 @@ def _delete_segment_files(segments: list[Segment], directory: Path) -> None:
     for segment in segments:
         segment.delete_files()
     fsync_directory(directory)
-
-
-def _read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                  high_watermark: int) -> bytes:
-    position = _locate(segment, offset, start, limit)
-    if position is None:
-        return b""
-    data = segment.read(position, min(max(max_bytes, 0), limit - position))
-    end = 0
-    for pos, header in _whole_headers(data):
-        if header.base_offset >= high_watermark:
-            break
-        end = pos + header.size
-    if end == 0 and min_one:
-        header = parse_header(segment.read(position, HEADER_SIZE))
-        if header.base_offset >= high_watermark:
-            return b""
-        return segment.read(position, header.size)
-    return data[:end]
-
-
-def _whole_headers(data: bytes):
-    pos = 0
-    while pos + HEADER_SIZE <= len(data):
-        header = parse_header(data, pos)
-        if pos + header.size > len(data):
-            return
-        yield pos, header
-        pos += header.size
-
-
-def _locate(segment: Segment, offset: int, start: int, limit: int) -> int | None:
-    """Position of the first batch at or after ``start`` whose last offset is >= ``offset``."""
-    pos = start
-    while pos + HEADER_SIZE <= limit:
-        chunk = segment.read(pos, min(LOCATE_CHUNK, limit - pos))
-        rel = 0
-        while rel + HEADER_SIZE <= len(chunk):
-            header = parse_header(chunk, rel)
-            if header.base_offset + header.last_offset_delta >= offset:
-                return pos + rel
-            rel += header.size
-        if rel == 0:
-            return None  # past the written bytes
-        pos += rel
-    return None
-
-
-def _find_timestamp(segment: Segment, ts: int, start: int, limit: int, high_watermark: int,
-                    log_start_offset: int) -> tuple[int, int] | None:
-    pos = start
-    while pos + HEADER_SIZE <= limit:
-        head = segment.read(pos, HEADER_SIZE)
-        if len(head) < HEADER_SIZE:
-            return None  # past the written bytes
-        header = parse_header(head)
-        if header.base_offset >= high_watermark:
-            return None
-        if not header.is_control and header.max_timestamp >= ts and header.base_offset + header.last_offset_delta >= log_start_offset:
-            batch = segment.read(pos, header.size)
-            if header.timestamp_type == 1:
-                records = decode_records(batch, 0, header)
-                if records:
-                    return max(records[0].offset, log_start_offset), header.max_timestamp
-            else:
-                for record in decode_records(batch, 0, header):
-                    if record.timestamp >= ts and record.offset >= log_start_offset:
-                        return record.offset, record.timestamp
-        pos += header.size
-    return None

@@ -60,6 +60,7 @@ class LogManager:
         return {topic for topic, _ in self._logs}
 
     def partitions(self, topic: str) -> list[PartitionLog]:
+        """Open logs of ``topic`` in partition order."""
         return sorted((log for (t, _), log in self._logs.items() if t == topic), key=lambda log: log.partition)
 
     async def open_existing(self) -> dict[tuple[str, int], PartitionLog]:
@@ -85,6 +86,7 @@ class LogManager:
         return self._logs.get((topic, partition))
 
     async def get_or_create(self, topic: str, partition: int, config: LogConfig | None = None) -> PartitionLog:
+        """The open log, else open it from disk (keeping its persisted config), else create it with ``config``."""
         key = (topic, partition)
         existing = self._logs.get(key)
         if existing is not None:
@@ -192,15 +194,15 @@ class LogManager:
                     _log.exception("retention failed", partition=log.name)
 
     async def stop(self) -> None:
-        """Stop the background cleaner and retention loops; the logs stay open."""
+        """The broker's shutdown step: stop the cleaner and retention loops, close every log."""
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the loops and close every log cleanly (so the next open skips CRC validation)."""
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def close(self) -> None:
-        """Stop the loops and close every log cleanly (so the next open skips CRC validation)."""
-        await self.stop()
         for log in list(self._logs.values()):
             await log.close()
         self._logs.clear()

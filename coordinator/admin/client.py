@@ -89,13 +89,13 @@ def choose_version(api_key: int, broker_range: tuple[int, int] | None, cap: int 
     """Highest version both sides support; AdminError when the ranges do not overlap."""
     if broker_range is None:
         raise AdminError(f"broker does not support API {api_key} ({api_key_map.get(api_key, '?')})")
-    low, high = kio_versions(api_key)
-    high = min(high, broker_range[1], VERSION_CAPS.get(api_key, high) if cap is None else cap)
-    low = max(low, broker_range[0])
+    client_low, kio_high = kio_versions(api_key)
+    client_high = min(kio_high, VERSION_CAPS.get(api_key, kio_high) if cap is None else cap)
+    low, high = max(client_low, broker_range[0]), min(client_high, broker_range[1])
     if high < low:
         raise AdminError(
             f"no common version for API {api_key_map[api_key]}: broker {broker_range[0]}..{broker_range[1]}, "
-            f"client {kio_versions(api_key)[0]}..{min(kio_versions(api_key)[1], VERSION_CAPS.get(api_key, 99))}"
+            f"client {client_low}..{client_high}"
         )
     return high
 

@@ -72,11 +72,3 @@ def _zero(field: Field) -> Any:
     kafka_type = field.metadata.get("kafka_type", "")
     return _ZERO_BY_KAFKA_TYPE.get(kafka_type, 0)
 
-
-def as_int(value: Any) -> int:
-    """Read back an int-like response field that kio may hand over as a timedelta, datetime or enum."""
-    if isinstance(value, datetime.timedelta):
-        return int(value.total_seconds() * 1000)
-    if isinstance(value, datetime.datetime):
-        return int(value.timestamp() * 1000)
-    return int(value)

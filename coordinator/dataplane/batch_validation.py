@@ -1,10 +1,11 @@
 """What a produced partition payload must satisfy before it reaches the log, in Kafka's order:
 the request-level rules (ProduceRequest.validateRecords: exactly one v2 batch, zstd only from v7),
 then the log's (size against max.message.bytes, CRC, offset/count consistency, producer fields,
-no client-written control batches, keys on compacted topics).
+no client-written control batches, keys on compacted topics, CreateTime timestamps within the topic's
+window).
 
-Compressed batches are not decompressed (they are stored as they came), except to check keys on
-compacted topics.
+Records are decoded (decompressed) only when a rule needs them: keys on compacted topics, timestamps
+when the topic bounds them. Otherwise the batch is checked by its header and CRC and stored as it came.
 """
 from __future__ import annotations
 
@@ -27,13 +28,31 @@ class BatchRejected:
 
 
 @dataclass(frozen=True, slots=True)
+class TimestampWindow:
+    """CreateTime records must lie within [now - before_ms, now + after_ms]
+    (message.timestamp.before.max.ms / message.timestamp.after.max.ms)."""
+    now_ms: int
+    before_ms: int
+    after_ms: int
+
+    def refusal(self, timestamp: int, offset: int) -> BatchRejected | None:
+        low, high = self.now_ms - self.before_ms, self.now_ms + self.after_ms
+        if low <= timestamp <= high:
+            return None
+        return BatchRejected(ErrorCode.invalid_timestamp,
+                             f"Timestamp {timestamp} of message with offset {offset} is out of range. The "
+                             f"timestamp should be within [{low}, {high}]")
+
+
+@dataclass(frozen=True, slots=True)
 class ValidBatch:
     header: BatchHeader
     data: bytes                 # exactly the one batch (a trailing partial header, as Kafka ignores, is cut)
 
 
-def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes: int,
-                   compacted: bool) -> ValidBatch | BatchRejected:
+def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes: int, compacted: bool,
+                   timestamps: TimestampWindow | None = None) -> ValidBatch | BatchRejected:
+    """``timestamps``: the window CreateTime records must fall in, or None when the topic sets none."""
     if records is None or len(records) < LOG_OVERHEAD:
         return BatchRejected(ErrorCode.invalid_record,
                              f"Produce requests with version {api_version} must have at least one record batch "
@@ -72,13 +91,20 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
     rejected = _check_header(header)
     if rejected is not None:
         return rejected
-    if compacted:
+    if timestamps is not None and header.timestamp_type != 0:
+        timestamps = None                       # LogAppendTime batches are stamped by the broker
+    if compacted or timestamps is not None:
         try:
-            if any(record.key is None for record in decode_records(data, 0, header)):
-                return BatchRejected(ErrorCode.invalid_record,
-                                     "Compacted topic cannot accept message without key")
+            decoded = decode_records(data, 0, header)
         except (CorruptBatchError, ValueError) as exc:
             return BatchRejected(ErrorCode.corrupt_message, str(exc))
+        if compacted and any(record.key is None for record in decoded):
+            return BatchRejected(ErrorCode.invalid_record, "Compacted topic cannot accept message without key")
+        if timestamps is not None:
+            for record in decoded:
+                refusal = timestamps.refusal(record.timestamp, record.offset)
+                if refusal is not None:
+                    return refusal
     return ValidBatch(header, bytes(data))
 
 

@@ -42,9 +42,7 @@ class FetchRequestData:
     max_bytes: int
     isolation_level: int
     session_id: int
-    session_epoch: int
     topics: tuple[FetchTopic, ...]
-    by_topic_id: bool
 
 
 class FetchService:
@@ -156,9 +154,7 @@ def parse_request(request: Any, api_version: int) -> FetchRequestData:
         max_bytes=int(getattr(request, "max_bytes", 0x7FFFFFFF)),
         isolation_level=int(getattr(request, "isolation_level", 0)),
         session_id=int(getattr(request, "session_id", 0)),
-        session_epoch=int(getattr(request, "session_epoch", -1)),
-        topics=tuple(topics),
-        by_topic_id=by_id)
+        topics=tuple(topics))
 
 
 def _ms(value: Any) -> int:

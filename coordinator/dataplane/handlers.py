@@ -1,5 +1,7 @@
 """Protocol handlers of the data plane: each lifts a kio request of any registered version into the
 services' plain arguments and returns a version-neutral response dict (see coordinator/server/dispatch).
+
+Produce with acks=0 returns ``NO_RESPONSE`` after the append, so the client gets no answer, as from Kafka.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from coordinator.dataplane.fetch import parse_request as parse_fetch
 from coordinator.dataplane.produce import PartitionData, TopicData
 from coordinator.dataplane.service import DataPlane
 from coordinator.dataplane.topics import TopicResult
+from coordinator.server.dispatch import NO_RESPONSE   # acks=0: the dispatcher sends nothing
 
 PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID = 19, 20, 22
@@ -32,8 +35,6 @@ def _duplicates(names: list[Any]) -> set[Any]:
 
 
 def register(dispatcher: Any, dataplane: DataPlane) -> None:
-    from coordinator.server.dispatch import NO_RESPONSE
-
     async def produce(ctx: Any, request: Any) -> Any:
         topics = [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
                                           for p in t.partition_data))

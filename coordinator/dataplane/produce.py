@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from protocol.errors import ErrorCode
 from storage.config import TimestampType
 
-from coordinator.dataplane.batch_validation import BatchRejected, validate_batch
+from coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
 from coordinator.dataplane.clock import Clock
 from coordinator.dataplane.names import is_internal
 from coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict
@@ -119,9 +119,12 @@ class ProduceService:
         if log is None:
             return _partition_error(index, ErrorCode.unknown_topic_or_partition,
                                     "This server does not host this topic-partition.")
+        window = topic.timestamp_window_ms
         checked = validate_batch(records, api_version=api_version,
                                  max_message_bytes=topic.log_config.max_message_bytes,
-                                 compacted=topic.log_config.compact)
+                                 compacted=topic.log_config.compact,
+                                 timestamps=None if window is None else
+                                 TimestampWindow(self._clock.wall_ms(), window[0], window[1]))
         if isinstance(checked, BatchRejected):
             return _partition_error(index, checked.error, checked.message)
         if checked.header.size > topic.log_config.segment_bytes:

@@ -154,5 +154,3 @@ class PartitionProducerState:
             return None
         return next((b for b in reversed(entry.batches) if b.first_seq == first_seq), None)
 
-    def forget(self, producer_id: int) -> None:
-        self._producers.pop(producer_id, None)

@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from storage.config import LogConfig
+from storage.config import InvalidConfigError, LogConfig
 
 LONG_MAX = 2**63 - 1
 
@@ -35,10 +35,6 @@ class ConfigSource(enum.IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
-
-
-class InvalidConfigError(ValueError):
-    """A topic config name or value Kafka would refuse (INVALID_CONFIG)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,11 +180,6 @@ def effective(name: str, overrides: dict[str, str], broker_config: Any) -> Effec
 
 def effective_all(overrides: dict[str, str], broker_config: Any) -> list[EffectiveConfig]:
     return [effective(name, overrides, broker_config) for name in sorted(TOPIC_CONFIGS)]
-
-
-def effective_value(name: str, overrides: dict[str, str], broker_config: Any) -> Any:
-    """The parsed effective value, e.g. ``effective_value("max.message.bytes", ...) -> 1048588``."""
-    return parse_value(name, effective(name, overrides, broker_config).value)
 
 
 def log_config_for(overrides: dict[str, str], broker_config: Any) -> LogConfig:

@@ -12,13 +12,12 @@ import asyncio
 import json
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from protocol.errors import ErrorCode
-from storage.config import InvalidConfigError as LogConfigError
-from storage.config import LogConfig
+from storage.config import InvalidConfigError, LogConfig
 
 from coordinator.dataplane import topic_configs
 from coordinator.dataplane.names import collision_key, is_internal, topic_name_error
@@ -38,6 +37,15 @@ class Topic:
     @property
     def is_internal(self) -> bool:
         return is_internal(self.name)
+
+    @property
+    def timestamp_window_ms(self) -> tuple[int, int] | None:
+        """(before, after) bounds on CreateTime timestamps, or None when the topic sets none."""
+        before = int(self.configs.get("message.timestamp.before.max.ms", topic_configs.LONG_MAX))
+        after = int(self.configs.get("message.timestamp.after.max.ms", topic_configs.LONG_MAX))
+        if before == after == topic_configs.LONG_MAX:
+            return None
+        return before, after
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +217,9 @@ class TopicCatalog:
             if topic is None:
                 return TopicResult(name, ErrorCode.unknown_topic_or_partition,
                                    f"The topic '{name}' does not exist.")
+            if topic.is_internal:
+                return TopicResult(name, ErrorCode.topic_authorization_failed,
+                                   f"Cannot change the partition count of internal topic {name}")
             if count < topic.partitions:
                 return TopicResult(name, ErrorCode.invalid_partitions,
                                    f"Topic currently has {topic.partitions} partitions, which is higher than "
@@ -235,7 +246,10 @@ class TopicCatalog:
 
     # ---- internals -------------------------------------------------------------------------------
 
-    def _validate_create(self, name, num_partitions, replication_factor, configs, assignments):
+    def _validate_create(self, name: str, num_partitions: int, replication_factor: int,
+                         configs: dict[str, str | None], assignments: dict[int, list[int]],
+                         ) -> TopicResult | tuple[int, dict[str, str]]:
+        """A refusal, or the partition count and normalised overrides to create the topic with."""
         error = topic_name_error(name)
         if error is not None:
             return TopicResult(name, ErrorCode.invalid_topic_exception, error)
@@ -275,7 +289,7 @@ class TopicCatalog:
         try:
             overrides = topic_configs.validate(configs)
             topic_configs.log_config_for(overrides, self._config)
-        except (topic_configs.InvalidConfigError, LogConfigError) as exc:
+        except InvalidConfigError as exc:
             return TopicResult(name, ErrorCode.invalid_config, str(exc))
         return partitions, overrides
 

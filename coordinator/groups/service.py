@@ -358,5 +358,15 @@ class GroupCoordinatorService:
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         return self.shard_for(group_id).committed_offsets(group_id)
 
+    def purgatory_sizes(self) -> dict[str, int]:
+        """Requests parked in the join and sync purgatories, and live heartbeat deadlines, over all shards."""
+        sizes = {"join": 0, "sync": 0, "heartbeat": 0}
+        for rt in self._runtimes:
+            for group in rt.shard.groups.values():
+                sizes["join"] += group.awaiting_join
+                sizes["sync"] += sum(1 for m in group.members.values() if m.is_awaiting_sync)
+                sizes["heartbeat"] += len(group.members)
+        return sizes
+
     def is_loading(self, group_id: str) -> bool:
         return self.shard_for(group_id).loading

@@ -3,7 +3,8 @@
 * `records`, `record_bytes` (keys + values) and `segment_bytes` (the files on disk, when known):
   the load each partition carries; `record_share` and the overall `skew` (busiest partition over
   the mean) show whether the group-id hash spreads groups evenly;
-* `live_keys` (keys whose last record is not a tombstone) and `live_ratio` = live keys / records:
+* `live_keys` (keys whose last applied record is not a tombstone; aborted and still-open
+  transactional commits never apply) and `live_ratio` = live keys / records:
   near 1 means compaction keeps up; a low ratio means start-up replays mostly dead records;
 * `tombstones`, `groups`, and the damage counts (`corrupt`, `torn_tail`, `malformed`, `unknown`);
 * `estimated_replay_sec`: records / `replay_records_per_sec`, what loading the partition costs a
@@ -22,6 +23,7 @@ from pyspark.sql import functions as F
 from pipeline.keys import compaction_key_column, keyed_records, latest_per_key
 from pipeline.output import write_table
 from pipeline.schema import RecordKind
+from pipeline.transactions import applied_records
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,6 @@ _DAMAGE_COLUMNS = {
 def health(df: DataFrame, segment_bytes: dict[int, int] | None = None,
            settings: HealthSettings = HealthSettings()) -> DataFrame:
     """One row per offsets partition; `segment_bytes` maps partition -> bytes on disk (optional)."""
-    keyed = keyed_records(df)
     is_damage = F.col("kind").isin(RecordKind.CORRUPT.value, RecordKind.TORN_TAIL.value)
     totals = df.groupBy("offsets_partition").agg(
         F.sum(F.when(~is_damage, 1).otherwise(0)).alias("records"),
@@ -49,7 +50,8 @@ def health(df: DataFrame, segment_bytes: dict[int, int] | None = None,
         F.countDistinct("group").alias("groups"),
         *[F.sum((F.col("kind") == kind).cast("int")).alias(name) for name, kind in _DAMAGE_COLUMNS.items()],
     )
-    last = latest_per_key(keyed.withColumn("_key", compaction_key_column()), ["_key"])
+    applied = keyed_records(applied_records(df)).withColumn("_key", compaction_key_column())
+    last = latest_per_key(applied, ["_key"], order_offset="applied_offset", order_timestamp="applied_timestamp")
     live = last.filter(~F.col("kind").endswith("_tombstone")).groupBy("offsets_partition").agg(
         F.count(F.lit(1)).alias("live_keys")
     )

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import wraps
 
+from tests.conformance import requests as rq
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Session
 from tests.conformance.transcript import Observation
@@ -19,6 +20,7 @@ STICKY = Protocol("sticky")
 GROUP_MIN_SESSION_TIMEOUT_MS = 6000
 GROUP_MAX_SESSION_TIMEOUT_MS = 1800000
 GHOST_MEMBER = "ghost-member-never-joined"
+OFFSET_METADATA_MAX_BYTES = 4096
 COORDINATION = (Api.FIND_COORDINATOR, Api.DESCRIBE_GROUPS)
 
 
@@ -298,3 +300,106 @@ async def offset_delete_of_subscribed_topic(s: Session) -> None:
     await s.delete_offsets("OffsetDelete of both topics", group, {orders: (0,), refunds: (0,)})
     await s.fetch_offsets("OffsetFetch checkout", group, {orders: (0,), refunds: (0,)})
     await s.delete_offsets("OffsetDelete in an unknown group", s.name("group", "unknown"), {orders: (0,)})
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def join_group_errors(s: Session) -> None:
+    group = await s.group("orders")
+    a, ghost = await s.member("A", group), await s.member("ghost", group)
+    await ghost.join_once(member_id=GHOST_MEMBER, step="JoinGroup of an unknown member id into a new group")
+    await a.form_group()
+    await ghost.join_once(member_id=GHOST_MEMBER, step="JoinGroup of an unknown member id into a stable group")
+    nameless = await s.member("N", "")
+    await nameless.join_once(step="JoinGroup with an empty group id")
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def follower_sync_waits_for_the_leader(s: Session) -> None:
+    """A follower's SyncGroup is answered only once the leader has sent the assignment for it."""
+    group = await s.group("pricing")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group()
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.join(step="A JoinGroup again")
+    await b.joined(pending_b)
+    pending_sync = b.sync_in_background()
+    await s.describe(group, "DescribeGroups pricing while B's SyncGroup waits")
+    await a.sync({a.member_id: rq.assignment({"pricing-topic": (0, 2)}),
+                  b.member_id: rq.assignment({"pricing-topic": (1, 3)})})
+    await b.synced(pending_sync)
+    await b.heartbeat()
+    await s.describe(group)
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def members_rejoin_a_stable_group(s: Session) -> None:
+    """An unchanged follower rejoins without a rebalance; a changed subscription starts one."""
+    group = await s.group("catalog")
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group()
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.join(step="A JoinGroup again")
+    await b.joined(pending_b)
+    await a.sync()
+    await b.sync()
+    await b.join(step="B JoinGroup again, unchanged")
+    await s.describe(group, "DescribeGroups catalog after the unchanged rejoin")
+    pending_b = b.join_in_background((Protocol("range", ("new-topic",)),))
+    await s.wait_for_state(group, "PreparingRebalance")
+    await a.heartbeat(step="A Heartbeat after B changed its subscription")
+    await a.join(step="A JoinGroup for the new generation")
+    await b.joined(pending_b, "B JoinGroup with a new subscription (parked)")
+
+
+@scenario(Api.OFFSET_COMMIT, Api.OFFSET_FETCH, Api.CREATE_TOPICS)
+async def offset_metadata_size_limit(s: Session) -> None:
+    """offset.metadata.max.bytes (4096) bounds the metadata string stored with a commit."""
+    orders = await s.create_topic("orders", 1)
+    group = await s.group("notes")
+    await s.commit_offsets("OffsetCommit with 4096 bytes of metadata", group, {(orders, 0): 1},
+                           metadata="m" * OFFSET_METADATA_MAX_BYTES)
+    await s.commit_offsets("OffsetCommit with 4097 bytes of metadata", group, {(orders, 0): 2},
+                           metadata="m" * (OFFSET_METADATA_MAX_BYTES + 1))
+    await s.commit_offsets("OffsetCommit with null metadata", group, {(orders, 0): 3}, metadata=None)
+    await s.fetch_offsets("OffsetFetch notes", group, {orders: (0,)})
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def silent_member_expires(s: Session) -> None:
+    """A member that stops heartbeating is removed after its session timeout; the group falls Empty."""
+    group = await s.group("telemetry")
+    a = await s.member("A", group)
+    await a.form_group()
+    await s.wait_for_state(group, "Empty")
+    await s.describe(group, "DescribeGroups telemetry after the session timeout")
+    await a.heartbeat(step="A Heartbeat after expiring")
+    await a.join(step="A JoinGroup again with its old member id")
+
+
+@scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT)
+async def rebalance_timeout_drops_the_laggard(s: Session) -> None:
+    """Members that do not rejoin within the rebalance timeout are dropped from the new generation."""
+    group = await s.group("ingest")
+    a, b, c = [await s.member(label, group) for label in "ABC"]
+    short = {"rebalance_timeout_ms": 3000}
+    await a.join(**short)
+    await a.sync()
+    await b.join_once(**short)
+    pending_b = b.join_in_background(**short)
+    await s.wait_for_members(group, 2)
+    await a.join(step="A JoinGroup again", **short)
+    await b.joined(pending_b)
+    await a.sync()
+    await b.sync()
+    await c.join_once(**short)
+    pending_c = c.join_in_background(**short)
+    await s.wait_for_members(group, 3)
+    await a.join(step="A JoinGroup again while B stays away", **short)
+    await c.joined(pending_c)
+    await b.heartbeat(step="B Heartbeat after the rebalance finished without it")
+    await s.describe(group)

@@ -23,6 +23,8 @@ from tests.conformance.wire import Connection
 SETTLE_TIMEOUT_S = 20.0
 POLL_INTERVAL_S = 0.05
 RANGE = Protocol("range")
+_COORDINATOR_NOT_READY = frozenset({ErrorCode.not_coordinator, ErrorCode.coordinator_load_in_progress,
+                                    ErrorCode.coordinator_not_available})
 
 
 class ScenarioError(AssertionError):
@@ -33,7 +35,7 @@ class ScenarioError(AssertionError):
 class Session:
     bootstrap: str
     transcript: Transcript = field(default_factory=Transcript)
-    run: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     coordinator: str | None = None
     _admin: Connection | None = None
     _connections: list[Connection] = field(default_factory=list)
@@ -57,7 +59,7 @@ class Session:
 
     def name(self, kind: str, label: str) -> str:
         """A run-unique broker-side name whose transcript alias is the scenario's label."""
-        raw = f"conformance-{kind}-{label}-{self.run}"
+        raw = f"conformance-{kind}-{label}-{self.run_id}"
         self.transcript.learn(raw, label)
         return raw
 
@@ -67,18 +69,25 @@ class Session:
         return group_id
 
     async def _find_coordinator(self, group_id: str) -> None:
-        """Retries while the coordinator loads, as every client does; only the final answer matters."""
+        """Retries while the coordinator loads, as every client does; only the final answer matters.
+
+        Ready means FindCoordinator names a broker and that broker's DescribeGroups answers for the group,
+        so the first recorded step never races the coordinator's start-up."""
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         bootstrap = await self.connect(self.bootstrap)
         while True:
-            response = await bootstrap.send(rq.find_coordinator(group_id))
-            coordinator = response.coordinators[0]
-            if coordinator.error_code == ErrorCode.none:
-                self.coordinator = f"{coordinator.host}:{coordinator.port}"
-                return
-            if not coordinator.error_code.retriable or time.monotonic() > deadline:
-                raise ScenarioError(f"FindCoordinator answered {error_name(coordinator.error_code)}")
-            await asyncio.sleep(0.2)
+            found = (await bootstrap.send(rq.find_coordinator(group_id))).coordinators[0]
+            error = found.error_code
+            if error == ErrorCode.none:
+                self.coordinator = f"{found.host}:{found.port}"
+                error = (await self.admin(rq.describe_groups(group_id))).groups[0].error_code
+                if error not in _COORDINATOR_NOT_READY:
+                    return
+            elif not error.retriable:
+                raise ScenarioError(f"FindCoordinator answered {error_name(error)}")
+            if time.monotonic() > deadline:
+                raise ScenarioError(f"the coordinator was not ready within {SETTLE_TIMEOUT_S} s: {error_name(error)}")
+            await asyncio.sleep(0.1)
 
     async def member(self, label: str, group_id: str, instance_id: str | None = None) -> Member:
         return Member(label=label, group_id=group_id, session=self, connection=await self.connect(),
@@ -112,12 +121,20 @@ class Session:
                 raise ScenarioError(f"group never reached {count} members (has {len(described.members)})")
             await asyncio.sleep(POLL_INTERVAL_S)
 
+    async def wait_for_state(self, group_id: str, state: str) -> None:
+        """Waits, unrecorded, for a timer-driven transition (a session or rebalance timeout)."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while (await self.admin(rq.describe_groups(group_id))).groups[0].group_state != state:
+            if time.monotonic() > deadline:
+                raise ScenarioError(f"group never reached state {state}")
+            await asyncio.sleep(POLL_INTERVAL_S * 4)
+
     async def list_groups(self, step: str, states: tuple[str, ...] = ()) -> None:
         """Records only this session's groups: a shared broker holds other tests' groups too."""
         response = await self.admin(rq.list_groups(states))
         t = self.transcript
         ours = sorted((t.alias(g.group_id), g.protocol_type, g.group_state) for g in response.groups
-                      if g.group_id.endswith(self.run))
+                      if g.group_id.endswith(self.run_id))
         t.record(step, error=error_name(response.error_code), groups=[list(g) for g in ours])
 
     async def fetch_offsets(self, step: str, group_id: str, partitions: dict[str, tuple[int, ...]] | None) -> None:
@@ -130,8 +147,9 @@ class Session:
 
     async def commit_offsets(self, step: str, group_id: str, offsets: dict[tuple[str, int], int], *,
                              generation: int = -1, member_id: str = "", instance_id: str | None = None,
-                             connection: Connection | None = None) -> None:
-        request = rq.offset_commit(group_id, generation, member_id, offsets, instance_id=instance_id)
+                             metadata: str | None = "", connection: Connection | None = None) -> None:
+        request = rq.offset_commit(group_id, generation, member_id, offsets, instance_id=instance_id,
+                                   metadata=metadata)
         response = await (connection.send(request) if connection else self.admin(request))
         t = self.transcript
         t.record(step, partitions=sorted([t.alias(topic.name), int(p.partition_index), error_name(p.error_code)]
@@ -224,19 +242,34 @@ class Member:
         self._record_join(step or f"{self.label} JoinGroup v{version} (parked)", response)
         return response
 
-    async def sync(self, assignments: dict[str, bytes] | None = None, *, generation: int | None = None,
-                   member_id: str | None = None, step: str | None = None) -> Any:
+    async def sync(self, assignments: dict[str, bytes] | None = None, *, step: str | None = None,
+                   **overrides: Any) -> Any:
+        response = await self._send_sync(assignments, **overrides)
+        self._record_sync(step or f"{self.label} SyncGroup", response)
+        return response
+
+    def sync_in_background(self) -> asyncio.Task:
+        """A follower's SyncGroup parks until the leader's arrives; recorded when collected, like joins."""
+        return asyncio.ensure_future(self._send_sync(None))
+
+    async def synced(self, pending: asyncio.Task, step: str | None = None) -> Any:
+        response = await pending
+        self._record_sync(step or f"{self.label} SyncGroup (parked)", response)
+        return response
+
+    async def _send_sync(self, assignments: dict[str, bytes] | None, *, generation: int | None = None,
+                         member_id: str | None = None) -> Any:
         """The leader sends one assignment per member it was told about; followers send none."""
         if assignments is None:
             assignments = {m: rq.assignment({}) for m in self.members}
-        response = await self.connection.send(rq.sync_group(
+        return await self.connection.send(rq.sync_group(
             self.group_id, self.generation if generation is None else generation,
             self.member_id if member_id is None else member_id, assignments, instance_id=self.instance_id,
             protocol_name=self.protocol))
-        self.transcript.record(step or f"{self.label} SyncGroup", error=error_name(response.error_code),
-                               protocol=response.protocol_name,
+
+    def _record_sync(self, step: str, response: Any) -> None:
+        self.transcript.record(step, error=error_name(response.error_code), protocol=response.protocol_name,
                                assignment=response.assignment.hex() if response.assignment else "")
-        return response
 
     async def heartbeat(self, *, generation: int | None = None, member_id: str | None = None,
                         step: str | None = None) -> None:

@@ -16,8 +16,8 @@ from kafka.structs import OffsetAndMetadata
 
 from coordinator.admin.cli import run_command
 from coordinator.cli import build_parser
+from tests.coordinator.admin.live_consumers import poll_until, subscribed_consumer
 
-JOIN_DEADLINE_S = 30.0
 MESSAGES_PER_PARTITION = 5
 
 
@@ -74,14 +74,8 @@ def prepare_topic(bootstrap: str, topic: str) -> None:
 
 
 def join(bootstrap: str, topic: str, group: str, client_id: str) -> KafkaConsumer:
-    consumer = KafkaConsumer(
-        topic, bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
-        enable_auto_commit=False, auto_offset_reset="earliest", heartbeat_interval_ms=500, session_timeout_ms=10000,
-    )
-    deadline = time.monotonic() + JOIN_DEADLINE_S
-    while not consumer.assignment():
-        assert time.monotonic() < deadline, "the consumer never got an assignment"
-        consumer.poll(100)
+    consumer = subscribed_consumer(bootstrap, topic, group, client_id)
+    poll_until([consumer], lambda: bool(consumer.assignment()))
     return consumer
 
 

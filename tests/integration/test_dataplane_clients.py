@@ -140,3 +140,24 @@ def test_records_from_one_client_are_read_by_the_others(bootstrap):
     got = asyncio.run(read_with_aiokafka())
     assert [(k, v) for k, v, _ in got] == expected(topic)
     assert all(has_ts for _, _, has_ts in got)
+
+
+def test_kafka_python_resolves_beginning_end_and_times(bootstrap):
+    topic = new_topic("kp-offsets", "none")
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    try:
+        for i in range(10):
+            producer.send(topic, value=str(i).encode(), timestamp_ms=1_000_000 + i * 1000)
+        producer.flush(timeout=DEADLINE_S)
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        tp = KpTopicPartition(topic, 0)
+        assert consumer.beginning_offsets([tp]) == {tp: 0}
+        assert consumer.end_offsets([tp]) == {tp: 10}
+        found = consumer.offsets_for_times({tp: 1_004_500})[tp]
+        assert (found.offset, found.timestamp) == (5, 1_005_000)
+        assert consumer.offsets_for_times({tp: 9_999_999})[tp] is None
+    finally:
+        consumer.close()

@@ -79,10 +79,17 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
     bootstrap = groupcoord_broker.bootstrap_servers
     topic, group = unique("kp-topic"), unique("kp-group")
     create_topic(bootstrap, topic)
-    members = [PollingConsumer(bootstrap, topic, group) for _ in range(size)]
-    for m in members:
-        m.start()
+    members: list[PollingConsumer] = []
     try:
+        # Members arrive one after another, each once the previous ones own partitions: every arrival is a
+        # rebalance of a group whose leader already has the topic's metadata. (Starting all three at once
+        # can make kafka-python 3.0.12's leader assign before it knows the topic, rejoin at once, and then
+        # spin without heartbeating: a client stall, seen as a session expiry on the broker side.)
+        for _ in range(size):
+            member = PollingConsumer(bootstrap, topic, group)
+            members.append(member)
+            member.start()
+            assert wait_for(lambda: member.assignment), [m.failure for m in members]
         assert wait_for(lambda: sum(len(m.assignment) for m in members) == PARTITIONS and all(m.assignment for m in members)), \
             [(sorted(m.assignment), m.failure) for m in members]
         owned = [tp for m in members for tp in m.assignment]

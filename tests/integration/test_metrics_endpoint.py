@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import time
 import urllib.request
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 from prometheus_client.parser import text_string_to_metric_families
 
-REBALANCE_DEADLINE_S = 30.0
+from tests.coordinator.admin.live_consumers import poll_until, subscribed_consumer
+
 TOPIC = "clicks"
 GROUP = "dashboards"
 
@@ -31,21 +31,6 @@ def total(samples: dict, name: str, **labels: str) -> float:
     return sum(v for (n, ls), v in samples.items() if n == name and set(labels.items()) <= set(ls))
 
 
-def consumer(bootstrap: str, client_id: str) -> KafkaConsumer:
-    return KafkaConsumer(
-        TOPIC, bootstrap_servers=bootstrap, group_id=GROUP, client_id=client_id, enable_auto_commit=False,
-        auto_offset_reset="earliest", heartbeat_interval_ms=300, session_timeout_ms=10000,
-    )
-
-
-def poll_until(consumers: list[KafkaConsumer], done) -> None:
-    deadline = time.monotonic() + REBALANCE_DEADLINE_S
-    while not done():
-        assert time.monotonic() < deadline, "the group did not settle"
-        for c in consumers:
-            c.poll(50)
-
-
 def test_a_rebalance_moves_the_counters_histograms_and_group_gauges(groupcoord_broker):
     bootstrap, port = groupcoord_broker.bootstrap_servers, groupcoord_broker.metrics_port
     assert port > 0, "the test broker serves metrics on a free port"
@@ -58,13 +43,13 @@ def test_a_rebalance_moves_the_counters_histograms_and_group_gauges(groupcoord_b
     producer.flush(10)
     producer.close()
 
-    first = consumer(bootstrap, "dash-1")
+    first = subscribed_consumer(bootstrap, TOPIC, GROUP, "dash-1")
     second = None
     try:
         poll_until([first], lambda: len(first.assignment()) == 2)
         before = scrape(port)
 
-        second = consumer(bootstrap, "dash-2")
+        second = subscribed_consumer(bootstrap, TOPIC, GROUP, "dash-2")
         poll_until([first, second], lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1)
         first.commit({TopicPartition(TOPIC, p.partition): OffsetAndMetadata(1, "", -1) for p in first.assignment()})
         second.commit({TopicPartition(TOPIC, p.partition): OffsetAndMetadata(2, "", -1) for p in second.assignment()})

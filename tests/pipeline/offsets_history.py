@@ -7,6 +7,7 @@ offset inside `__consumer_offsets-N` directories), so the pipeline's answers can
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from storage.offsets_records import (
     MemberMetadata,
     OffsetCommitKey,
     OffsetCommitValue,
+    decode_key,
+    decode_value,
     encode_key,
     encode_value,
 )
@@ -45,6 +48,20 @@ class Member:
         )
 
 
+@dataclass(frozen=True)
+class OffsetEvent:
+    """What the test told the coordinator to do to one offset: the oracle the pipeline is checked against."""
+
+    at: int
+    group: str
+    topic: str
+    partition: int
+    offset: int | None  # None: deleted
+    expire_at: int | None = None
+    leader_epoch: int = -1
+    metadata: str = ""
+
+
 @dataclass
 class _PartitionLog:
     directory: Path
@@ -61,6 +78,10 @@ class OffsetsHistory:
         self.batches_per_segment = batches_per_segment
         self._logs: dict[int, _PartitionLog] = {}
         self._batches_in_segment: dict[int, int] = {}
+        self.events: list[OffsetEvent] = []
+        self._open_transactions: dict[int, list[tuple[str, dict[tuple[str, int], int]]]] = {}
+        self.records_written: dict[int, int] = {}
+        self._last_value_is_tombstone: dict[int, dict[bytes, bool]] = {}
 
     def partition_of(self, group: str) -> int:
         return sum(group.encode()) % self.num_partitions
@@ -84,7 +105,19 @@ class OffsetsHistory:
         )
         self._batches_in_segment[partition] += 1
         log.next_offset += len(records)
+        self.records_written[partition] = self.records_written.get(partition, 0) + len(records)
+        if not batch_options.get("is_transactional"):
+            self._remember(partition, records)
         return base
+
+    def _remember(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> None:
+        latest = self._last_value_is_tombstone.setdefault(partition, {})
+        for key, value in records:
+            latest[key] = value is None
+
+    def live_keys(self) -> dict[int, int]:
+        """The oracle for compaction: per offsets partition, keys whose last applied record is not a tombstone."""
+        return {p: sum(1 for dead in keys.values() if not dead) for p, keys in self._last_value_is_tombstone.items()}
 
     def commit(self, group: str, offsets: dict[tuple[str, int], int], at: int, *, expire_at: int | None = None,
                leader_epoch: int = -1, metadata: str = "") -> None:
@@ -96,10 +129,50 @@ class OffsetsHistory:
             for (topic, partition), offset in offsets.items()
         ]
         self.append(self.partition_of(group), records, at)
+        self.events.extend(OffsetEvent(at, group, t, p, o, expire_at, leader_epoch, metadata) for (t, p), o in offsets.items())
+
+    def transactional_commit(self, group: str, offsets: dict[tuple[str, int], int], at: int, *,
+                             producer_id: int) -> None:
+        """A TxnOffsetCommit: it takes effect only when `end_transaction` writes a COMMIT marker."""
+        records = [
+            (encode_key(OffsetCommitKey(group, topic, p)), encode_value(OffsetCommitValue(offset, -1, "", at, None)))
+            for (topic, p), offset in offsets.items()
+        ]
+        self.append(self.partition_of(group), records, at, producer_id=producer_id, producer_epoch=0,
+                    is_transactional=True)
+        self._open_transactions.setdefault(producer_id, []).append((group, records))
+
+    def end_transaction(self, producer_id: int, outcome: str, at: int) -> None:
+        """Write the COMMIT or ABORT marker of the producer's open transaction."""
+        pending = self._open_transactions.pop(producer_id)
+        control_type = {"abort": 0, "commit": 1}[outcome]
+        marker = (struct.pack(">hh", 0, control_type), struct.pack(">hi", 0, 0))
+        partition = self.partition_of(pending[0][0])
+        self.append(partition, [marker], at, producer_id=producer_id, producer_epoch=0,
+                    is_transactional=True, is_control=True)
+        if outcome == "commit":
+            for group, records in pending:
+                self._remember(partition, records)
+                for key, value in records:
+                    decoded_key, decoded_value = decode_key(key), decode_value(decode_key(key), value)
+                    self.events.append(OffsetEvent(at, group, decoded_key.topic, decoded_key.partition,
+                                                   decoded_value.offset))
+
+    def committed_at(self, at: int) -> dict[tuple[str, str, int], int]:
+        """The oracle: (group, topic, partition) -> offset committed and neither deleted nor expired at `at`."""
+        state: dict[tuple[str, str, int], OffsetEvent] = {}
+        for event in sorted((e for e in self.events if e.at <= at), key=lambda e: e.at):
+            key = (event.group, event.topic, event.partition)
+            if event.offset is None:
+                state.pop(key, None)
+            else:
+                state[key] = event
+        return {key: e.offset for key, e in state.items() if e.expire_at is None or e.expire_at > at}
 
     def delete_offsets(self, group: str, partitions: list[tuple[str, int]], at: int) -> None:
         records = [(encode_key(OffsetCommitKey(group, topic, partition)), None) for topic, partition in partitions]
         self.append(self.partition_of(group), records, at)
+        self.events.extend(OffsetEvent(at, group, t, p, None) for t, p in partitions)
 
     def rebalance(self, group: str, generation: int, members: list[Member], at: int, *, leader: str | None = None,
                   protocol: str | None = "range") -> None:
@@ -118,6 +191,7 @@ class OffsetsHistory:
         records = [(encode_key(OffsetCommitKey(group, topic, partition)), None) for topic, partition in partitions]
         records.append((encode_key(GroupMetadataKey(group)), None))
         self.append(self.partition_of(group), records, at)
+        self.events.extend(OffsetEvent(at, group, t, p, None) for t, p in partitions)
 
     def write(self) -> list[Path]:
         """Write every segment file; returns the partition directories."""

@@ -54,7 +54,8 @@ def free_port() -> int:
 
 
 def new_cluster_id() -> str:
-    """KRaft cluster ids are base64url-encoded UUIDs without padding."""
+    """KRaft cluster ids are base64url-encoded UUIDs without padding; one may start with '-', so callers
+    pass it as --cluster-id=ID, never as a separate argument."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
@@ -111,7 +112,8 @@ class KafkaBroker:
         properties.write_text(server_properties(self.config, self.port, controller_port, self.workdir / "data"))
         (self.workdir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_file))
         formatted = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", "-t", new_cluster_id(), "-c", str(properties)),
+            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
+                       f"--config={properties}"),
             capture_output=True, text=True, timeout=START_TIMEOUT_S)
         if formatted.returncode != 0:
             raise ReferenceUnavailable(f"kafka storage format failed: {(formatted.stdout + formatted.stderr)[-2000:]}")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from protocol.compression import CompressionType
 from protocol.record_batch import decode_records, encode_batch, parse_header
 from storage import cleaner as cleaner_module
 from storage import swap as swap_module
@@ -42,7 +43,8 @@ ops_strategy = st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c", b"d", b"e",
                                   st.none() | st.binary(min_size=1, max_size=60)), min_size=1, max_size=120)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops_strategy, per_batch=st.integers(min_value=1, max_value=5), expire_tombstones=st.booleans())
 def test_compaction_keeps_exactly_the_latest_value_per_key(tmp_path_factory, ops, per_batch, expire_tombstones):
     directory = tmp_path_factory.mktemp("prop") / "compacted-0"
@@ -193,3 +195,36 @@ async def test_delete_only_topics_are_not_compacted(open_log):
     await fill(log, [(b"k", b"v" * 40)] * 60)
     stats = await LogCleaner().clean(log)
     assert stats.segments_cleaned == 0 and len(await all_records(log)) == 60
+
+
+async def test_a_compressed_batch_that_loses_records_keeps_its_codec(open_log):
+    log = await open_log(COMPACTED)
+    await log.append(encode_batch([(b"a", b"1", ()), (b"b", b"1", ())], compression=CompressionType.ZSTD))
+    await log.append(encode_batch([(b"a", b"2", ())]))
+    await log.roll()
+    await LogCleaner().clean(log)
+    first = await log.read(0, 1000)
+    header = parse_header(first)
+    assert header.compression == CompressionType.ZSTD and header.last_offset == 1
+    assert [(r.offset, r.key, r.value) for r in decode_records(first)] == [(1, b"b", b"1")]
+
+
+async def test_the_observer_hears_about_each_cleaning_pass(log_dir):
+    seen = []
+
+    class Observer:
+        def on_append(self, seconds, nbytes):
+            pass
+
+        def on_fsync(self, seconds):
+            pass
+
+        def on_clean(self, stats):
+            seen.append(stats)
+
+    log = await PartitionLog.open(log_dir, COMPACTED, FsyncPolicy.NEVER, observer=Observer())
+    await fill(log, [(b"k", b"v" * 40)] * 60)
+    await log.roll()
+    stats = await LogCleaner().clean(log)
+    await log.close()
+    assert seen == [stats] and stats.records_read == 60 and stats.records_kept == 1

@@ -24,6 +24,7 @@ def run_child_and_kill(directory: Path, round_no: int, kill_after: float) -> lis
                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     ready = threading.Event()
+    first_ack = threading.Event()
 
     def read() -> None:
         for line in child.stdout:
@@ -31,12 +32,14 @@ def run_child_and_kill(directory: Path, round_no: int, kill_after: float) -> lis
                 ready.set()
             else:
                 lines.append(line.strip())
+                first_ack.set()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
         assert ready.wait(30), f"child never opened the log (exit status {child.poll()})"
-        time.sleep(kill_after)
+        assert first_ack.wait(30), "child never acknowledged an append"
+        time.sleep(kill_after)  # the kill lands at a random point of the append stream
         child.send_signal(signal.SIGKILL)
     finally:
         child.kill()

@@ -1,5 +1,6 @@
 """Appending to and reading from a partition log, across segment rolls and reopenings."""
 
+import asyncio
 import os
 import time
 
@@ -134,7 +135,8 @@ async def test_truncate_fully_empties_the_log_and_restarts_it(open_log, log_dir)
         await log.append(batch(i))
     await log.truncate_fully(500)
     assert (log.log_start_offset, log.log_end_offset) == (500, 500)
-    assert sorted(os.listdir(log_dir)) == ["00000000000000000500.log"]
+    assert sorted(p for p in os.listdir(log_dir) if not p.startswith("recovery-point")) == [
+        "00000000000000000500.log"]
     assert (await log.append(batch(1))).base_offset == 500
 
 
@@ -145,3 +147,17 @@ async def test_closed_and_deleted_logs(open_log, log_dir):
     assert not log_dir.exists()
     with pytest.raises(LogClosedError):
         await log.append(batch(2))
+
+
+@pytest.mark.parametrize("policy", list(FsyncPolicy))
+async def test_closing_with_appends_in_flight_keeps_every_acknowledged_one(open_log, policy):
+    log = await open_log(fsync=policy)
+    appends = [asyncio.create_task(log.append(batch(i, count=1))) for i in range(100)]
+    await asyncio.sleep(0)
+    await log.close()
+    late = asyncio.create_task(log.append(batch(999, count=1)))
+    outcomes = await asyncio.gather(*appends, late, return_exceptions=True)
+    acknowledged = [o.last_offset for o in outcomes if not isinstance(o, BaseException)]
+    assert isinstance(outcomes[-1], LogClosedError)
+    reopened = await open_log(fsync=policy)
+    assert set(acknowledged) <= {r.offset for r in await all_records(reopened)}

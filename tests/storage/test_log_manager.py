@@ -7,6 +7,7 @@ import time
 
 from protocol.record_batch import encode_batch
 from storage.config import FsyncPolicy, LogConfig
+from storage.log import CLEAN_SHUTDOWN_MARKER
 from storage.log_manager import TOPIC_CONFIG_FILE, LogManager
 from tests.storage.conftest import all_records, small_config
 
@@ -74,11 +75,11 @@ async def test_background_loops_compact_and_expire(tmp_path):
 
     while time.monotonic() < deadline and (len(await cleaned_records()) > 1 or expiring.log_start_offset == 0):
         await asyncio.sleep(0.05)
-    await manager.stop()
     cleaned = await cleaned_records()
     assert len(cleaned) == 1 and cleaned[0].value.startswith(b"v%d" % (compacted.active_segment.base_offset - 1))
     assert expiring.log_start_offset > 0
-    await manager.close()
+    await manager.stop()
+    assert manager.logs == {} and (tmp_path / "state-0" / CLEAN_SHUTDOWN_MARKER).exists()
 
 
 async def test_clean_now_can_target_one_topic(tmp_path):
@@ -93,3 +94,17 @@ async def test_clean_now_can_target_one_topic(tmp_path):
     assert stats.partitions_cleaned == 1 and stats.segments_cleaned > 0
     assert len(await all_records(one)) < len(await all_records(two)) == 40
     await manager.close()
+
+
+async def test_altered_topic_configs_are_applied_and_persisted(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    for partition in range(2):
+        await manager.get_or_create("orders", partition)
+    altered = LogConfig.from_topic_configs({"retention.ms": "1000"})
+    await manager.update_config("orders", altered)
+    assert all(log.config == altered for log in manager.partitions("orders"))
+    await manager.stop()
+    restarted = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    logs = await restarted.open_existing()
+    assert logs[("orders", 1)].config.retention_ms == 1000
+    await restarted.stop()

@@ -134,3 +134,39 @@ async def test_recovery_cuts_and_deletes_empty_segments_after_a_torn_tail(tmp_pa
     assert log.log_end_offset == 2 and [s.base_offset for s in log.segments] == [0]
     assert sorted(os.listdir(directory)) == ["00000000000000000000.log"]
     await log.close()
+
+
+class CrcCounter:
+    """Counts CRC checks per segment file during recovery."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.checked_positions = 0
+
+    def __call__(self, buf, pos=0):
+        self.checked_positions += 1
+        return self.real(buf, pos)
+
+
+@pytest.mark.parametrize(("policy", "old_segments_rechecked"), [(FsyncPolicy.ALWAYS, False),
+                                                                (FsyncPolicy.NEVER, True)])
+async def test_after_a_crash_only_data_past_the_recovery_point_is_rechecked(open_log, log_dir, monkeypatch,
+                                                                            policy, old_segments_rechecked):
+    from storage import segment as segment_module
+
+    config = small_config(segment_bytes=2048, index_interval_bytes=64)
+    log = await open_log(config, policy)
+    for i in range(60):
+        await log.append(encode_batch([(b"k%d" % i, b"v" * 50, ())], base_timestamp=1000 + i))
+    active_batches = 60 - log.active_segment.base_offset  # one batch per offset
+    crashed = log_dir.with_name("crashed-0")
+    shutil.copytree(log_dir, crashed)  # the process "dies" here: no marker, active indexes unwritten
+    counter = CrcCounter(segment_module.verify_crc)
+    monkeypatch.setattr(segment_module, "verify_crc", counter)
+    recovered = await open_log(config, policy, directory=crashed)
+    assert recovered.log_end_offset == 60
+    assert [r.offset for r in await all_records(recovered)] == list(range(60))
+    if old_segments_rechecked:
+        assert counter.checked_positions == 60
+    else:
+        assert counter.checked_positions == active_batches

@@ -21,7 +21,7 @@ async def append(dataplane, topic, partition, records):
 def request(*parts, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, session_id=0, by_id=None, topic="orders"):
     partitions = tuple(FetchPartition(p, offset, limit) for p, offset, limit in parts)
     topics = (FetchTopic(None if by_id else topic, by_id, partitions),)
-    return FetchRequestData(max_wait_ms, min_bytes, max_bytes, 0, session_id, -1, topics, by_id is not None)
+    return FetchRequestData(max_wait_ms, min_bytes, max_bytes, 0, session_id, topics)
 
 
 def partitions_of(response):

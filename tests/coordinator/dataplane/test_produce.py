@@ -250,3 +250,15 @@ async def test_a_failed_append_does_not_make_the_retry_a_duplicate(node):
     assert dataplane.producer_states.pending == {}
     state = await dataplane.producer_states.state_for(log)
     assert list(state.entry(PID).batches) == []
+
+
+async def test_timestamps_outside_the_topic_window_are_invalid(node):
+    dataplane = node.dataplane
+    await dataplane.topics.create("recent", 1, 1, {"message.timestamp.before.max.ms": "60000",
+                                                    "message.timestamp.after.max.ms": "1000"})
+    now = node.clock.wall_ms()
+    assert (await produce(dataplane, "recent", 0, batch(ts=now - 120_000)))["error_code"] is \
+        ErrorCode.invalid_timestamp
+    assert (await produce(dataplane, "recent", 0, batch(ts=now + 5_000)))["error_code"] is \
+        ErrorCode.invalid_timestamp
+    assert (await produce(dataplane, "recent", 0, batch(ts=now - 30_000)))["error_code"] is ErrorCode.none

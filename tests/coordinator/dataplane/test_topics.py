@@ -112,11 +112,14 @@ async def test_delete_by_name_and_by_id(dataplane):
     assert (await dataplane.topics.delete(topic_id=uuid.uuid4())).error is ErrorCode.unknown_topic_id
 
 
-async def test_the_offsets_topic_cannot_be_deleted(node):
+async def test_the_offsets_topic_cannot_be_deleted_or_grown(node):
     await node.log_manager.get_or_create("__consumer_offsets", 0)
     result = await node.dataplane.topics.delete("__consumer_offsets")
-    assert result.error is not ErrorCode.none
+    assert result.error is ErrorCode.topic_authorization_failed
     assert node.dataplane.topics.get("__consumer_offsets") is not None
+    grown = await node.dataplane.topics.create_partitions("__consumer_offsets", 60, None)
+    assert grown.error is ErrorCode.topic_authorization_failed
+    assert node.dataplane.topics.partition_count("__consumer_offsets") == 1
 
 
 async def test_create_partitions_grows_a_topic_and_refuses_to_shrink(node):

@@ -21,7 +21,8 @@ PARTITIONS = 3
 
 
 def config(**kw) -> BrokerConfig:
-    return BrokerConfig(offsets_topic_num_partitions=PARTITIONS, group_initial_rebalance_delay_ms=0, **kw)
+    settings = {"offsets_topic_num_partitions": PARTITIONS, "group_initial_rebalance_delay_ms": 0, **kw}
+    return BrokerConfig(**settings)
 
 
 def join_req(group, member_id="", client="c") -> JoinGroup:
@@ -173,3 +174,15 @@ async def test_timers_run_on_the_event_loop_session_expiry_empties_the_group():
             break
     assert next(v for v in service.iter_groups() if v.group_id == "g").state == "Empty"
     await service.stop()
+
+
+async def test_purgatory_sizes_count_parked_joins_and_syncs():
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    service = GroupCoordinatorService(config(group_initial_rebalance_delay_ms=60_000), GateManager(logs), FakeTopics(orders=1))
+    await service.start()
+    first = await service.join_group(join_req("g"))
+    parked = asyncio.ensure_future(service.join_group(join_req("g", first["member_id"])))
+    await asyncio.sleep(0.01)
+    assert service.purgatory_sizes() == {"join": 1, "sync": 0, "heartbeat": 1}
+    await service.stop()
+    assert (await parked)["error_code"] == ErrorCode.coordinator_not_available
