@@ -32,7 +32,7 @@ PHASE_LIMIT_S = 30.0
 
 def produce(bootstrap: str, topic: str, records: int, acks: str) -> tuple[int, float]:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 256 * 1024,
-                         "compression.type": "none", "enable.idempotence": acks == "all",
+                         "compression.type": "none", "enable.idempotence": False,
                          "queue.buffering.max.messages": 200_000})
     payload = b"x" * RECORD
     failures: list[object] = []

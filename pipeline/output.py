@@ -23,7 +23,7 @@ def write_csv(rows: list[dict], columns: list[str], out_dir: Path, name: str) ->
     target = Path(out_dir) / f"{name}.csv"
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
             writer.writerow(["" if row[column] is None else row[column] for column in columns])

@@ -13,6 +13,7 @@ from protocol.errors import kafka_name
 from . import operations as ops
 from . import render
 from .client import AdminClient, AdminError, ApiKey
+from .model import GroupDescription
 from .offsets_csv import read_offsets_csv, write_offsets_csv
 from .reset_plan import ResetSpec, ResetStrategy, parse_datetime_ms, plan_reset, select_partitions
 
@@ -73,7 +74,7 @@ async def groups_describe(args: argparse.Namespace, out: TextIO) -> None:
             _emit(out, render.lag_table(rows))
 
 
-def _no_members_note(group) -> str:
+def _no_members_note(group: GroupDescription) -> str:
     """kafka-consumer-groups prints this line when nobody is consuming, so scripts grepping for it keep working."""
     if group.members:
         return ""

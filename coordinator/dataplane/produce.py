@@ -1,17 +1,18 @@
 """Produce: validate each partition's batch, apply idempotence rules, append, answer per partition.
 
-Appends to one partition are serialised by a per-partition FIFO lock taken before any await on the hot
-path, so pipelined requests from one producer land in the order they arrived and the sequence check and
-the append are one step. The storage engine acknowledges an append only once it is durable per the
-fsync policy, and with a single replica the ISR is just this node: acks=1 and acks=-1 therefore wait for
-the same thing. acks=0 appends the same way and sends no answer at all.
+A per-partition FIFO lock, taken before any await on the hot path, covers the sequence check and the
+queuing of the write, so pipelined requests from one producer land in the order they arrived and no two
+batches pass the check against the same state. The lock is released before the append becomes durable,
+so appends queued meanwhile share one fsync (group commit). The storage engine acknowledges an append
+only once it is durable per the fsync policy, and with a single replica the ISR is just this node:
+acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same way and gets no answer.
 """
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from protocol.errors import ErrorCode
 from storage.config import TimestampType
@@ -19,6 +20,7 @@ from storage.config import TimestampType
 from coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
 from coordinator.dataplane.clock import Clock
 from coordinator.dataplane.names import is_internal
+from coordinator.dataplane.producer_snapshot import read_snapshot, write_snapshot
 from coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict
 from coordinator.dataplane.topics import TopicCatalog
 
@@ -38,7 +40,8 @@ class TopicData:
 
 
 class ProducerStates:
-    """Producer state per partition, rebuilt lazily from the log's batch headers on first use."""
+    """Producer state per partition, rebuilt lazily on first use: from the snapshot written at the last
+    clean stop, then the batch headers appended after it (or the whole log when there is none)."""
 
     def __init__(self) -> None:
         self._states: dict[tuple[str, int], PartitionProducerState] = {}
@@ -53,14 +56,24 @@ class ProducerStates:
         key = (log.topic, log.partition)
         state = self._states.get(key)
         if state is None:
-            state = PartitionProducerState()
-            async for header, _data in log.batches(log.log_start_offset):
-                if header.producer_id >= 0 and not header.is_control:
+            state, replay_from = PartitionProducerState(), log.log_start_offset
+            snapshot = read_snapshot(log.directory)
+            if snapshot is not None and log.log_start_offset <= snapshot.end_offset <= log.log_end_offset:
+                state, replay_from = snapshot.state, snapshot.end_offset
+            async for header, _data in log.batches(replay_from):
+                if header.producer_id >= 0 and not header.is_control and header.base_offset >= replay_from:
                     state.record(header.producer_id, header.producer_epoch, header.base_sequence,
                                  header.records_count, header.base_offset, header.last_offset,
                                  header.max_timestamp)
             self._states[key] = state
         return state
+
+    def write_snapshots(self, log_for: Callable[[str, int], Any]) -> None:
+        """Persist every partition's table (at a clean stop) so the next start need not replay the logs."""
+        for (topic, partition), state in self._states.items():
+            log = log_for(topic, partition)
+            if log is not None:
+                write_snapshot(log.directory, log.log_end_offset, state)
 
     def drop_topic(self, topic: str) -> None:
         for key in [k for k in self._states if k[0] == topic]:

@@ -25,6 +25,11 @@ def increment_sequence(sequence: int, increment: int) -> int:
     return sequence + increment
 
 
+def sequence_count(first_seq: int, last_seq: int) -> int:
+    """How many records the (possibly wrapped) sequence range first_seq..last_seq covers."""
+    return (last_seq - first_seq) % (INT32_MAX + 1) + 1
+
+
 def in_sequence(last_seq: int, next_seq: int) -> bool:
     return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
 
@@ -84,6 +89,9 @@ class PartitionProducerState:
 
     def entry(self, producer_id: int) -> ProducerEntry | None:
         return self._producers.get(producer_id)
+
+    def entries(self) -> list[ProducerEntry]:
+        return list(self._producers.values())
 
     def __len__(self) -> int:
         return len(self._producers)

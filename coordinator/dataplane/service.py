@@ -45,8 +45,10 @@ class DataPlane:
         await self.topics.load(existing.values())
 
     async def stop(self) -> None:
-        """Answer every parked fetch now, so connections can drain before the logs close."""
+        """Answer every parked fetch now, so connections can drain before the logs close, and snapshot the
+        producer tables so the next start need not replay the logs."""
         self.purgatory.wake_all()
+        self.producer_states.write_snapshots(self.topics.log)
 
     def init_producer_id(self, transactional_id: str | None, producer_id: int, producer_epoch: int) -> dict:
         """InitProducerId for idempotent producers: a fresh id at epoch 0 every time, as Kafka's

@@ -77,6 +77,7 @@ class TopicCatalog:
         self._path = Path(data_dir) / CATALOG_FILE
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._deleting: set[str] = set()       # logs still on disk, but never to be adopted again
         self._lock = asyncio.Lock()
         self._on_log_opened = on_log_opened or (lambda _log: None)
         self._on_topic_deleted = on_topic_deleted or (lambda _topic: None)
@@ -102,7 +103,7 @@ class TopicCatalog:
 
     def get(self, name: str) -> Topic | None:
         topic = self._topics.get(name)
-        if topic is None and self._log_manager.get(name, 0) is not None:
+        if topic is None and name not in self._deleting and self._log_manager.get(name, 0) is not None:
             topic = self._adopt(name)
         return topic
 
@@ -110,7 +111,7 @@ class TopicCatalog:
         return self._by_id.get(topic_id)
 
     def names(self) -> list[str]:
-        for name in self._log_manager.topics() - self._topics.keys():
+        for name in self._log_manager.topics() - self._topics.keys() - self._deleting:
             self._adopt(name)
         return sorted(self._topics)
 
@@ -206,7 +207,11 @@ class TopicCatalog:
             del self._topics[topic.name]
             self._by_id.pop(topic.topic_id, None)
             self._persist()
-            await self._log_manager.delete_topic(topic.name)
+            self._deleting.add(topic.name)
+            try:
+                await self._log_manager.delete_topic(topic.name)
+            finally:
+                self._deleting.discard(topic.name)
             self._on_topic_deleted(topic)
             return TopicResult(topic.name, topic=topic)
 

@@ -11,12 +11,11 @@ import time
 from typing import Iterator
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.structs import OffsetAndMetadata
+from kafka import KafkaConsumer, KafkaProducer
 
 from coordinator.admin.cli import run_command
 from coordinator.cli import build_parser
-from tests.coordinator.admin.live_consumers import poll_until, subscribed_consumer
+from tests.coordinator.admin.live_consumers import commit_when_settled, poll_until, subscribed_consumer
 
 MESSAGES_PER_PARTITION = 5
 
@@ -79,10 +78,6 @@ def join(bootstrap: str, topic: str, group: str, client_id: str) -> KafkaConsume
     return consumer
 
 
-def commit(consumer: KafkaConsumer, topic: str, offsets: dict[int, int]) -> None:
-    consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
-
-
 def describe(bootstrap: str, group: str) -> list[dict]:
     code, out, err = cli(bootstrap, "groups", "describe", group, "--json")
     assert code == 0, err
@@ -94,7 +89,7 @@ def test_describe_shows_the_live_groups_offsets_and_lag(bootstrap):
     prepare_topic(bootstrap, topic)
     consumer = join(bootstrap, topic, group, "payments-worker")
     try:
-        commit(consumer, topic, {0: 2, 1: 1})
+        commit_when_settled(consumer, topic, {0: 2, 1: 1})
         rows = describe(bootstrap, group)
         code, out, _ = cli(bootstrap, "groups", "list", "--state", "Stable", "--json")
         listed = {g["group"]: g["state"] for g in json.loads(out)}
@@ -116,7 +111,7 @@ def test_offsets_reset_is_refused_while_active_then_planned_and_executed(bootstr
     prepare_topic(bootstrap, topic)
     consumer = join(bootstrap, topic, group, "resetter")
     try:
-        commit(consumer, topic, {0: 4, 1: 3})
+        commit_when_settled(consumer, topic, {0: 4, 1: 3})
         code, _, err = cli(bootstrap, "offsets", "reset", "--group", group, "--topic", topic,
                            "--to-earliest", "--execute")
         assert code == 1

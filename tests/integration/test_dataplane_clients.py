@@ -34,9 +34,10 @@ def bootstrap(groupcoord_broker):
 
 
 @pytest.mark.parametrize("codec", [None, "gzip"])
-def test_kafka_python_round_trip(bootstrap, codec):
+def test_kafka_python_idempotent_round_trip(bootstrap, codec):
     topic = new_topic("kp", codec)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, acks="all", linger_ms=5)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, acks="all", linger_ms=5,
+                             enable_idempotence=True)
     try:
         for key, value in expected(topic):
             producer.send(topic, key=key, value=value)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import urllib.request
 
-from kafka import KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.structs import OffsetAndMetadata
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.coordinator.admin.live_consumers import poll_until, subscribed_consumer
+from tests.coordinator.admin.live_consumers import commit_when_settled, poll_until, subscribed_consumer
 
 TOPIC = "clicks"
 GROUP = "dashboards"
@@ -51,8 +50,8 @@ def test_a_rebalance_moves_the_counters_histograms_and_group_gauges(groupcoord_b
 
         second = subscribed_consumer(bootstrap, TOPIC, GROUP, "dash-2")
         poll_until([first, second], lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1)
-        first.commit({TopicPartition(TOPIC, p.partition): OffsetAndMetadata(1, "", -1) for p in first.assignment()})
-        second.commit({TopicPartition(TOPIC, p.partition): OffsetAndMetadata(2, "", -1) for p in second.assignment()})
+        commit_when_settled(first, TOPIC, {tp.partition: 1 for tp in first.assignment()})
+        commit_when_settled(second, TOPIC, {tp.partition: 2 for tp in second.assignment()})
         during = scrape(port)
     finally:
         first.close()

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.reference.kafka_distribution import ReferenceUnavailable, require_tool
+from tests.reference.kafka_distribution import require_tool
 
 JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 MAVEN_TIMEOUT_S = 600

@@ -27,6 +27,7 @@ from tests.reference.kafka_distribution import KafkaDistribution, ReferenceUnava
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 20.0
+START_ATTEMPTS = 2
 JVM_OPTIONS = ("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Djava.awt.headless=true")
 _LOG4J2 = """status = warn
@@ -116,6 +117,7 @@ class KafkaBroker:
                        f"--config={properties}"),
             capture_output=True, text=True, timeout=START_TIMEOUT_S)
         if formatted.returncode != 0:
+            self.stop()
             raise ReferenceUnavailable(f"kafka storage format failed: {(formatted.stdout + formatted.stderr)[-2000:]}")
         stdio = open(self.workdir / "stdout.log", "wb")
         self.process = subprocess.Popen(self._java("kafka.Kafka", str(properties)), stdout=stdio,
@@ -174,8 +176,7 @@ class SharedKafkaBroker:
                 raise ReferenceUnavailable(self.failure)
             if self.broker is None:
                 try:
-                    broker = KafkaBroker(ensure_kafka())
-                    broker.start()
+                    broker = self._start()
                 except ReferenceUnavailable as exc:
                     self.failure = str(exc)
                     raise
@@ -183,6 +184,21 @@ class SharedKafkaBroker:
                 atexit.register(broker.stop)  # a crashed or interrupted session must not leave a JVM behind
             self.users += 1
             return self.broker
+
+    @staticmethod
+    def _start() -> KafkaBroker:
+        """A second attempt, on fresh ports, covers a free port taken by another process before Kafka bound it."""
+        distribution = ensure_kafka()
+        for _ in range(START_ATTEMPTS - 1):
+            broker = KafkaBroker(distribution)
+            try:
+                broker.start()
+                return broker
+            except ReferenceUnavailable:
+                continue
+        broker = KafkaBroker(distribution)
+        broker.start()
+        return broker
 
     def release(self) -> None:
         with self.lock:

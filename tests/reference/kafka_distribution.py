@@ -74,7 +74,7 @@ def cache_root() -> Path:
 def require_tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        raise ReferenceUnavailable(f"{name} is not installed (the Kafka reference needs Java 17 and Maven)")
+        raise ReferenceUnavailable(f"{name} is not installed (the Kafka reference and the Java client test need Java 17 and Maven)")
     return path
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import time
 
-from kafka import KafkaConsumer
+from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import CommitFailedError, RebalanceInProgressError
+from kafka.structs import OffsetAndMetadata
 
 JOIN_DEADLINE_S = 30.0
 
@@ -35,4 +37,19 @@ def poll_until(consumers: list[KafkaConsumer], settled, deadline_s: float = JOIN
     while not settled():
         assert time.monotonic() < deadline, "the group did not settle"
         for consumer in consumers:
+            consumer.poll(timeout_ms=200)
+
+
+def commit_when_settled(consumer: KafkaConsumer, topic: str, offsets: dict[int, int]) -> None:
+    """Commit as an application does: a commit refused because the member is still rebalancing (kafka-python may
+    rejoin once right after its first join when the topic's metadata changes) is retried after a poll. Once it
+    succeeds the member holds the current generation, and as no poll follows, it starts no new rebalance."""
+    deadline = time.monotonic() + JOIN_DEADLINE_S
+    request = {TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()}
+    while True:
+        try:
+            consumer.commit(request)
+            return
+        except (RebalanceInProgressError, CommitFailedError):
+            assert time.monotonic() < deadline, "the member never settled enough to commit"
             consumer.poll(timeout_ms=200)

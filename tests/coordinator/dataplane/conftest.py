@@ -33,6 +33,11 @@ class Node:
         await self.stop()
         return await self.start()
 
+    async def crash_restart(self) -> DataPlane:
+        """Restart without the data plane's clean stop (no producer snapshots written)."""
+        await self.log_manager.close()
+        return await self.start()
+
 
 @pytest.fixture
 async def node(tmp_path):

@@ -159,3 +159,15 @@ async def test_listing_all_topics_includes_logs_created_behind_the_catalog(node)
     await node.log_manager.get_or_create("__consumer_offsets", 0)
     infos = await node.dataplane.topics.describe(None, auto_create=False)
     assert [(i.name, i.is_internal) for i in infos] == [("__consumer_offsets", True), ("orders", False)]
+
+
+async def test_a_topic_being_deleted_is_not_adopted_back(dataplane):
+    import asyncio
+    await dataplane.topics.create("doomed", 3)
+    deletion = asyncio.ensure_future(dataplane.topics.delete("doomed"))
+    for _ in range(20):
+        await asyncio.sleep(0)
+        assert dataplane.topics.get("doomed") is None
+        assert "doomed" not in dataplane.topics.names()
+    assert (await deletion).error is ErrorCode.none
+    assert dataplane.topics.get("doomed") is None

@@ -1,0 +1,56 @@
+"""Producer-state snapshots, so that a restart does not re-read whole partitions before the first produce.
+
+At a clean stop each partition's producer table is written next to its log with the offset it covers
+(``producer-state.json``). On first use after a restart the table is loaded from the snapshot and only
+the batches from that offset on are replayed. A snapshot describes a prefix of the log, so it stays
+valid while that prefix exists; one past the log end (the log was truncated) is ignored and the whole
+log is replayed instead.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from coordinator.dataplane.producer_state import PartitionProducerState, sequence_count
+
+SNAPSHOT_FILE = "producer-state.json"
+VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSnapshot:
+    end_offset: int                 # the state reflects every batch below this offset
+    state: PartitionProducerState
+
+
+def write_snapshot(directory: Path, end_offset: int, state: PartitionProducerState) -> None:
+    producers = []
+    for entry in state.entries():
+        batches = [[b.first_seq, b.last_seq, b.first_offset, b.last_offset, b.timestamp]
+                   for b in entry.batches if 0 <= b.first_offset and b.last_offset < end_offset]
+        if batches:
+            producers.append({"id": entry.producer_id, "epoch": entry.epoch, "batches": batches})
+    path = Path(directory) / SNAPSHOT_FILE
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"version": VERSION, "end_offset": end_offset, "producers": producers}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_snapshot(directory: Path) -> ProducerSnapshot | None:
+    try:
+        data = json.loads((Path(directory) / SNAPSHOT_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    if data.get("version") != VERSION:
+        return None
+    state = PartitionProducerState()
+    for producer in data["producers"]:
+        for first_seq, last_seq, first_offset, last_offset, timestamp in producer["batches"]:
+            state.record(producer["id"], producer["epoch"], first_seq, sequence_count(first_seq, last_seq),
+                         first_offset, last_offset, timestamp)
+    return ProducerSnapshot(int(data["end_offset"]), state)
