@@ -3,7 +3,8 @@
 Decoding goes through the project's own codecs (`storage.offsets_records` for keys and values,
 `protocol.consumer_protocol` for the members' subscription and assignment bytes) so the pipeline
 reads exactly what the coordinator would replay. Offset-commit keys repeat endlessly (one per
-group/topic/partition), so decoded keys are cached by their bytes: that is most of the speed.
+group/topic/partition), so decoded keys are cached by their bytes; rows are assembled from
+whole-section tuples because per-column assignment cost more than the decoding itself.
 """
 
 from __future__ import annotations
@@ -25,30 +26,36 @@ from storage.offsets_records import (
     GroupMetadataValue,
     MemberMetadata,
     OffsetCommitKey,
-    OffsetCommitValue,
     UnknownKey,
     decode_key,
     decode_value,
 )
 
-from pipeline.schema import COLUMN_INDEX, COLUMN_NAMES, RecordKind
+from pipeline.schema import (
+    EXTRA_SECTION,
+    GROUP_SECTION,
+    OFFSET_KEY_SECTION,
+    OFFSET_VALUE_SECTION,
+    RecordKind,
+)
 from pipeline.segment_scan import Damage, GoodBatch
 
-_WIDTH = len(COLUMN_NAMES)
-_COL = COLUMN_INDEX
 _KEY_CACHE_LIMIT = 200_000
 _CONTROL_TYPES = {0: RecordKind.TXN_ABORT, 1: RecordKind.TXN_COMMIT}
 # KIP-848 records carry epochs rather than generations; they share the `generation` column.
 _EPOCH_FIELDS = ("epoch", "assignment_epoch", "member_epoch")
+_LOG_APPEND_TIME = 1
+
+_NO_OFFSET_KEY = (None,) * len(OFFSET_KEY_SECTION)
+_NO_OFFSET_VALUE = (None,) * len(OFFSET_VALUE_SECTION)
+_NO_GROUP = (None,) * len(GROUP_SECTION)
+_NO_EXTRA = (None,) * len(EXTRA_SECTION)
+_NOTHING_DECODED = _NO_OFFSET_KEY + _NO_OFFSET_VALUE + _NO_GROUP
 
 
 @functools.lru_cache(maxsize=64)
-def _kind_of(key_class: type, tombstone: bool) -> RecordKind:
-    return RecordKind.for_record_class(key_class.__name__, tombstone=tombstone)
-
-
-def _blank() -> list[Any]:
-    return [None] * _WIDTH
+def _kind_of(key_class: type, tombstone: bool) -> str:
+    return RecordKind.for_record_class(key_class.__name__, tombstone=tombstone).value
 
 
 def _json_default(value: Any) -> Any:
@@ -90,8 +97,20 @@ def member_struct(member: MemberMetadata, protocol_type: str) -> dict[str, Any]:
     }
 
 
+def _group_section(value: GroupMetadataValue) -> tuple:
+    return (
+        value.generation,
+        value.protocol_type,
+        value.protocol,
+        value.leader,
+        value.current_state_timestamp,
+        len(value.members),
+        [member_struct(member, value.protocol_type) for member in value.members],
+    )
+
+
 class RowDecoder:
-    """Decodes one segment's batches into row lists (column order of `pipeline.schema`)."""
+    """Decodes one segment's batches into row tuples, section by section in `pipeline.schema` order."""
 
     def __init__(self, offsets_partition: int, segment_name: str) -> None:
         self.offsets_partition = offsets_partition
@@ -107,98 +126,59 @@ class RowDecoder:
             self._keys[key] = cached
         return cached
 
-    def _base_row(self, batch: GoodBatch, record: Record) -> list[Any]:
+    def damage_row(self, damage: Damage) -> tuple:
+        record = (self.offsets_partition, self.segment_name, damage.position, damage.base_offset, None, None,
+                  damage.kind.value, None, None, damage.bytes_affected)
+        detail = json.dumps({"records_claimed": damage.records_claimed, "bytes_affected": damage.bytes_affected})
+        return record + _NOTHING_DECODED + (None, detail, damage.error)
+
+    def batch_rows(self, batch: GoodBatch) -> list[tuple]:
         header = batch.header
-        row = _blank()
-        row[_COL["offsets_partition"]] = self.offsets_partition
-        row[_COL["segment"]] = self.segment_name
-        row[_COL["batch_position"]] = batch.position
-        row[_COL["log_offset"]] = record.offset
         # With LogAppendTime the broker's append time (maxTimestamp) is every record's timestamp.
-        row[_COL["timestamp"]] = header.max_timestamp if header.timestamp_type == 1 else record.timestamp
-        row[_COL["batch_timestamp"]] = header.max_timestamp
-        row[_COL["producer_id"]] = header.producer_id
-        row[_COL["is_transactional"]] = header.is_transactional
-        row[_COL["record_bytes"]] = (len(record.key) if record.key else 0) + (len(record.value) if record.value else 0)
-        return row
+        append_time = header.max_timestamp if header.timestamp_type == _LOG_APPEND_TIME else None
+        context = (self.offsets_partition, self.segment_name, batch.position)
+        trailer = (header.max_timestamp,)
+        producer = (header.producer_id, header.is_transactional)
+        decode = self._control_row if header.is_control else self._record_row
+        rows = []
+        for record in batch.records:
+            key, value = record.key, record.value
+            size = (len(key) if key else 0) + (len(value) if value else 0)
+            kind, decoded = decode(record)
+            timestamp = record.timestamp if append_time is None else append_time
+            rows.append(context + (record.offset, timestamp) + trailer + (kind,) + producer + (size,) + decoded)
+        return rows
 
-    def damage_row(self, damage: Damage) -> list[Any]:
-        row = _blank()
-        row[_COL["offsets_partition"]] = self.offsets_partition
-        row[_COL["segment"]] = self.segment_name
-        row[_COL["batch_position"]] = damage.position
-        row[_COL["log_offset"]] = damage.base_offset
-        row[_COL["kind"]] = damage.kind.value
-        row[_COL["record_bytes"]] = damage.bytes_affected
-        row[_COL["detail"]] = json.dumps(
-            {"records_claimed": damage.records_claimed, "bytes_affected": damage.bytes_affected}
-        )
-        row[_COL["error"]] = damage.error
-        return row
-
-    def batch_rows(self, batch: GoodBatch) -> list[list[Any]]:
-        if batch.header.is_control:
-            return [self._control_row(batch, record) for record in batch.records]
-        return [self._record_row(batch, record) for record in batch.records]
-
-    def _control_row(self, batch: GoodBatch, record: Record) -> list[Any]:
-        row = self._base_row(batch, record)
+    @staticmethod
+    def _control_row(record: Record) -> tuple[str, tuple]:
         key = record.key or b""
         control_type = int.from_bytes(key[2:4], "big", signed=True) if len(key) >= 4 else -1
-        row[_COL["kind"]] = _CONTROL_TYPES.get(control_type, RecordKind.CONTROL).value
-        row[_COL["detail"]] = json.dumps({"control_type": control_type})
-        return row
+        kind = _CONTROL_TYPES.get(control_type, RecordKind.CONTROL).value
+        return kind, _NOTHING_DECODED + (None, json.dumps({"control_type": control_type}), None)
 
-    def _record_row(self, batch: GoodBatch, record: Record) -> list[Any]:
-        row = self._base_row(batch, record)
+    def _record_row(self, record: Record) -> tuple[str, tuple]:
         if record.key is None:
-            row[_COL["kind"]] = RecordKind.MALFORMED.value
-            row[_COL["error"]] = "record without a key in a compacted topic"
-            return row
+            return RecordKind.MALFORMED.value, _NOTHING_DECODED + (None, None, "record without a key in a compacted topic")
         try:
             key = self._decode_key(record.key)
             if isinstance(key, UnknownKey):
-                row[_COL["kind"]] = RecordKind.UNKNOWN.value
-                row[_COL["detail"]] = json.dumps({"record_type": key.record_type})
-                return row
+                return RecordKind.UNKNOWN.value, _NOTHING_DECODED + (
+                    None, json.dumps({"record_type": key.record_type}), None)
             value = decode_value(key, record.value)
         except Exception as exc:  # a known record type that does not decode is reported, never fatal
-            row[_COL["kind"]] = RecordKind.MALFORMED.value
-            row[_COL["error"]] = f"{type(exc).__name__}: {exc}"
-            return row
-        row[_COL["kind"]] = _kind_of(type(key), value is None).value
+            return RecordKind.MALFORMED.value, _NOTHING_DECODED + (None, None, f"{type(exc).__name__}: {exc}")
+        kind = _kind_of(type(key), value is None)
         if isinstance(key, OffsetCommitKey):
-            self._fill_offset_commit(row, key, value)
-        else:
-            row[_COL["group"]] = getattr(key, "group", None) or getattr(key, "group_id", None)
-            row[_COL["member_id"]] = getattr(key, "member_id", None)
-            if isinstance(value, GroupMetadataValue):
-                self._fill_group_metadata(row, value)
-            elif value is not None:
-                row[_COL["detail"]] = describe(value)
-                row[_COL["generation"]] = next(
-                    (getattr(value, name) for name in _EPOCH_FIELDS if getattr(value, name, None) is not None), None
-                )
-        return row
-
-    @staticmethod
-    def _fill_offset_commit(row: list[Any], key: OffsetCommitKey, value: OffsetCommitValue | None) -> None:
-        row[_COL["group"]] = key.group
-        row[_COL["topic"]] = key.topic
-        row[_COL["partition"]] = key.partition
-        if value is not None:
-            row[_COL["committed_offset"]] = value.offset
-            row[_COL["leader_epoch"]] = value.leader_epoch
-            row[_COL["metadata"]] = value.metadata
-            row[_COL["commit_timestamp"]] = value.commit_timestamp
-            row[_COL["expire_timestamp"]] = value.expire_timestamp
-
-    @staticmethod
-    def _fill_group_metadata(row: list[Any], value: GroupMetadataValue) -> None:
-        row[_COL["generation"]] = value.generation
-        row[_COL["protocol_type"]] = value.protocol_type
-        row[_COL["protocol_name"]] = value.protocol
-        row[_COL["leader"]] = value.leader
-        row[_COL["current_state_timestamp"]] = value.current_state_timestamp
-        row[_COL["member_count"]] = len(value.members)
-        row[_COL["members"]] = [member_struct(member, value.protocol_type) for member in value.members]
+            offset_key = (key.group, key.topic, key.partition)
+            if value is None:
+                return kind, offset_key + _NO_OFFSET_VALUE + _NO_GROUP + _NO_EXTRA
+            return kind, offset_key + (value.offset, value.leader_epoch, value.metadata, value.commit_timestamp,
+                                       value.expire_timestamp) + _NO_GROUP + _NO_EXTRA
+        group_key = (getattr(key, "group", None) or getattr(key, "group_id", None), None, None)
+        member_id = getattr(key, "member_id", None)
+        if isinstance(value, GroupMetadataValue):
+            return kind, group_key + _NO_OFFSET_VALUE + _group_section(value) + (member_id, None, None)
+        if value is None:
+            return kind, group_key + _NO_OFFSET_VALUE + _NO_GROUP + (member_id, None, None)
+        epoch = next((getattr(value, name) for name in _EPOCH_FIELDS if getattr(value, name, None) is not None), None)
+        return kind, group_key + _NO_OFFSET_VALUE + (epoch,) + _NO_GROUP[1:] + (member_id, describe(value), None)

@@ -74,41 +74,49 @@ MEMBER = pa.struct(
     ]
 )
 
-ARROW_SCHEMA = pa.schema(
-    [
-        ("offsets_partition", pa.int32()),
-        ("segment", pa.string()),
-        ("batch_position", pa.int64()),
-        ("log_offset", pa.int64()),
-        ("timestamp", pa.int64()),
-        ("batch_timestamp", pa.int64()),
-        ("kind", pa.string()),
-        ("producer_id", pa.int64()),
-        ("is_transactional", pa.bool_()),
-        ("record_bytes", pa.int32()),
-        ("group", pa.string()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("committed_offset", pa.int64()),
-        ("leader_epoch", pa.int32()),
-        ("metadata", pa.string()),
-        ("commit_timestamp", pa.int64()),
-        ("expire_timestamp", pa.int64()),
-        ("generation", pa.int32()),
-        ("protocol_type", pa.string()),
-        ("protocol_name", pa.string()),
-        ("leader", pa.string()),
-        ("current_state_timestamp", pa.int64()),
-        ("member_count", pa.int32()),
-        ("members", pa.list_(MEMBER)),
-        ("member_id", pa.string()),
-        ("detail", pa.string()),
-        ("error", pa.string()),
-    ]
-)
+# The row is built section by section (pipeline/record_rows.py fills each section as one tuple),
+# so the sections below are the single definition of the column order.
+RECORD_SECTION = [
+    ("offsets_partition", pa.int32()),
+    ("segment", pa.string()),
+    ("batch_position", pa.int64()),
+    ("log_offset", pa.int64()),
+    ("timestamp", pa.int64()),
+    ("batch_timestamp", pa.int64()),
+    ("kind", pa.string()),
+    ("producer_id", pa.int64()),
+    ("is_transactional", pa.bool_()),
+    ("record_bytes", pa.int32()),
+]
+OFFSET_KEY_SECTION = [
+    ("group", pa.string()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+]
+OFFSET_VALUE_SECTION = [
+    ("committed_offset", pa.int64()),
+    ("leader_epoch", pa.int32()),
+    ("metadata", pa.string()),
+    ("commit_timestamp", pa.int64()),
+    ("expire_timestamp", pa.int64()),
+]
+GROUP_SECTION = [
+    ("generation", pa.int32()),
+    ("protocol_type", pa.string()),
+    ("protocol_name", pa.string()),
+    ("leader", pa.string()),
+    ("current_state_timestamp", pa.int64()),
+    ("member_count", pa.int32()),
+    ("members", pa.list_(MEMBER)),
+]
+EXTRA_SECTION = [
+    ("member_id", pa.string()),
+    ("detail", pa.string()),
+    ("error", pa.string()),
+]
 
+ARROW_SCHEMA = pa.schema(RECORD_SECTION + OFFSET_KEY_SECTION + OFFSET_VALUE_SECTION + GROUP_SECTION + EXTRA_SECTION)
 COLUMN_NAMES = tuple(ARROW_SCHEMA.names)
-COLUMN_INDEX = {name: i for i, name in enumerate(COLUMN_NAMES)}
 
 
 def spark_schema():

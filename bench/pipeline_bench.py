@@ -1,0 +1,181 @@
+"""Offsets pipeline figures: how fast the `consumer_offsets` data source decodes, and how long a snapshot takes.
+
+1. Generates a `__consumer_offsets` log of `--records` (default 5,000,000) offset commits from
+   `--groups` groups (5 partitions per commit, realistic keys, values with metadata and leader
+   epoch) spread over `--offsets-partitions` partitions in ~16 MiB segments. Generation is fast
+   because a few hundred template batches are encoded once with the project's codecs and then
+   copied with their base offset restamped (the CRC does not cover it).
+2. Decode rate without Spark: one segment through `pipeline.segment_reader.read_segment`.
+3. Decode rate through Spark: `count()` over the DataFrame with local[1] and with local[2]
+   (records/s, and per core).
+4. The snapshot job's wall time with local[2] (read + resolve + write Parquet and CSV).
+
+Each Spark measurement runs in its own process (one SparkContext per master) under a timeout.
+
+    python -m bench.pipeline_bench [--records 5000000] [--dir DIR] [--timeout 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from protocol.record_batch import encode_batch, set_base_offset
+from storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+
+SEGMENT_BYTES = 16 * 1024 * 1024
+PARTITIONS_PER_COMMIT = 5
+VARIANTS_PER_GROUP = 4
+T0 = 1_700_000_000_000
+
+
+def _templates(groups: int) -> list[list[bytes]]:
+    """Per group, a few commit batches (different offsets and times) to cycle through."""
+    templates = []
+    for g in range(groups):
+        group = f"consumer-group-{g:05d}"
+        topic = f"events.service-{g % 50:02d}.v1"
+        variants = []
+        for v in range(VARIANTS_PER_GROUP):
+            at = T0 + (g * VARIANTS_PER_GROUP + v) * 1000
+            records = [
+                (
+                    encode_key(OffsetCommitKey(group, topic, p)),
+                    encode_value(OffsetCommitValue(1_000_000 + v * 5_000 + p, 7, "host-17:consumer-3", at, None)),
+                    (),
+                )
+                for p in range(PARTITIONS_PER_COMMIT)
+            ]
+            variants.append(encode_batch(records, base_timestamp=at))
+        templates.append(variants)
+    return templates
+
+
+def generate(directory: Path, records: int, groups: int, offsets_partitions: int) -> tuple[int, int, float]:
+    """Write the log; returns (records written, bytes written, seconds)."""
+    started = time.perf_counter()
+    templates = _templates(groups)
+    batches = records // PARTITIONS_PER_COMMIT
+    state = {p: {"next": 0, "buffer": bytearray(), "base": 0} for p in range(offsets_partitions)}
+    total_bytes = 0
+
+    def flush(partition: int) -> None:
+        nonlocal total_bytes
+        entry = state[partition]
+        if entry["buffer"]:
+            target = directory / f"__consumer_offsets-{partition}" / f"{entry['base']:020d}.log"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(entry["buffer"])
+            total_bytes += len(entry["buffer"])
+        entry["buffer"] = bytearray()
+        entry["base"] = entry["next"]
+
+    for n in range(batches):
+        group = n % groups
+        partition = group % offsets_partitions
+        entry = state[partition]
+        buffer = entry["buffer"]
+        position = len(buffer)
+        buffer += templates[group][(n // groups) % VARIANTS_PER_GROUP]
+        set_base_offset(buffer, position, entry["next"])
+        entry["next"] += PARTITIONS_PER_COMMIT
+        if len(buffer) >= SEGMENT_BYTES:
+            flush(partition)
+    for partition in state:
+        flush(partition)
+    return batches * PARTITIONS_PER_COMMIT, total_bytes, time.perf_counter() - started
+
+
+def local_decode_rate(directory: Path) -> tuple[int, float]:
+    from pipeline.segment_reader import read_segment
+    from pipeline.segments import discover_segments
+
+    segment = discover_segments(str(directory))[0]
+    started = time.perf_counter()
+    rows = sum(batch.num_rows for batch in read_segment(segment.path, segment.offsets_partition))
+    return rows, time.perf_counter() - started
+
+
+def measure(kind: str, directory: str, master: str) -> dict:
+    """Runs in a child process: one SparkContext, one measurement."""
+    from pipeline.jobs import snapshot
+    from pipeline.session import SessionSettings, read_offsets, start_session
+
+    started = time.perf_counter()
+    spark = start_session(SessionSettings(master=master))
+    session_seconds = time.perf_counter() - started
+    df = read_offsets(spark, directory)
+    started = time.perf_counter()
+    if kind == "count":
+        rows = df.count()
+    else:
+        out = Path(directory).parent / "snapshot-out"
+        rows = len(snapshot.run(df, out, T0 + 10**9))
+    seconds = time.perf_counter() - started
+    spark.stop()
+    return {"rows": rows, "seconds": seconds, "session_seconds": session_seconds}
+
+
+def _child(kind: str, directory: Path, master: str, timeout: float) -> dict | None:
+    command = [sys.executable, "-m", "bench.pipeline_bench", "--child", kind, "--dir", str(directory), "--master", master]
+    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
+                              cwd=Path(__file__).resolve().parent.parent)
+    except subprocess.TimeoutExpired:
+        print(f"  {kind} with {master}: gave up after {timeout:.0f}s")
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        print(f"  {kind} with {master} failed:\n{done.stderr[-2000:]}")
+        return None
+    return json.loads(lines[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=5_000_000)
+    parser.add_argument("--groups", type=int, default=2_000)
+    parser.add_argument("--offsets-partitions", type=int, default=10)
+    parser.add_argument("--dir", type=Path, default=None, help="where to write the log (default: a temp dir, removed)")
+    parser.add_argument("--timeout", type=float, default=1500.0, help="seconds allowed per Spark measurement")
+    parser.add_argument("--child", choices=["count", "snapshot"], help=argparse.SUPPRESS)
+    parser.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child, str(args.dir), args.master)))
+        return
+
+    workdir = args.dir or Path(tempfile.mkdtemp(prefix="pipeline-bench-"))
+    data = workdir / "data"
+    try:
+        written, size, seconds = generate(data, args.records, args.groups, args.offsets_partitions)
+        segments = sum(1 for _ in data.glob("*/*.log"))
+        print(f"generated {written:,} records, {size / 2**20:.0f} MiB in {segments} segments "
+              f"({args.offsets_partitions} offsets partitions) in {seconds:.1f}s")
+        rows, seconds = local_decode_rate(data)
+        print(f"decode without Spark (one segment, one core): {rows / seconds:,.0f} records/s")
+        for master, cores in (("local[1]", 1), ("local[2]", 2)):
+            result = _child("count", data, master, args.timeout)
+            if result:
+                rate = result["rows"] / result["seconds"]
+                print(f"data source count() {master}: {result['rows']:,} rows in {result['seconds']:.1f}s = "
+                      f"{rate:,.0f} records/s, {rate / cores:,.0f} per core (session start {result['session_seconds']:.1f}s)")
+        result = _child("snapshot", data, "local[2]", args.timeout)
+        if result:
+            print(f"snapshot job local[2]: {result['rows']:,} committed offsets in {result['seconds']:.1f}s wall "
+                  f"(+ {result['session_seconds']:.1f}s session start)")
+    finally:
+        if args.dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
