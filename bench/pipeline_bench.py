@@ -8,7 +8,8 @@
 2. Decode rate without Spark: one segment through `pipeline.segment_reader.read_segment`.
 3. Decode rate through Spark: `count()` over the DataFrame with local[1] and with local[2]
    (records/s, and per core).
-4. The snapshot job's wall time with local[2] (read + resolve + write Parquet and CSV).
+4. The snapshot job's wall time with local[2]: `groupcoord pipeline snapshot` in-process after the
+   session is up (read and cache, integrity summary, resolve, write Parquet and CSV).
 
 Each Spark measurement runs in its own process (one SparkContext per master) under a timeout.
 
@@ -105,7 +106,7 @@ def local_decode_rate(directory: Path) -> tuple[int, float]:
 
 def measure(kind: str, directory: str, master: str) -> dict:
     """Runs in a child process: one SparkContext, one measurement."""
-    from pipeline.jobs import snapshot
+    from pipeline.cli import main as cli_main
     from pipeline.session import SessionSettings, read_offsets, start_session
 
     started = time.perf_counter()
@@ -115,9 +116,10 @@ def measure(kind: str, directory: str, master: str) -> dict:
     started = time.perf_counter()
     if kind == "count":
         rows = df.count()
-    else:
+    else:  # exactly what `groupcoord pipeline snapshot` does, on the session started above
         out = Path(directory).parent / "snapshot-out"
-        rows = len(snapshot.run(df, out, T0 + 10**9))
+        cli_main(["snapshot", "--data-dir", directory, "--out", str(out), "--master", master, "--at", str(T0 + 10**9)])
+        rows = len((out / "snapshot.csv").read_text().splitlines()) - 1
     seconds = time.perf_counter() - started
     spark.stop()
     return {"rows": rows, "seconds": seconds, "session_seconds": session_seconds}

@@ -104,13 +104,15 @@ class Broker:
             retention_check_interval_s=cfg.log_retention_check_interval_ms / 1000,
             cleaner_io_bytes_per_second=cfg.log_cleaner_io_max_bytes_per_second,
         )
-        self.dataplane = DataPlane(cfg, self.log_manager)
+        self.dataplane = DataPlane(cfg, self.log_manager, observer=self.metrics)
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics)
         ClusterApis(identity, self.dispatcher.registry, self.dataplane.topics).register(self.dispatcher)
         dataplane_handlers.register(self.dispatcher, self.dataplane)
         group_handlers.register(self.dispatcher, self.groups)
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        purgatory = self.dataplane.purgatory
+        self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         await self.groups.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()

@@ -48,12 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_optional_commands(sub: argparse._SubParsersAction) -> None:
     """Admin and pipeline commands live with their packages; each adds its own sub-commands."""
-    try:  # INTEGRATION: admin lands with the operations work
-        from .admin.cli import add_admin_commands
-    except ImportError:
-        pass
-    else:
-        add_admin_commands(sub)
+    from .admin.cli import add_admin_commands
+
+    add_admin_commands(sub)
     try:
         from pipeline.cli import add_pipeline_command
     except ImportError as exc:  # pyspark is an optional extra

@@ -14,7 +14,9 @@ from pyspark.sql import functions as F
 
 from pipeline.schema import RecordKind
 
-_MARKERS = [RecordKind.TXN_COMMIT.value, RecordKind.TXN_ABORT.value]
+TRANSACTION_MARKERS = [RecordKind.TXN_COMMIT.value, RecordKind.TXN_ABORT.value]
+# The columns `applied_records` needs; callers keep these when they project early.
+APPLY_COLUMNS = ["offsets_partition", "log_offset", "timestamp", "kind", "producer_id", "is_transactional"]
 
 
 def applied_records(df: DataFrame) -> DataFrame:
@@ -23,8 +25,8 @@ def applied_records(df: DataFrame) -> DataFrame:
     plain = df.filter(~in_transaction).withColumn("applied_offset", F.col("log_offset")).withColumn(
         "applied_timestamp", F.col("timestamp")
     )
-    transactional = df.filter(in_transaction & ~F.col("kind").isin(_MARKERS))
-    markers = df.filter(F.col("kind").isin(_MARKERS)).select(
+    transactional = df.filter(in_transaction & ~F.col("kind").isin(TRANSACTION_MARKERS))
+    markers = df.filter(F.col("kind").isin(TRANSACTION_MARKERS)).select(
         F.col("offsets_partition").alias("_m_partition"),
         F.col("producer_id").alias("_m_producer"),
         F.col("log_offset").alias("_m_offset"),

@@ -14,6 +14,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
+from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from coordinator.dataplane.clock import Clock
 from coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from coordinator.dataplane.topics import TopicCatalog
@@ -46,10 +47,12 @@ class FetchRequestData:
 
 
 class FetchService:
-    def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock) -> None:
+    def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock,
+                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
         self._catalog = catalog
         self._purgatory = purgatory
         self._clock = clock
+        self._observer = observer
 
     async def fetch(self, request: FetchRequestData) -> dict:
         """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes."""
@@ -69,6 +72,10 @@ class FetchService:
             if reason is WakeReason.SHUTDOWN:
                 responses, _, _ = await self._read(request)
                 break
+        for topic in responses:
+            sent = sum(len(p["records"]) for p in topic["partitions"])
+            if sent:
+                self._observer.on_bytes_out(topic["topic"], sent)
         return {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
 
     def _resolve(self, topic: FetchTopic) -> tuple[str | None, uuid.UUID | None, ErrorCode]:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 from protocol.errors import ErrorCode
 from storage.config import TimestampType
 
+from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
 from coordinator.dataplane.clock import Clock
 from coordinator.dataplane.names import is_internal
@@ -88,10 +89,12 @@ def _partition_error(index: int, error: ErrorCode, message: str | None = None) -
 
 
 class ProduceService:
-    def __init__(self, catalog: TopicCatalog, clock: Clock, producer_states: ProducerStates) -> None:
+    def __init__(self, catalog: TopicCatalog, clock: Clock, producer_states: ProducerStates,
+                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
         self._catalog = catalog
         self._clock = clock
         self._states = producer_states
+        self._observer = observer
 
     async def produce(self, *, acks: int, api_version: int, topics: Iterable[TopicData],
                       transactional_id: str | None = None) -> dict:
@@ -177,6 +180,7 @@ class ProduceService:
             if self._states.pending.get(key) is append:
                 del self._states.pending[key]
         state.settle(header.producer_id, header.base_sequence, result.base_offset, result.last_offset)
+        self._observer.on_bytes_in(topic_name, len(checked.data))
         return {"index": index, "error_code": ErrorCode.none, "base_offset": result.base_offset,
                 "log_append_time": result.log_append_time,
                 "log_start_offset": log.log_start_offset, "record_errors": [], "error_message": None}

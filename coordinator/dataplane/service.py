@@ -8,6 +8,7 @@ from typing import Any
 
 from protocol.errors import ErrorCode
 
+from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from coordinator.dataplane.clock import Clock, SystemClock
 from coordinator.dataplane.configs import DescribeConfigsService
 from coordinator.dataplane.fetch import FetchService
@@ -22,7 +23,8 @@ NO_PRODUCER_EPOCH = -1
 
 
 class DataPlane:
-    def __init__(self, config: Any, log_manager: Any, clock: Clock | None = None) -> None:
+    def __init__(self, config: Any, log_manager: Any, clock: Clock | None = None,
+                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
         self.config = config
         self.log_manager = log_manager
         self.clock = clock or SystemClock()
@@ -32,8 +34,8 @@ class DataPlane:
         self._listening: set[int] = set()
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
                                    on_topic_deleted=self._topic_deleted)
-        self.produce = ProduceService(self.topics, self.clock, self.producer_states)
-        self.fetch = FetchService(self.topics, self.purgatory, self.clock)
+        self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
+        self.fetch = FetchService(self.topics, self.purgatory, self.clock, observer)
         self.list_offsets = ListOffsetsService(self.topics)
         self.describe_configs = DescribeConfigsService(self.topics, config)
         self._producer_ids = ProducerIdAllocator(data_dir)

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from pipeline.keys import compaction_key_column, keyed_records, latest_per_key
 from pipeline.output import write_table
 from pipeline.schema import RecordKind
-from pipeline.transactions import applied_records
+from pipeline.transactions import APPLY_COLUMNS, applied_records
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ def health(df: DataFrame, segment_bytes: dict[int, int] | None = None,
         F.countDistinct("group").alias("groups"),
         *[F.sum((F.col("kind") == kind).cast("int")).alias(name) for name, kind in _DAMAGE_COLUMNS.items()],
     )
-    applied = keyed_records(applied_records(df)).withColumn("_key", compaction_key_column())
+    key_fields = df.select(*APPLY_COLUMNS, "group", "topic", "partition", "member_id")
+    applied = keyed_records(applied_records(key_fields)).withColumn("_key", compaction_key_column())
     last = latest_per_key(applied, ["_key"], order_offset="applied_offset", order_timestamp="applied_timestamp")
     live = last.filter(~F.col("kind").endswith("_tombstone")).groupBy("offsets_partition").agg(
         F.count(F.lit(1)).alias("live_keys")

@@ -21,16 +21,21 @@ from pyspark.sql import functions as F
 from pipeline.keys import latest_per_key
 from pipeline.output import write_table
 from pipeline.schema import RecordKind
-from pipeline.transactions import applied_records
+from pipeline.transactions import APPLY_COLUMNS, TRANSACTION_MARKERS, applied_records
 
 SNAPSHOT_COLUMNS = ["group", "topic", "partition", "offset", "leader_epoch", "metadata", "commit_timestamp"]
 OFFSET_KEY = ["group", "topic", "partition"]
 _OFFSET_KINDS = [RecordKind.OFFSET_COMMIT.value, RecordKind.OFFSET_COMMIT_TOMBSTONE.value]
+_OFFSET_COLUMNS = [
+    *APPLY_COLUMNS, "group", "topic", "partition", "committed_offset", "leader_epoch", "metadata",
+    "commit_timestamp", "expire_timestamp",
+]
 
 
 def offset_records(df: DataFrame) -> DataFrame:
-    """Offset commits and their tombstones as applied (transactions resolved)."""
-    return applied_records(df).filter(F.col("kind").isin(_OFFSET_KINDS))
+    """Offset commits and their tombstones as applied (transactions resolved), offset columns only."""
+    wanted = df.select(*_OFFSET_COLUMNS).filter(F.col("kind").isin(_OFFSET_KINDS + TRANSACTION_MARKERS))
+    return applied_records(wanted).filter(F.col("kind").isin(_OFFSET_KINDS))
 
 
 def snapshot(df: DataFrame, at_ms: int) -> DataFrame:

@@ -15,7 +15,7 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from coordinator.admin.cli import run_command
 from coordinator.cli import build_parser
-from tests.coordinator.admin.live_consumers import commit_when_settled, poll_until, subscribed_consumer
+from tests.support.kafka_python_members import commit_when_settled, poll_until, subscribed_consumer
 
 MESSAGES_PER_PARTITION = 5
 

@@ -8,6 +8,8 @@ import uuid
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
+from tests.support.kafka_python_members import subscribed_consumer
+
 PARTITIONS = 6
 MEMBERS = 3
 MESSAGES = 600
@@ -17,10 +19,8 @@ DEADLINE_S = 60
 class Member(threading.Thread):
     def __init__(self, bootstrap, topic, group, sink, lock):
         super().__init__(daemon=True)
-        self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                                      enable_auto_commit=False, auto_offset_reset="earliest",
-                                      fetch_max_wait_ms=100, heartbeat_interval_ms=500,
-                                      session_timeout_ms=10_000)
+        # Metadata first, then subscribe: see tests/support/kafka_python_members.py for why.
+        self.consumer = subscribed_consumer(bootstrap, topic, group, client_id=f"member-{uuid.uuid4().hex[:6]}")
         self.sink, self.lock = sink, lock
         self.stopping = threading.Event()
         self.assigned = 0
@@ -29,7 +29,7 @@ class Member(threading.Thread):
     def run(self):
         try:
             while not self.stopping.is_set():
-                batches = self.consumer.poll(timeout_ms=100)
+                batches = self.consumer.poll(timeout_ms=300)
                 self.assigned = len(self.consumer.assignment())
                 records = [r for rs in batches.values() for r in rs]
                 if records:

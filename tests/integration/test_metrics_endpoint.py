@@ -8,7 +8,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.coordinator.admin.live_consumers import commit_when_settled, poll_until, subscribed_consumer
+from tests.support.kafka_python_members import commit_when_settled, poll_until, subscribed_consumer
 
 TOPIC = "clicks"
 GROUP = "dashboards"

@@ -1,0 +1,53 @@
+"""The pipeline reads the `__consumer_offsets` log the real broker wrote for a kafka-python consumer."""
+
+import time
+import uuid
+
+import pytest
+
+from pipeline.jobs.rebalances import generations
+from pipeline.jobs.snapshot import snapshot
+from pipeline.session import read_offsets
+
+pytestmark = pytest.mark.timeout(240)
+FAR_FUTURE = 4_000_000_000_000
+
+
+def _join_commit_and_leave(bootstrap: str, topic: str, group: str) -> None:
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.structs import OffsetAndMetadata
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)])
+    finally:
+        admin.close()
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                             heartbeat_interval_ms=300, session_timeout_ms=10_000)
+    try:
+        deadline = time.monotonic() + 60
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(timeout_ms=100)
+        assert consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(5, "first", -1)})
+        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(9, "second", -1),
+                         TopicPartition(topic, 1): OffsetAndMetadata(3, "", -1)})
+    finally:
+        consumer.close()
+
+
+def test_offsets_and_generations_committed_through_the_broker(spark, groupcoord_broker):
+    topic, group = f"pipeline-{uuid.uuid4().hex[:8]}", f"pipeline-group-{uuid.uuid4().hex[:8]}"
+    _join_commit_and_leave(groupcoord_broker.bootstrap_servers, topic, group)
+
+    df = read_offsets(spark, str(groupcoord_broker.data_dir)).cache()
+    try:
+        offsets = {(r["topic"], r["partition"]): (r["offset"], r["metadata"])
+                   for r in snapshot(df, FAR_FUTURE).filter(f"`group` = '{group}'").collect()}
+        assert offsets == {(topic, 0): (9, "second"), (topic, 1): (3, "")}
+        seen = {r["generation"]: r["member_count"] for r in generations(df).filter(f"`group` = '{group}'").collect()}
+        assert seen[1] == 1  # the consumer's join
+        assert seen.get(2) == 0  # its leave empties the group: a new, empty generation
+    finally:
+        df.unpersist()
