@@ -3,8 +3,9 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 DATA   ?= ./data
+LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv clean bench
+.PHONY: run test venv test-venv clean bench readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,14 +18,18 @@ test-venv: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 
 run: venv
-	$(BIN)/groupcoord serve --listen 127.0.0.1:9092 --data-dir $(DATA)
+	$(BIN)/groupcoord serve --listen $(LISTEN) --data-dir $(DATA)
 
 test: test-venv
 	-@command -v kcat >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq kcat >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq kcat >/dev/null 2>&1)) || echo "kcat not installable here: kcat tests will skip")
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: venv
-	$(BIN)/python -m bench --help
+	$(BIN)/python -m bench.wire_bench
+	$(BIN)/python -m bench.group_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+readme: venv
+	$(BIN)/python -m coordinator.readme

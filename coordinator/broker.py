@@ -144,6 +144,7 @@ class Broker:
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
+        log.info("broker stopped", bootstrap=self.bootstrap_servers)
 
     async def __aenter__(self) -> "Broker":
         return await self.start()
