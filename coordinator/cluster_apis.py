@@ -7,8 +7,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
+from protocol.encode import EncodedBody, encode_body
 from protocol.errors import ErrorCode
-from protocol.registry import ApiRegistry
+from protocol.registry import ApiRegistry, response_class
 
 from .cluster import ClusterIdentity
 from .server.dispatch import Dispatcher, RequestContext
@@ -49,20 +50,27 @@ class ClusterApis:
         self.identity = identity
         self.registry = registry
         self.topics = topics
+        self._api_versions_cache: dict[tuple[int, int, int], EncodedBody] = {}
 
     def register(self, dispatcher: Dispatcher) -> None:
         dispatcher.register(18, self.api_versions, 0, 4)
         dispatcher.register(3, self.metadata, 0, 13)
         dispatcher.register(60, self.describe_cluster, 0, 1)
 
-    def api_versions(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
-        response = api_versions_response(self.registry)
+    def api_versions(self, ctx: RequestContext, request: Any) -> EncodedBody:
+        error = ErrorCode.none
         if ctx.api_version >= 3:
             name = request.client_software_name
             version = request.client_software_version
             if not _SOFTWARE.match(name or "") or not _SOFTWARE.match(version or ""):
-                response["error_code"] = ErrorCode.invalid_request
-        return response
+                error = ErrorCode.invalid_request
+        key = (ctx.api_version, error, self.registry.generation)
+        body = self._api_versions_cache.get(key)
+        if body is None:
+            response = {**api_versions_response(self.registry), "error_code": error}
+            body = EncodedBody(encode_body(response_class(18, ctx.api_version), response))
+            self._api_versions_cache[key] = body
+        return body
 
     def _broker(self) -> dict[str, Any]:
         i = self.identity

@@ -103,12 +103,20 @@ class BrokerMetrics:
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
+        self._request_children: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     # --- server ---
 
     def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
-        self.requests.labels(api=api_name, error=error_label(error_code)).inc()
-        self.request_duration.labels(api=api_name).observe(max(seconds, 0.0))
+        # Every request passes here: the labelled children are looked up once per (api, error) and kept.
+        key = (api_name, error_code)
+        children = self._request_children.get(key)
+        if children is None:
+            children = (self.requests.labels(api=api_name, error=error_label(error_code)),
+                        self.request_duration.labels(api=api_name))
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(max(seconds, 0.0))
 
     def connection_opened(self) -> None:
         self.connections.inc()

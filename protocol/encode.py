@@ -216,7 +216,14 @@ def entity_encoder(cls: type) -> Write:
     return encode
 
 
-def encode_body(cls: type, data: Any) -> bytearray:
+class EncodedBody(bytes):
+    """A response body already encoded for one API version: handlers whose answer rarely changes
+    (ApiVersions) cache it and skip encoding entirely."""
+
+
+def encode_body(cls: type, data: Any) -> bytes | bytearray:
+    if isinstance(data, EncodedBody):
+        return data
     out = bytearray()
     entity_encoder(cls)(out, data)
     return out

@@ -95,6 +95,7 @@ class ApiRegistry:
 
     def __init__(self) -> None:
         self._ranges: dict[int, ApiRange] = {}
+        self.generation = 0  # bumped on every change, so answers derived from the registry can be cached
 
     def add(self, api_key: int, min_version: int, max_version: int) -> ApiRange:
         covered = kio_versions(api_key)
@@ -105,6 +106,7 @@ class ApiRegistry:
             )
         rng = ApiRange(api_key, min_version, max_version)
         self._ranges[api_key] = rng
+        self.generation += 1
         return rng
 
     def get(self, api_key: int) -> ApiRange | None:

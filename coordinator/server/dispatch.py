@@ -76,8 +76,11 @@ class Decoded:
 
 
 def _top_level_error(response: Any) -> int:
-    code = response.get("error_code", 0) if isinstance(response, dict) else getattr(response, "error_code", 0)
-    return int(code or 0)
+    if isinstance(response, dict):
+        return int(response.get("error_code", 0) or 0)
+    if isinstance(response, bytes):  # a pre-encoded body: its error is not looked into
+        return 0
+    return int(getattr(response, "error_code", 0) or 0)
 
 
 class Dispatcher:
