@@ -107,8 +107,10 @@ async def form_group(conns: list[AioConnection], group: str, members: int, timeo
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def big_group(bootstrap: str, members: int, connections: int) -> tuple[float, int]:
-    conns = [await AioConnection.open(bootstrap) for _ in range(connections)]
+async def big_group(bootstrap: str, members: int) -> tuple[float, int]:
+    """One connection per member, as real consumers have: a member parked in JoinGroup must not hold
+    up another member's answers (a connection answers in request order)."""
+    conns = [await AioConnection.open(bootstrap) for _ in range(members)]
     try:
         return await form_group(conns, f"big-group-{members}-{time.time_ns()}", members)
     finally:
@@ -116,28 +118,32 @@ async def big_group(bootstrap: str, members: int, connections: int) -> tuple[flo
             await c.close()
 
 
-async def many_groups(bootstrap: str, groups: int, connections: int, concurrency: int = 500) -> float:
-    conns = [await AioConnection.open(bootstrap) for _ in range(connections)]
-    sem = asyncio.Semaphore(concurrency)
+async def many_groups(bootstrap: str, groups: int, slots: int = 200) -> float:
+    """`slots` workers, each with three connections of its own, form groups of 3 one after another."""
     stamp = time.time_ns()
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for g in range(groups):
+        queue.put_nowait(g)
 
-    async def one(g: int) -> None:
-        async with sem:
-            await form_group([conns[(g * 3 + k) % len(conns)] for k in range(3)], f"small-{stamp}-{g}", 3)
+    async def worker() -> None:
+        conns = [await AioConnection.open(bootstrap) for _ in range(3)]
+        try:
+            while not queue.empty():
+                g = queue.get_nowait()
+                await form_group(conns, f"small-{stamp}-{g}", 3)
+        finally:
+            for c in conns:
+                await c.close()
 
     t0 = time.perf_counter()
-    try:
-        await asyncio.gather(*(one(g) for g in range(groups)))
-        return time.perf_counter() - t0
-    finally:
-        for c in conns:
-            await c.close()
+    await asyncio.gather(*(worker() for _ in range(min(slots, groups))))
+    return time.perf_counter() - t0
 
 
 def measure(bootstrap: str, ns: argparse.Namespace, client_cores: list[int] | None) -> None:
-    t, generation = asyncio.run(big_group(bootstrap, ns.members, ns.connections))
+    t, generation = asyncio.run(big_group(bootstrap, ns.members))
     print(f"group of {ns.members:,} members: Stable {t * 1000:.0f} ms after the first member-id JoinGroup (generation {generation})")
-    t = asyncio.run(many_groups(bootstrap, ns.groups, ns.connections))
+    t = asyncio.run(many_groups(bootstrap, ns.groups))
     print(f"{ns.groups:,} groups of 3 members: all Stable in {t:.2f} s ({ns.groups / t:,.0f} groups/s)")
     for request in ("heartbeat", "offset_commit"):
         r = run_load(bootstrap, request, 64, ns.pipeline, ns.seconds, processes=ns.processes, client_cores=client_cores, tag=request)
@@ -150,7 +156,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--groups", type=int, default=10000)
-    parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--pipeline", type=int, default=8)
     parser.add_argument("--processes", type=int, default=2)

@@ -77,48 +77,49 @@ def add_pipeline_command(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace) -> dict:
-    from pipeline.jobs.health import HealthSettings
+def _history_rules(args: argparse.Namespace):
     from pipeline.jobs.history import HistoryRules
+
+    return HistoryRules(window=args.window, min_idle_ms=args.min_idle_ms)
+
+
+def _storm_rules(args: argparse.Namespace):
     from pipeline.jobs.rebalances import StormRules
 
-    settings: dict = {}
-    if hasattr(args, "window"):
-        settings["history_rules"] = HistoryRules(window=args.window, min_idle_ms=args.min_idle_ms)
-    if hasattr(args, "storm_window_ms"):
-        settings["storm"] = StormRules(window_ms=args.storm_window_ms, threshold=args.storm_threshold)
-    if getattr(args, "replay_rate", None):
-        settings["health_settings"] = HealthSettings(replay_records_per_sec=args.replay_rate)
-    elif hasattr(args, "replay_rate"):
-        settings["health_settings"] = HealthSettings()
-    return settings
+    return StormRules(window_ms=args.storm_window_ms, threshold=args.storm_threshold)
+
+
+def _health_settings(args: argparse.Namespace):
+    from pipeline.jobs.health import HealthSettings
+
+    return HealthSettings(replay_records_per_sec=args.replay_rate) if args.replay_rate else HealthSettings()
 
 
 def _dispatch(job: str, df, args: argparse.Namespace, segment_bytes: dict[int, int]) -> str:
     """Run one job; returns a one-line description of what was written."""
     from pipeline.jobs import health, history, rebalances, report, snapshot
 
-    settings = _settings(args)
     out = args.out
     if job == "snapshot":
         rows = snapshot.run(df, out, args.at)
         return f"snapshot at {format_instant(args.at)}: {len(rows)} committed offsets -> {out / 'snapshot.csv'}"
     if job == "history":
-        rows = history.run(df, out, args.at, settings["history_rules"])
+        rows = history.run(df, out, args.at, _history_rules(args))
         by_status: dict[str, int] = {}
         for row in rows:
             by_status[row["status"]] = by_status.get(row["status"], 0) + 1
         return f"history: {len(rows)} group partitions {by_status} -> {out / 'history.csv'}"
     if job == "rebalances":
-        tables = rebalances.run(df, out, settings["storm"])
+        tables = rebalances.run(df, out, _storm_rules(args))
         storms = [row["group"] for row in tables["rebalances"] if row["storm"]]
         return (f"rebalances: {len(tables['generations'])} generations in {len(tables['rebalances'])} groups,"
                 f" storms in {storms or 'none'} -> {out / 'rebalances.csv'}")
     if job == "health":
-        rows = health.run(df, out, segment_bytes, settings["health_settings"])
+        rows = health.run(df, out, segment_bytes, _health_settings(args))
         skew = rows[0]["skew"] if rows else None
         return f"health: {len(rows)} offsets partitions, skew {skew} -> {out / 'health.csv'}"
-    path = report.run(df, out, args.at, segment_bytes, **settings)
+    path = report.run(df, out, args.at, segment_bytes, health_settings=_health_settings(args),
+                      history_rules=_history_rules(args), storm=_storm_rules(args))
     return f"report -> {path}"
 
 

@@ -51,10 +51,6 @@ class RecordKind(str, Enum):
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", stem).lower()
         return cls(snake + "_tombstone" if tombstone else snake)
 
-    @property
-    def is_tombstone(self) -> bool:
-        return self.value.endswith("_tombstone")
-
 
 DAMAGE_KINDS = (RecordKind.CORRUPT, RecordKind.TORN_TAIL)
 

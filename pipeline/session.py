@@ -43,9 +43,13 @@ class SessionSettings:
 
 
 def ensure_worker_python() -> None:
-    """Spark starts workers with `python3` unless told otherwise; ours has the project installed."""
+    """Spark starts workers with `python3` unless told otherwise; ours has the project installed.
+
+    Local analysis needs no network: binding to loopback also spares Spark its hostname lookup.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 def register_source(spark) -> None:

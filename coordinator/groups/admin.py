@@ -22,21 +22,25 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 GROUP_ID_NOT_FOUND_DESCRIBE_VERSION = 6  # KIP-1043: v6+ say GROUP_ID_NOT_FOUND for an unknown group
 
 
-def describe_group(shard: GroupShard, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
-    ops = GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    out = {
-        "error_code": ErrorCode.none,
+def described_error(group_id: str, error: ErrorCode, authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED) -> dict:
+    """A DescribeGroups entry carrying only an error (and the empty fields Kafka sends with it)."""
+    return {
+        "error_code": error,
         "error_message": None,
         "group_id": group_id,
         "group_state": "",
         "protocol_type": "",
         "protocol_data": "",
         "members": [],
-        "authorized_operations": ops,
+        "authorized_operations": authorized_operations,
     }
+
+
+def describe_group(shard: GroupShard, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
+    ops = GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     if shard.loading:
-        out["error_code"] = ErrorCode.coordinator_load_in_progress
-        return out
+        return described_error(group_id, ErrorCode.coordinator_load_in_progress, ops)
+    out = described_error(group_id, ErrorCode.none, ops)
     group = shard.groups.get(group_id)
     if group is None or group.state is GroupState.DEAD:
         out["group_state"] = GroupState.DEAD.value

@@ -43,15 +43,6 @@ class ClassicGroup:
 
     # ------------------------------------------------------------------ queries
 
-    def is_state(self, *states: GroupState) -> bool:
-        return self.state in states
-
-    def has_member(self, member_id: str) -> bool:
-        return member_id in self.members
-
-    def member(self, member_id: str) -> ClassicMember:
-        return self.members[member_id]
-
     def static_member_id(self, instance_id: str | None) -> str | None:
         return None if instance_id is None else self.static_members.get(instance_id)
 

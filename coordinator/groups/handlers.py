@@ -49,7 +49,7 @@ JOIN_NULLABLE_PROTOCOL_VERSION = 7
 
 def _ms(value: Any) -> int:
     if isinstance(value, datetime.timedelta):
-        return int(value.total_seconds() * 1000)
+        return value // datetime.timedelta(milliseconds=1)
     return int(value)
 
 
@@ -184,7 +184,7 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
         return {"throttle_time": 0, "topics": result["topics"], "error_code": result["error_code"]}
 
     async def describe_groups(ctx: Any, r: Any) -> dict:
-        groups = service.describe_groups(
+        groups = await service.describe_groups(
             [_str(g) for g in r.groups],
             include_authorized_operations=bool(getattr(r, "include_authorized_operations", False)),
             version=ctx.api_version,

@@ -7,6 +7,8 @@ the other, so Java's ``String.hashCode`` is reproduced bit for bit.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 _INT_MIN = -(2**31)
 
 
@@ -24,5 +26,6 @@ def kafka_abs(n: int) -> int:
     return 0 if n == _INT_MIN else abs(n)
 
 
+@lru_cache(maxsize=65_536)  # every request routes by group id; hashing a long id each time is measurable
 def partition_for(group_id: str, num_partitions: int) -> int:
     return kafka_abs(java_string_hash(group_id)) % num_partitions

@@ -83,13 +83,18 @@ def join_result(group: ClassicGroup, member_id: str, *, as_leader: bool, leader:
     }
 
 
+def sync_error(error: ErrorCode) -> dict:
+    return {"throttle_time": 0, "error_code": error, "protocol_type": None, "protocol_name": None, "assignment": b""}
+
+
 def sync_result(group: ClassicGroup, error: ErrorCode, assignment: bytes = b"") -> dict:
-    ok = error == ErrorCode.none
+    if error != ErrorCode.none:
+        return sync_error(error)
     return {
         "throttle_time": 0,
         "error_code": error,
-        "protocol_type": group.protocol_type if ok else None,
-        "protocol_name": group.protocol_name if ok else None,
+        "protocol_type": group.protocol_type,
+        "protocol_name": group.protocol_name,
         "assignment": assignment,
     }
 
@@ -243,7 +248,7 @@ def on_heartbeat_deadline(shard: GroupShard, group: ClassicGroup, member_id: str
 
 
 def on_pending_sync_deadline(shard: GroupShard, group: ClassicGroup, now: int, fx: Effects) -> None:
-    """Members that joined but never sent SyncGroup are removed and the group rebalances (KIP-? pending sync)."""
+    """Members that joined but never sent SyncGroup are removed and the group rebalances (Kafka's pending-sync timeout)."""
     if group.state not in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or not group.pending_sync:
         return
     missing = sorted(group.pending_sync)

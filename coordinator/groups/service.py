@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-import structlog
-
+from coordinator.groups.admin import described_error
 from coordinator.groups.clock import Clock, SystemClock
 from coordinator.groups.effects import Effects
 from coordinator.groups.hashing import partition_for
 from coordinator.groups.observer import ObserverAdapter
+from coordinator.groups.rebalance import join_error, sync_error
 from coordinator.groups.requests import (
     Heartbeat,
     JoinGroup,
@@ -40,8 +40,6 @@ from storage.offsets_records import decode_record, encode_key, encode_value
 
 OFFSETS_TOPIC = "__consumer_offsets"
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
-
-log = structlog.get_logger("groupcoord.groups")
 
 ErrorShape = Callable[[ErrorCode], dict]
 
@@ -281,15 +279,13 @@ class GroupCoordinatorService:
     # ------------------------------------------------------------------ APIs
 
     async def join_group(self, req: JoinGroup) -> dict:
-        from coordinator.groups.rebalance import join_error
-
         return await self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now), lambda e: join_error(req.member_id, e))
 
     async def sync_group(self, req: SyncGroup) -> dict:
         return await self._run(
             req.group_id,
             lambda s, t, now: s.handle_sync(req, t, now),
-            lambda e: {"throttle_time": 0, "error_code": e, "protocol_type": None, "protocol_name": None, "assignment": b""},
+            sync_error,
         )
 
     async def heartbeat(self, req: Heartbeat) -> dict:
@@ -332,11 +328,18 @@ class GroupCoordinatorService:
 
         return list(await asyncio.gather(*(one(g) for g in group_ids)))
 
-    def describe_groups(self, group_ids: list[str], *, include_authorized_operations: bool = False, version: int = 5) -> list[dict]:
-        return [
-            self.shard_for(g).describe_group(g, include_authorized_operations=include_authorized_operations, version=version)
-            for g in group_ids
-        ]
+    async def describe_groups(self, group_ids: list[str], *, include_authorized_operations: bool = False, version: int = 5) -> list[dict]:
+        """Each group as of its shard's last durable write (answered behind that shard's pending appends)."""
+
+        async def one(group_id: str) -> dict:
+            def op(shard: GroupShard, token: Any, now: int) -> Effects:
+                fx = Effects()
+                fx.reply(token, shard.describe_group(group_id, include_authorized_operations=include_authorized_operations, version=version))
+                return fx
+
+            return await self._run(group_id, op, lambda e: described_error(group_id, e))
+
+        return list(await asyncio.gather(*(one(g) for g in group_ids)))
 
     def list_groups(self, states_filter: tuple[str, ...] = (), types_filter: tuple[str, ...] = ()) -> tuple[ErrorCode, list[dict]]:
         """All shards; Kafka answers COORDINATOR_LOAD_IN_PROGRESS if any of its partitions is still loading."""

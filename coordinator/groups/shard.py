@@ -147,9 +147,6 @@ class GroupShard:
                 rb.on_pending_sync_deadline(self, group, now, fx)
         return fx
 
-    def run_retention(self, now: int) -> Effects:
-        return retention.expire_offsets(self, now)
-
     # ------------------------------------------------------------------ loading
 
     def begin_load(self) -> None:
@@ -178,4 +175,4 @@ class GroupShard:
         group = self.groups.get(group_id)
         if group is None:
             return {}
-        return {tp: value.offset for tp, value in sorted(group.offsets.items())}
+        return {tp: value.offset for tp, value in sorted(tuple(group.offsets.items()))}

@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from coordinator.groups.shard import GroupShard
 
 
-def _error(code: ErrorCode) -> dict:
-    return {"throttle_time": 0, "error_code": code, "protocol_type": None, "protocol_name": None, "assignment": b""}
-
-
 def _inconsistent(requested: str | None, current: str | None) -> bool:
     return requested is not None and current is not None and requested != current
 
@@ -28,28 +24,28 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effects:
     fx = Effects()
     if not req.group_id:
-        fx.reply(token, _error(ErrorCode.invalid_group_id))
+        fx.reply(token, rb.sync_error(ErrorCode.invalid_group_id))
         return fx
     if shard.loading:
-        fx.reply(token, _error(ErrorCode.coordinator_load_in_progress))
+        fx.reply(token, rb.sync_error(ErrorCode.coordinator_load_in_progress))
         return fx
     group = shard.groups.get(req.group_id)
     if group is None:
-        fx.reply(token, _error(ErrorCode.unknown_member_id))
+        fx.reply(token, rb.sync_error(ErrorCode.unknown_member_id))
         return fx
     error = _validate(group, req)
     if error is not None:
-        fx.reply(token, _error(error))
+        fx.reply(token, rb.sync_error(error))
         return fx
     state = group.state
     if state is GroupState.EMPTY:
-        fx.reply(token, _error(ErrorCode.unknown_member_id))
+        fx.reply(token, rb.sync_error(ErrorCode.unknown_member_id))
     elif state is GroupState.PREPARING_REBALANCE:
-        fx.reply(token, _error(ErrorCode.rebalance_in_progress))
+        fx.reply(token, rb.sync_error(ErrorCode.rebalance_in_progress))
     elif state is GroupState.COMPLETING_REBALANCE:
         member = group.members[req.member_id]
         if member.is_awaiting_sync:
-            fx.reply(member.sync_token, _error(ErrorCode.rebalance_in_progress))
+            fx.reply(member.sync_token, rb.sync_error(ErrorCode.rebalance_in_progress))
         member.sync_token = token
         group.pending_sync.discard(req.member_id)
         if group.is_leader(req.member_id):

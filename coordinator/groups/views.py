@@ -29,6 +29,8 @@ class GroupView:
 
 
 def group_view(group: ClassicGroup) -> GroupView:
+    """Safe to call from another thread (a metrics scrape): containers are copied in one step before reading."""
+    members = tuple(group.members.values())
     return GroupView(
         group_id=group.group_id,
         state=group.state.value,
@@ -37,7 +39,7 @@ def group_view(group: ClassicGroup) -> GroupView:
         generation=group.generation,
         leader=group.leader_id,
         members=tuple(
-            MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment) for m in group.members.values()
+            MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment) for m in members
         ),
         num_offsets=len(group.offsets),
     )

@@ -203,3 +203,40 @@ def test_confluent_kafka_group_commits_fetches_and_is_listed(groupcoord_broker, 
     finally:
         for c in consumers:
             c.close()
+
+
+def test_a_restarted_static_confluent_kafka_member_takes_its_place_back_without_a_rebalance(groupcoord_broker):
+    from confluent_kafka import Consumer
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("static-topic"), unique("static-group")
+    create_topic(bootstrap, topic)
+    settings = {"bootstrap.servers": bootstrap, "group.id": group, "group.instance.id": "instance-1",
+                "enable.auto.commit": False, "session.timeout.ms": 30_000, "heartbeat.interval.ms": 300}
+
+    def view():
+        return next(v for v in groupcoord_broker.groups.iter_groups() if v.group_id == group)
+
+    def run_until_assigned() -> Consumer:
+        consumer = Consumer(settings)
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and not consumer.assignment():
+            consumer.poll(0.05)
+        assert len(consumer.assignment()) == PARTITIONS
+        return consumer
+
+    first = run_until_assigned()
+    assert wait_for(lambda: view().state == "Stable")
+    before = view()
+    first.close()  # a static member does not send LeaveGroup on close
+    assert view().state == "Stable" and len(view().members) == 1
+
+    second = run_until_assigned()
+    try:
+        after = view()
+        assert after.generation == before.generation  # no rebalance: the instance took its slot back
+        assert after.members[0].group_instance_id == "instance-1"
+        assert after.members[0].member_id != before.members[0].member_id
+    finally:
+        second.close()

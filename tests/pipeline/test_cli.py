@@ -33,3 +33,29 @@ def test_the_report_is_one_html_file_with_embedded_plots(spark, story_dir, tmp_p
     for expected in ("STALL", "orders", "storm", "invoices", "corrupt=0"):
         assert expected in page
     assert f"report -> {tmp_path / 'report.html'}" in capsys.readouterr().out
+
+
+def test_history_rebalances_and_health_write_the_tables_their_functions_compute(spark, story_df, story_dir, tmp_path):
+    import csv
+
+    from pipeline.jobs.health import health
+    from pipeline.jobs.history import history
+    from pipeline.jobs.rebalances import generations, rebalance_summary
+
+    for job in ("history", "rebalances", "health"):  # history without --at: "now" is the newest record
+        assert pipeline_main([job, "--data-dir", str(story_dir), "--out", str(tmp_path), "--master", "local[2]"]) == 0
+
+    def table(name):
+        with (tmp_path / f"{name}.csv").open(newline="") as handle:
+            return list(csv.DictReader(handle))
+
+    assert {(r["group"], r["topic"], r["partition"], r["status"]) for r in table("history")} == {
+        (r["group"], r["topic"], str(r["partition"]), r["status"]) for r in history(story_df, REFERENCE).collect()}
+    assert {(r["group"], r["rebalances"], r["storm"]) for r in table("rebalances")} == {
+        (r["group"], str(r["rebalances"]), str(r["storm"])) for r in rebalance_summary(generations(story_df)).collect()}
+    assert [(r["offsets_partition"], r["records"], r["live_keys"]) for r in table("health")] == [
+        (str(r["offsets_partition"]), str(r["records"]), str(r["live_keys"]))
+        for r in health(story_df).orderBy("offsets_partition").collect()]
+    assert int(table("health")[0]["segment_bytes"]) == sum(
+        p.stat().st_size for p in (story_dir / "__consumer_offsets-1").glob("*.log"))
+    assert (tmp_path / "rebalances_hourly.csv").exists() and (tmp_path / "generations.parquet").is_dir()

@@ -183,3 +183,13 @@ def test_a_member_joining_twice_while_parked_gets_its_first_request_answered(h):
     second = h.join("g", ids["b"], client_id="b", protocols=[("range", subscription("payments"))])
     assert first.error == ErrorCode.rebalance_in_progress
     assert not second.done
+
+
+def test_a_tied_protocol_vote_goes_to_the_first_members_preference_every_time(h):
+    # Kafka breaks ties by hash-map order, so the winner can differ between runs; here it cannot.
+    tickets = [
+        h.join_new("g", client_id="a", protocols=[("roundrobin", b"rr"), ("range", b"r")]),
+        h.join_new("g", client_id="b", protocols=[("range", b"r"), ("roundrobin", b"rr")]),
+    ]
+    h.advance_until(lambda: all(t.done for t in tickets))
+    assert {t.response["protocol_name"] for t in tickets} == {"roundrobin"}

@@ -186,3 +186,10 @@ async def test_purgatory_sizes_count_parked_joins_and_syncs():
     assert service.purgatory_sizes() == {"join": 1, "sync": 0, "heartbeat": 1}
     await service.stop()
     assert (await parked)["error_code"] == ErrorCode.coordinator_not_available
+
+
+def test_groups_are_routed_to_the_shard_kafka_would_use():
+    service = GroupCoordinatorService(BrokerConfig(), GateManager({}), FakeTopics())
+    assert service.num_partitions == 50
+    assert service.shard_for("my-group").partition == 12
+    assert service.shard_for("polygenelubricants").partition == 0

@@ -82,3 +82,23 @@ def test_sync_on_an_empty_group_is_unknown_member(h):
     ids = h.form_group("g", "a")
     h.leave("g", ids["a"])
     assert h.sync("g", ids["a"], 2).error == ErrorCode.unknown_member_id
+
+
+def test_a_parked_sync_of_a_member_removed_by_an_admin_is_answered_not_left_hanging(h):
+    # Kafka drops the parked SyncGroup of a removed member and the client waits for its request timeout;
+    # here it is answered UNKNOWN_MEMBER_ID at once.
+    from coordinator.groups.requests import LeavingMember
+
+    tickets = {c: h.join("g", client_id=c, instance=f"instance-{c}") for c in ("a", "b", "c")}
+    h.advance_until(lambda: all(t.done for t in tickets.values()))
+    parked = h.sync("g", tickets["c"].response["member_id"], 1, instance="instance-c")
+    h.leave("g", LeavingMember("", "instance-c"))
+    assert parked.error == ErrorCode.unknown_member_id
+
+
+def test_a_parked_sync_of_a_replaced_static_member_is_fenced(h):
+    tickets = {c: h.join("g", client_id=c, instance=f"instance-{c}") for c in ("a", "b")}
+    h.advance_until(lambda: all(t.done for t in tickets.values()))
+    parked = h.sync("g", tickets["b"].response["member_id"], 1, instance="instance-b")
+    h.join("g", "", client_id="b", instance="instance-b")
+    assert parked.error == ErrorCode.fenced_instance_id

@@ -1,0 +1,82 @@
+"""Every kind of `__consumer_offsets` record becomes one row; odd records are labelled, not dropped."""
+
+import json
+import struct
+
+from protocol.record_batch import encode_batch
+from storage.offsets_records import (
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    encode_key,
+    encode_value,
+)
+
+from pipeline.record_rows import RowDecoder
+from pipeline.schema import COLUMN_NAMES
+from pipeline.segment_scan import scan_batches
+
+
+def _rows(*batches: bytes) -> list[dict]:
+    decoder = RowDecoder(7, "00000000000000000000.log")
+    rows = []
+    for item in scan_batches(b"".join(batches)):
+        rows.extend(decoder.batch_rows(item))
+    assert all(len(row) == len(COLUMN_NAMES) for row in rows)
+    return [dict(zip(COLUMN_NAMES, row)) for row in rows]
+
+
+def test_kip_848_records_keep_group_member_and_epoch_and_describe_the_rest():
+    batch = encode_batch([
+        (encode_key(ConsumerGroupMetadataKey("new-style")), encode_value(ConsumerGroupMetadataValue(epoch=4)), ()),
+        (encode_key(ConsumerGroupMemberMetadataKey("new-style", "member-a")),
+         encode_value(ConsumerGroupMemberMetadataValue("inst-a", None, "client-a", "/10.0.0.1", ("orders",))), ()),
+        (encode_key(ConsumerGroupMemberMetadataKey("new-style", "member-b")), None, ()),
+    ], base_timestamp=5)
+    meta, member, gone = _rows(batch)
+    assert (meta["kind"], meta["group"], meta["generation"]) == ("consumer_group_metadata", "new-style", 4)
+    assert (member["kind"], member["member_id"]) == ("consumer_group_member_metadata", "member-a")
+    assert json.loads(member["detail"])["subscribed_topic_names"] == ["orders"]
+    assert (gone["kind"], gone["member_id"]) == ("consumer_group_member_metadata_tombstone", "member-b")
+
+
+def test_unknown_record_types_and_undecodable_values_are_labelled():
+    unknown_key = struct.pack(">h", 12) + b"share-group-stuff"
+    bad_value = struct.pack(">h", 99) + b"\x00" * 8  # OffsetCommitValue has no version 99
+    rows = _rows(encode_batch([
+        (unknown_key, b"whatever", ()),
+        (encode_key(OffsetCommitKey("g", "t", 0)), bad_value, ()),
+    ], base_timestamp=5))
+    assert [(r["kind"], r["group"]) for r in rows] == [("unknown", None), ("malformed", None)]
+    assert json.loads(rows[0]["detail"]) == {"record_type": 12}
+    assert "99" in rows[1]["error"]
+
+
+def test_a_group_that_is_not_a_consumer_group_keeps_its_members_without_decoding_their_bytes():
+    member = MemberMetadata("worker-1", None, "connect-1", "/10.0.0.2", 60_000, 10_000, b"\x00\x01opaque", b"")
+    value = GroupMetadataValue("connect", 12, "sessioned", "worker-1", 99, (member,))
+    (row,) = _rows(encode_batch([(encode_key(GroupMetadataKey("connect-cluster")), encode_value(value), ())],
+                                base_timestamp=5))
+    assert (row["protocol_type"], row["generation"], row["member_count"]) == ("connect", 12, 1)
+    assert row["members"][0]["member_id"] == "worker-1" and row["members"][0]["subscribed_topics"] is None
+
+
+def test_log_append_time_batches_stamp_every_record_with_the_broker_time():
+    records = [(encode_key(OffsetCommitKey("g", "t", p)), encode_value(OffsetCommitValue(p, -1, "", 1, None)), ())
+               for p in range(2)]
+    batch = encode_batch(records, base_timestamp=1_000, timestamp_type=1, max_timestamp=77_000)
+    assert [(r["timestamp"], r["batch_timestamp"], r["log_offset"]) for r in _rows(batch)] == [
+        (77_000, 77_000, 0), (77_000, 77_000, 1)]
+
+
+def test_transaction_markers_are_rows_of_their_own():
+    marker = encode_batch([(struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 3), ())], base_offset=40,
+                          base_timestamp=5, producer_id=9, producer_epoch=0, is_transactional=True, is_control=True)
+    (row,) = _rows(marker)
+    assert (row["kind"], row["producer_id"], row["is_transactional"], row["log_offset"]) == ("txn_commit", 9, True, 40)
