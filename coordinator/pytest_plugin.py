@@ -17,8 +17,10 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 import pytest
+import structlog
 
 from .broker import Broker, run_in_thread
+from .logging import configure_logging
 
 TEST_DEFAULTS: dict[str, Any] = {
     "group_initial_rebalance_delay_ms": 0,
@@ -29,6 +31,10 @@ TEST_DEFAULTS: dict[str, Any] = {
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "groupcoord(**settings): settings for the groupcoord_broker fixture")
+    if not structlog.is_configured():
+        # structlog's unconfigured default prints every level; in a test run the broker's info lines
+        # (state transitions, joins, expiries) are what explain a failure, its debug lines are noise.
+        configure_logging("info", "console")
 
 
 def _settings(request: pytest.FixtureRequest, extra: dict[str, Any]) -> dict[str, Any]:

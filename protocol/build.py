@@ -110,24 +110,34 @@ def _plan(cls: type) -> tuple[_FieldPlan, ...]:
     return tuple(plans)
 
 
-def build(cls: type, data: Mapping[str, Any] | Any) -> Any:
-    """Instantiate `cls` (a kio entity) from `data` (a dict tree, or already an instance of `cls`)."""
+def build(cls: type, data: Mapping[str, Any] | Any, *, fill_missing: bool = False) -> Any:
+    """Instantiate `cls` (a kio entity) from `data` (a dict tree, or already an instance of `cls`).
+
+    `fill_missing` is for clients that write one request for many versions and leave out fields they do
+    not care about: such fields take zero values (empty lists, "", 0, False) instead of failing."""
     if isinstance(data, cls):
         return data
     if not isinstance(data, Mapping):
         raise TypeError(f"cannot build {cls.__name__} from {type(data).__name__}")
     kwargs: dict[str, Any] = {}
+    hints = typing.get_type_hints(cls) if fill_missing else {}
     for plan in _plan(cls):
         if plan.name not in data:
             if plan.has_default:
                 continue
-            raise KeyError(f"{cls.__name__}.{plan.name} is required by this version and missing")
+            if not fill_missing:
+                raise KeyError(f"{cls.__name__}.{plan.name} is required by this version and missing")
+            if plan.nested is not None and not plan.sequence:
+                kwargs[plan.name] = build(plan.nested, {}, fill_missing=True)
+            else:
+                kwargs[plan.name] = _zero_for(hints[plan.name])
+            continue
         value = data[plan.name]
         if plan.nested is not None and value is not None:
             if plan.sequence:
-                value = tuple(build(plan.nested, item) for item in value)
+                value = tuple(build(plan.nested, item, fill_missing=fill_missing) for item in value)
             else:
-                value = build(plan.nested, value)
+                value = build(plan.nested, value, fill_missing=fill_missing)
         elif value is not None:
             value = plan.convert(value)
         kwargs[plan.name] = value

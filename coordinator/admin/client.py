@@ -9,23 +9,21 @@ request shape in a way the admin commands do not need (topic ids, batched coordi
 from __future__ import annotations
 
 import asyncio
-import io
 import itertools
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Mapping
 
-from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
-from kio.schema.index import api_key_map, schema_name_map
-from kio.serial import entity_reader, entity_writer
+from kio.schema.index import api_key_map
 
 from protocol.errors import kafka_name
 from protocol.framing import encode_frame
-from protocol.headers import response_header_version
+from protocol import registry
+from protocol.build import build
+from protocol.headers import encode_request_header, parse_response_header
 
-from .entities import build_entity
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_CLIENT_ID = "groupcoord-admin"
@@ -56,7 +54,6 @@ VERSION_CAPS: dict[int, int] = {
     ApiKey.API_VERSIONS: 3,
 }
 
-_REQUEST_PREFIX = struct.Struct(">hhih")
 _INT32 = struct.Struct(">i")
 _INT16 = struct.Struct(">h")
 
@@ -81,8 +78,8 @@ def check_error(code: Any, context: str, message: str | None = None) -> None:
 
 def kio_versions(api_key: int) -> tuple[int, int]:
     """The version range kio can encode for an API."""
-    versions = sorted(schema_name_map[api_key_map[api_key]])
-    return versions[0], versions[-1]
+    covered = registry.kio_versions(api_key)
+    return covered.start, covered.stop - 1
 
 
 def choose_version(api_key: int, broker_range: tuple[int, int] | None, cap: int | None = None) -> int:
@@ -102,48 +99,14 @@ def choose_version(api_key: int, broker_range: tuple[int, int] | None, cap: int 
 
 def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None, body: Any) -> bytes:
     """Request header v1 (v2 for flexible versions) followed by the kio-encoded body."""
-    request_cls = load_request_schema(api_key, version)
-    buf = io.BytesIO()
-    if client_id is None:
-        buf.write(_REQUEST_PREFIX.pack(api_key, version, correlation_id, -1))
-    else:
-        raw = client_id.encode()
-        buf.write(_REQUEST_PREFIX.pack(api_key, version, correlation_id, len(raw)))
-        buf.write(raw)
-    if request_cls.__flexible__:
-        buf.write(b"\x00")
-    entity_writer(request_cls)(buf, body)
-    return buf.getvalue()
-
-
-def _skip_tagged_fields(buf: bytes, pos: int) -> int:
-    count, pos = _read_uvarint(buf, pos)
-    for _ in range(count):
-        _tag, pos = _read_uvarint(buf, pos)
-        size, pos = _read_uvarint(buf, pos)
-        pos += size
-    return pos
-
-
-def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
+    flexible = registry.is_flexible(api_key, version)
+    return encode_request_header(api_key, version, correlation_id, client_id, flexible) + registry.encode_entity(body)
 
 
 def decode_response(api_key: int, version: int, frame: bytes) -> tuple[int, Any]:
     """(correlation id, kio response entity) from one response frame."""
-    response_cls = load_response_schema(api_key, version)
-    (correlation_id,) = _INT32.unpack_from(frame, 0)
-    pos = 4
-    if response_header_version(api_key, response_cls.__flexible__) >= 1:
-        pos = _skip_tagged_fields(frame, pos)
-    entity, _size = entity_reader(response_cls)(frame, pos)
+    correlation_id, pos = parse_response_header(frame, api_key, registry.is_flexible(api_key, version))
+    entity, _size = registry.response_reader(api_key, version)(frame, pos)
     return correlation_id, entity
 
 
@@ -221,7 +184,7 @@ class BrokerConnection:
     async def _exchange(self, api_key: int, version: int, body: Mapping[str, Any]) -> bytes:
         if self._writer is None or self._reader is None:
             raise AdminError(f"connection to {self.host}:{self.port} is closed")
-        entity = build_entity(load_request_schema(api_key, version), body)
+        entity = build(registry.request_class(api_key, version), body, fill_missing=True)
         async with self._lock:
             correlation_id = next(self._correlation)
             payload = encode_request(api_key, version, correlation_id, self.client_id, entity)

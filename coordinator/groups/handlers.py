@@ -162,18 +162,19 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
             response = {**response, "protocol_name": ""}  # not nullable before v7: Kafka sends ""
         return response
 
-    async def sync_group(ctx: Any, r: Any) -> dict:
-        return await service.sync_group(sync_request(ctx, r))
+    def sync_group(ctx: Any, r: Any) -> Any:
+        return service.sync_group(sync_request(ctx, r))
 
-    async def heartbeat(ctx: Any, r: Any) -> dict:
+    def heartbeat(ctx: Any, r: Any) -> Any:
+        """Returns the reply future, usually already resolved: the server then answers inline."""
         req = Heartbeat(_str(r.group_id), int(r.generation_id), _str(r.member_id), getattr(r, "group_instance_id", None))
-        return await service.heartbeat(req)
+        return service.heartbeat(req)
 
-    async def leave_group(ctx: Any, r: Any) -> dict:
-        return await service.leave_group(leave_request(ctx, r))
+    def leave_group(ctx: Any, r: Any) -> Any:
+        return service.leave_group(leave_request(ctx, r))
 
-    async def offset_commit(ctx: Any, r: Any) -> dict:
-        return await service.commit_offsets(commit_request(ctx, r))
+    def offset_commit(ctx: Any, r: Any) -> Any:
+        return service.commit_offsets(commit_request(ctx, r))
 
     async def offset_fetch(ctx: Any, r: Any) -> dict:
         require_stable = bool(getattr(r, "require_stable", False))

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+import structlog
+
 from coordinator.groups.admin import described_error
 from coordinator.groups.clock import Clock, SystemClock
 from coordinator.groups.effects import Effects
@@ -37,6 +39,8 @@ from protocol.errors import ErrorCode
 from protocol.record_batch import decode_records, encode_batch
 from storage.config import CleanupPolicy, LogConfig
 from storage.offsets_records import decode_record, encode_key, encode_value
+
+_log = structlog.get_logger("groupcoord.groups")
 
 OFFSETS_TOPIC = "__consumer_offsets"
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
@@ -114,7 +118,14 @@ class GroupCoordinatorService:
     async def start(self) -> None:
         """Open and replay every shard's partition; each shard serves as soon as it is loaded."""
         self._started = True
+        started = time.perf_counter()
         await asyncio.gather(*(self._load(rt) for rt in self._runtimes))
+        _log.info(
+            "offsets partitions loaded",
+            partitions=len(self._runtimes),
+            groups=sum(len(rt.shard.groups) for rt in self._runtimes),
+            seconds=round(time.perf_counter() - started, 4),
+        )
         for rt in self._runtimes:
             rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"groups-writer-{rt.shard.partition}")
 
@@ -156,7 +167,7 @@ class GroupCoordinatorService:
                 count += 1
         shard.finish_load(self.clock.now_ms())
         seconds = time.perf_counter() - started
-        shard.log.info("offsets partition loaded", records=count, groups=len(shard.groups), seconds=round(seconds, 4))
+        shard.log.debug("offsets partition loaded", records=count, groups=len(shard.groups), seconds=round(seconds, 4))
         self.observer.on_shard_loaded(shard.partition, seconds, count)
         self._reschedule(rt)
 
@@ -168,7 +179,10 @@ class GroupCoordinatorService:
     def _runtime_for(self, group_id: str) -> _ShardRuntime:
         return self._runtimes[partition_for(group_id, self.num_partitions)]
 
-    async def _run(self, group_id: str, op: Callable[[GroupShard, Any, int], Effects], on_error: ErrorShape) -> dict:
+    def _run(self, group_id: str, op: Callable[[GroupShard, Any, int], Effects], on_error: ErrorShape) -> asyncio.Future[dict]:
+        """Run `op` on the group's shard; the returned future holds the reply. It is often resolved
+        already (a heartbeat, a commit that had nothing to write), and the server then answers
+        without creating a task — the hot path of a busy coordinator."""
         rt = self._runtime_for(group_id)
         future = asyncio.get_running_loop().create_future()
         pending = _Pending(future, on_error)
@@ -177,7 +191,7 @@ class GroupCoordinatorService:
         fx = op(rt.shard, future, self.clock.now_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
-        return await future
+        return future
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
@@ -278,34 +292,34 @@ class GroupCoordinatorService:
 
     # ------------------------------------------------------------------ APIs
 
-    async def join_group(self, req: JoinGroup) -> dict:
-        return await self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now), lambda e: join_error(req.member_id, e))
+    def join_group(self, req: JoinGroup) -> asyncio.Future[dict]:
+        return self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now), lambda e: join_error(req.member_id, e))
 
-    async def sync_group(self, req: SyncGroup) -> dict:
-        return await self._run(
+    def sync_group(self, req: SyncGroup) -> asyncio.Future[dict]:
+        return self._run(
             req.group_id,
             lambda s, t, now: s.handle_sync(req, t, now),
             sync_error,
         )
 
-    async def heartbeat(self, req: Heartbeat) -> dict:
-        return await self._run(req.group_id, lambda s, t, now: s.handle_heartbeat(req, t, now), lambda e: {"throttle_time": 0, "error_code": e})
+    def heartbeat(self, req: Heartbeat) -> asyncio.Future[dict]:
+        return self._run(req.group_id, lambda s, t, now: s.handle_heartbeat(req, t, now), lambda e: {"throttle_time": 0, "error_code": e})
 
-    async def leave_group(self, req: LeaveGroup) -> dict:
-        return await self._run(
+    def leave_group(self, req: LeaveGroup) -> asyncio.Future[dict]:
+        return self._run(
             req.group_id, lambda s, t, now: s.handle_leave(req, t, now), lambda e: {"throttle_time": 0, "error_code": e, "members": []}
         )
 
-    async def commit_offsets(self, req: OffsetCommit) -> dict:
+    def commit_offsets(self, req: OffsetCommit) -> asyncio.Future[dict]:
         def on_error(e: ErrorCode) -> dict:
             return {
                 "throttle_time": 0,
                 "topics": [{"name": t, "partitions": [{"partition_index": p.partition, "error_code": e} for p in ps]} for t, ps in req.topics],
             }
 
-        return await self._run(req.group_id, lambda s, t, now: s.handle_offset_commit(req, t, now), on_error)
+        return self._run(req.group_id, lambda s, t, now: s.handle_offset_commit(req, t, now), on_error)
 
-    async def fetch_offsets(self, req: OffsetFetch) -> dict:
+    def fetch_offsets(self, req: OffsetFetch) -> asyncio.Future[dict]:
         """Answered after the shard's pending writes are durable, so a fetch never shows an offset that could be lost."""
 
         def op(shard: GroupShard, token: Any, now: int) -> Effects:
@@ -313,10 +327,10 @@ class GroupCoordinatorService:
             fx.reply(token, shard.fetch_offsets(req))
             return fx
 
-        return await self._run(req.group_id, op, lambda e: {"group_id": req.group_id, "error_code": e, "topics": []})
+        return self._run(req.group_id, op, lambda e: {"group_id": req.group_id, "error_code": e, "topics": []})
 
-    async def delete_offsets(self, req: OffsetDelete) -> dict:
-        return await self._run(
+    def delete_offsets(self, req: OffsetDelete) -> asyncio.Future[dict]:
+        return self._run(
             req.group_id, lambda s, t, now: s.handle_offset_delete(req, t, now), lambda e: {"error_code": e, "throttle_time": 0, "topics": []}
         )
 

@@ -111,14 +111,16 @@ class KafkaConnection(asyncio.Protocol):
         except Exception as exc:  # a handler bug must not take the server down
             self._fail(slot, decoded, exc)
             return
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+        if isinstance(result, asyncio.Future) and result.done():
+            self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
+        elif asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))
         else:
             self._complete(slot, decoded, result)
 
-    def _on_task_done(self, task: asyncio.Task[Any], slot: _Slot, decoded: Decoded) -> None:
+    def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
         if task.cancelled():
             self._fail(slot, decoded, asyncio.CancelledError())
@@ -126,8 +128,9 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
             self._complete(slot, decoded, task.result())
-        self._flush()
-        self._update_reading()
+        if flush:
+            self._flush()
+            self._update_reading()
 
     def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
         try:

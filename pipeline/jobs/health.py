@@ -28,7 +28,7 @@ from pipeline.transactions import APPLY_COLUMNS, applied_records
 
 @dataclass(frozen=True)
 class HealthSettings:
-    replay_records_per_sec: float = 60_000.0
+    replay_records_per_sec: float = 40_000.0
 
 
 _DAMAGE_COLUMNS = {

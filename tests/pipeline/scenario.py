@@ -39,7 +39,7 @@ class Timeline:
 
 
 def build_story(data_dir: Path) -> OffsetsHistory:
-    history = OffsetsHistory(data_dir, num_partitions=3, batches_per_segment=10)
+    history = OffsetsHistory(data_dir, num_partitions=3, batches_per_segment=25)
     timeline = Timeline()
 
     m1 = Member("orders-m1", ("orders",), (("orders", (0, 1)),), client_id="orders-app")

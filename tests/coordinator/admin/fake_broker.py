@@ -7,18 +7,15 @@ version negotiation and request routing are exercised over a real socket without
 from __future__ import annotations
 
 import asyncio
-import io
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kio.index import load_request_schema, load_response_schema
-from kio.schema.consumer_protocol_assignment.v0.data import ConsumerProtocolAssignment, TopicPartition
-from kio.serial import entity_reader, entity_writer
-
-from coordinator.admin.entities import build_entity
+from protocol import consumer_protocol
+from protocol.build import build
 from protocol.framing import FrameDecoder, encode_frame
-from protocol.headers import parse_request_header, response_header_version
+from protocol.headers import encode_response_header, parse_request_header
+from protocol.registry import encode_entity, is_flexible, request_reader, response_class
 
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
@@ -28,16 +25,9 @@ def encode_assignment(partitions: list[tuple[str, int]]) -> bytes:
     by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(partition)
-    buf = io.BytesIO()
-    buf.write(struct.pack(">h", 0))
-    entity_writer(ConsumerProtocolAssignment)(
-        buf,
-        ConsumerProtocolAssignment(
-            assigned_partitions=tuple(TopicPartition(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items()),
-            user_data=None,
-        ),
+    return consumer_protocol.encode_assignment(
+        consumer_protocol.Assignment(tuple((t, tuple(ps)) for t, ps in by_topic.items()), version=0)
     )
-    return buf.getvalue()
 
 
 @dataclass
@@ -124,10 +114,9 @@ class FakeBroker:
                 "api_keys": [{"api_key": API_VERSIONS, "min_version": self.ranges[API_VERSIONS][0],
                               "max_version": self.ranges[API_VERSIONS][1]}],
             })
-        request_cls = load_request_schema(api_key, version)
-        header = parse_request_header(frame, request_cls.__flexible__)
+        header = parse_request_header(frame, is_flexible(api_key, version))
         self.requests.append((api_key, version, header.correlation_id, header.client_id))
-        request, _ = entity_reader(request_cls)(frame, header.body_offset)
+        request, _ = request_reader(api_key, version)(frame, header.body_offset)
         if api_key == API_VERSIONS:
             body = {"error_code": 0, "api_keys": [
                 {"api_key": k, "min_version": lo, "max_version": hi} for k, (lo, hi) in sorted(self.ranges.items())
@@ -140,15 +129,11 @@ class FakeBroker:
         return self._encode(api_key, version, correlation_id, body)
 
     def _encode(self, api_key: int, version: int, correlation_id: int, body: dict) -> bytes:
-        response_cls = load_response_schema(api_key, version)
-        buf = io.BytesIO()
-        buf.write(struct.pack(">i", correlation_id))
-        if response_header_version(api_key, response_cls.__flexible__) >= 1:
-            buf.write(b"\x00")
-        entity_writer(response_cls)(buf, build_entity(response_cls, body))
-        return buf.getvalue()
+        response_cls = response_class(api_key, version)
+        header = encode_response_header(correlation_id, api_key, response_cls.__flexible__)
+        return header + encode_entity(build(response_cls, body, fill_missing=True))
 
-    # --- handlers: version-neutral dicts, shaped per version by build_entity ---
+    # --- handlers: version-neutral dicts, shaped per version by protocol.build ---
 
     def _metadata(self, version: int, request: Any) -> dict:
         names = sorted(self.cluster.topics) if request.topics is None else [t.name for t in request.topics]
