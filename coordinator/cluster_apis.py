@@ -15,6 +15,7 @@ from .cluster import ClusterIdentity
 from .server.dispatch import Dispatcher, RequestContext
 
 OFFSETS_TOPIC = "__consumer_offsets"
+METADATA_CACHE_SIZE = 256
 # KIP-511: software name/version must start and end with a letter or digit; inside, also '-' and '.'.
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$")
 
@@ -51,6 +52,7 @@ class ClusterApis:
         self.registry = registry
         self.topics = topics
         self._api_versions_cache: dict[tuple[int, int, int], EncodedBody] = {}
+        self._metadata_cache: dict[tuple[Any, ...], EncodedBody] = {}
 
     def register(self, dispatcher: Dispatcher) -> None:
         dispatcher.register(18, self.api_versions, 0, 4)
@@ -76,7 +78,7 @@ class ClusterApis:
         i = self.identity
         return {"node_id": i.node_id, "host": i.host, "port": i.port, "rack": None, "broker_id": i.node_id}
 
-    async def metadata(self, ctx: RequestContext, request: Any) -> dict[str, Any]:
+    async def metadata(self, ctx: RequestContext, request: Any) -> EncodedBody:
         names: list[str] | None
         if request.topics is None or (ctx.api_version == 0 and not request.topics):
             names = None  # all topics
@@ -86,6 +88,18 @@ class ClusterApis:
         infos = self.topics.describe(names, auto_create)
         if hasattr(infos, "__await__"):
             infos = await infos
+        # The answer depends only on the version and what the catalog said, so identical questions
+        # (clients refresh metadata constantly) reuse one encoding.
+        key = (ctx.api_version, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos))
+        body = self._metadata_cache.get(key)
+        if body is None:
+            body = EncodedBody(encode_body(response_class(3, ctx.api_version), self._metadata_response(infos)))
+            if len(self._metadata_cache) >= METADATA_CACHE_SIZE:
+                self._metadata_cache.pop(next(iter(self._metadata_cache)))
+            self._metadata_cache[key] = body
+        return body
+
+    def _metadata_response(self, infos: Sequence[Any]) -> dict[str, Any]:
         node = self.identity.node_id
         topics = []
         for info in infos:
@@ -133,20 +147,3 @@ class ClusterApis:
             "brokers": [self._broker()],
             "cluster_authorized_operations": -2147483648,
         }
-
-
-class InternalTopicsOnly:
-    """The topic source used when no data plane is attached: only `__consumer_offsets` exists."""
-
-    def __init__(self, offsets_partitions: int) -> None:
-        self.offsets = TopicInfo(OFFSETS_TOPIC, uuid.UUID(int=1), offsets_partitions, is_internal=True)
-
-    def describe(self, names: Sequence[str] | None, auto_create: bool) -> list[TopicInfo]:
-        if names is None:
-            return [self.offsets]
-        return [
-            self.offsets
-            if name == OFFSETS_TOPIC
-            else TopicInfo(name, uuid.UUID(int=0), 0, error_code=ErrorCode.unknown_topic_or_partition)
-            for name in names
-        ]

@@ -1,17 +1,36 @@
 import asyncio
 import struct
-from typing import Any
+import uuid
+from typing import Any, Sequence
 
 import pytest
 
 from coordinator.cluster import ClusterIdentity
-from coordinator.cluster_apis import ClusterApis, InternalTopicsOnly
+from coordinator.cluster_apis import OFFSETS_TOPIC, ClusterApis, TopicInfo
 from coordinator.config import BrokerConfig
 from coordinator.server.dispatch import Dispatcher
 from coordinator.server.server import KafkaServer
 from protocol.build import build
+from protocol.errors import ErrorCode
 from protocol.headers import encode_request_header, parse_response_header
 from protocol.registry import encode_entity, is_flexible, request_class, response_reader
+
+
+class InternalTopicsOnly:
+    """A topic source for server tests that need no data plane: only `__consumer_offsets` exists."""
+
+    def __init__(self, offsets_partitions: int) -> None:
+        self.offsets = TopicInfo(OFFSETS_TOPIC, uuid.UUID(int=1), offsets_partitions, is_internal=True)
+
+    def describe(self, names: Sequence[str] | None, auto_create: bool) -> list[TopicInfo]:
+        if names is None:
+            return [self.offsets]
+        return [
+            self.offsets
+            if name == OFFSETS_TOPIC
+            else TopicInfo(name, uuid.UUID(int=0), 0, error_code=ErrorCode.unknown_topic_or_partition)
+            for name in names
+        ]
 
 
 class AsyncWire:
