@@ -62,6 +62,6 @@ def encode_frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-def frame_parts(*parts: bytes) -> list[bytes]:
-    """Length prefix plus the parts, for `writelines` without concatenating large payloads."""
-    return [_SIZE.pack(sum(len(p) for p in parts)), *parts]
+def frame_parts(*parts: bytes) -> bytes:
+    """One frame holding the parts back to back (a response header and its body)."""
+    return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))

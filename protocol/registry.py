@@ -32,6 +32,7 @@ class ApiRange:
         return self.min_version <= version <= self.max_version
 
 
+@cache
 def api_name(api_key: int) -> str:
     """Kafka's CamelCase API name, e.g. 11 -> JoinGroup."""
     snake = api_key_map.get(api_key)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from protocol.framing import FrameDecoder, FrameTooLarge, frame_parts
+from protocol.framing import FrameDecoder, FrameTooLarge
 
 from .dispatch import CloseConnection, Decoded
 
@@ -159,14 +159,16 @@ class KafkaConnection(asyncio.Protocol):
             return
         pending = self._pending
         out: list[bytes] = []
+        sent = 0
         while pending and pending[0].done:
             slot = pending.popleft()
             self._ready_bytes -= slot.size
             if slot.payload is not None:
-                out.extend(frame_parts(slot.payload))
+                out.append(slot.payload)
+                sent += slot.size
         if out:
-            self.transport.writelines(out)
-            self.server.bytes_sent(sum(len(b) for b in out))
+            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
+            self.server.bytes_sent(sent)
 
     def _update_reading(self) -> None:
         if self._closed or self.transport is None:

@@ -17,6 +17,7 @@ import structlog
 from protocol.build import build, error_response
 from protocol.encode import encode_body
 from protocol.errors import ErrorCode, ProtocolError
+from protocol.framing import frame_parts
 from protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
 from protocol.registry import (
     ApiRegistry,
@@ -140,15 +141,15 @@ class Dispatcher:
 
     # -- encode -------------------------------------------------------------------------------
     def _encode(self, ctx: RequestContext, body: Any, version: int | None = None) -> bytes:
-        """`body` is a dict tree or a kio entity of the response class for `version`."""
+        """The whole response frame, size prefix included. `body` is a dict tree, a kio entity of the
+        response class for `version`, or an already encoded body."""
         version = ctx.api_version if version is None else version
         header = encode_response_header(ctx.correlation_id, ctx.api_key, is_flexible(ctx.api_key, version))
-        out = bytearray(header)
-        out += encode_body(response_class(ctx.api_key, version), body)
-        return bytes(out)
+        encoded = encode_body(response_class(ctx.api_key, version), body)
+        return frame_parts(header, encoded)
 
     def encode_response(self, decoded: Decoded, response: Any) -> bytes | None:
-        """Payload (without the size prefix) for a handler's result; None when nothing is sent."""
+        """The response frame for a handler's result; None when nothing is sent."""
         ctx = decoded.ctx
         if response is NO_RESPONSE:
             self._observe(decoded, 0)

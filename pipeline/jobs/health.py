@@ -56,19 +56,18 @@ def health(df: DataFrame, segment_bytes: dict[int, int] | None = None,
     live = last.filter(~F.col("kind").endswith("_tombstone")).groupBy("offsets_partition").agg(
         F.count(F.lit(1)).alias("live_keys")
     )
-    result = totals.join(live, "offsets_partition", "left").withColumn(
-        "live_keys", F.coalesce(F.col("live_keys"), F.lit(0))
-    )
-    spark = df.sparkSession
-    sizes = spark.createDataFrame(
+    sizes = df.sparkSession.createDataFrame(
         [(int(p), int(b)) for p, b in (segment_bytes or {}).items()],
         "offsets_partition int, segment_bytes long",
+    )
+    # A partition whose segments hold no records still counts: it is where the hash sent nothing.
+    result = totals.join(live, "offsets_partition", "left").join(sizes, "offsets_partition", "full").fillna(
+        0, subset=["records", "record_bytes", "tombstones", "groups", "live_keys", *_DAMAGE_COLUMNS]
     )
     total_records = F.sum("records").over(_everything())
     mean_records = F.avg("records").over(_everything())
     return (
-        result.join(sizes, "offsets_partition", "left")
-        .withColumn("live_ratio", F.when(F.col("records") > 0, F.col("live_keys") / F.col("records")))
+        result.withColumn("live_ratio", F.when(F.col("records") > 0, F.col("live_keys") / F.col("records")))
         .withColumn("record_share", F.when(total_records > 0, F.col("records") / total_records))
         .withColumn("skew", F.when(mean_records > 0, F.max("records").over(_everything()) / mean_records))
         .withColumn("estimated_replay_sec", F.col("records") / F.lit(settings.replay_records_per_sec))

@@ -1,4 +1,4 @@
-"""Stock clients form consumer groups of one and three, commit and fetch offsets, and see the group
+"""Stock clients form consumer groups of one, three and ten, commit and fetch offsets, and see the group
 through their admin APIs, exactly as against Kafka: kafka-python, aiokafka and confluent-kafka."""
 
 import asyncio
@@ -27,12 +27,17 @@ def wait_for(condition, seconds=DEADLINE_S, step=0.05):
     return False
 
 
-def create_topic(bootstrap: str, topic: str) -> None:
+def partitions_for(size: int) -> int:
+    """Enough partitions for every member of a group of `size` to own at least one."""
+    return max(PARTITIONS, size)
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
     from kafka.admin import KafkaAdminClient, NewTopic
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(topic, PARTITIONS, 1)])
+        admin.create_topics([NewTopic(topic, partitions, 1)])
     finally:
         admin.close()
 
@@ -70,7 +75,7 @@ class PollingConsumer(threading.Thread):
             self.consumer.close()
 
 
-@pytest.mark.parametrize("size", [1, 3])
+@pytest.mark.parametrize("size", [1, 3, 10])
 def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admin(groupcoord_broker, size):
     from kafka import TopicPartition
     from kafka.admin import KafkaAdminClient
@@ -78,7 +83,8 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
 
     bootstrap = groupcoord_broker.bootstrap_servers
     topic, group = unique("kp-topic"), unique("kp-group")
-    create_topic(bootstrap, topic)
+    partitions = partitions_for(size)
+    create_topic(bootstrap, topic, partitions)
     members: list[PollingConsumer] = []
     try:
         # Members arrive one after another, each once the previous ones own partitions: every arrival is a
@@ -90,10 +96,10 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
             members.append(member)
             member.start()
             assert wait_for(lambda: member.assignment), [m.failure for m in members]
-        assert wait_for(lambda: sum(len(m.assignment) for m in members) == PARTITIONS and all(m.assignment for m in members)), \
+        assert wait_for(lambda: sum(len(m.assignment) for m in members) == partitions and all(m.assignment for m in members)), \
             [(sorted(m.assignment), m.failure) for m in members]
         owned = [tp for m in members for tp in m.assignment]
-        assert len(set(owned)) == PARTITIONS  # every partition has exactly one owner
+        assert len(set(owned)) == partitions  # every partition has exactly one owner
 
         first = members[0]
         tp = sorted(first.assignment)[0]
@@ -107,7 +113,7 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
             description = admin.describe_groups([group])[group]
             assert description["group_state"] == "Stable" and description["protocol_data"] == "range"
             assert len(description["members"]) == size
-            assert sorted(p for m in description["members"] for a in m["member_assignment"]["assigned_partitions"] for p in a["partitions"]) == list(range(PARTITIONS))
+            assert sorted(p for m in description["members"] for a in m["member_assignment"]["assigned_partitions"] for p in a["partitions"]) == list(range(partitions))
             offsets = admin.list_group_offsets({group: None})[group]
             assert offsets[TopicPartition(tp.topic, tp.partition)] == (17, "note", -1)
         finally:
@@ -131,13 +137,14 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
 # ---------------------------------------------------------------------------------------------- aiokafka
 
 
-@pytest.mark.parametrize("size", [1, 3])
+@pytest.mark.parametrize("size", [1, 3, 10])
 async def test_aiokafka_group_commits_and_reads_back_its_offsets(groupcoord_broker, size):
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     bootstrap = groupcoord_broker.bootstrap_servers
     topic, group = unique("aio-topic"), unique("aio-group")
-    await asyncio.to_thread(create_topic, bootstrap, topic)
+    partitions = partitions_for(size)
+    await asyncio.to_thread(create_topic, bootstrap, topic, partitions)
     consumers = [
         AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                          heartbeat_interval_ms=300, session_timeout_ms=10_000, auto_offset_reset="earliest")
@@ -149,9 +156,9 @@ async def test_aiokafka_group_commits_and_reads_back_its_offsets(groupcoord_brok
         deadline = time.monotonic() + DEADLINE_S
         while time.monotonic() < deadline:
             await asyncio.gather(*(c.getmany(timeout_ms=100) for c in consumers))
-            if sum(len(c.assignment()) for c in consumers) == PARTITIONS and all(c.assignment() for c in consumers):
+            if sum(len(c.assignment()) for c in consumers) == partitions and all(c.assignment() for c in consumers):
                 break
-        assert sum(len(c.assignment()) for c in consumers) == PARTITIONS
+        assert sum(len(c.assignment()) for c in consumers) == partitions
         for i, c in enumerate(consumers):
             tp = sorted(c.assignment())[0]
             await c.commit({tp: 100 + i})
@@ -166,14 +173,15 @@ async def test_aiokafka_group_commits_and_reads_back_its_offsets(groupcoord_brok
 # ---------------------------------------------------------------------------------------------- confluent-kafka
 
 
-@pytest.mark.parametrize("size", [1, 3])
+@pytest.mark.parametrize("size", [1, 3, 10])
 def test_confluent_kafka_group_commits_fetches_and_is_listed(groupcoord_broker, size):
     from confluent_kafka import Consumer, ConsumerGroupState, TopicPartition
     from confluent_kafka.admin import AdminClient
 
     bootstrap = groupcoord_broker.bootstrap_servers
     topic, group = unique("ck-topic"), unique("ck-group")
-    create_topic(bootstrap, topic)
+    partitions = partitions_for(size)
+    create_topic(bootstrap, topic, partitions)
     consumers = [
         Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                   "session.timeout.ms": 10_000, "heartbeat.interval.ms": 300, "auto.offset.reset": "earliest"})
@@ -186,9 +194,9 @@ def test_confluent_kafka_group_commits_fetches_and_is_listed(groupcoord_broker, 
         while time.monotonic() < deadline:
             for c in consumers:
                 c.poll(0.05)
-            if sum(len(c.assignment()) for c in consumers) == PARTITIONS and all(c.assignment() for c in consumers):
+            if sum(len(c.assignment()) for c in consumers) == partitions and all(c.assignment() for c in consumers):
                 break
-        assert sum(len(c.assignment()) for c in consumers) == PARTITIONS
+        assert sum(len(c.assignment()) for c in consumers) == partitions
 
         mine = consumers[0].assignment()[0]
         consumers[0].commit(offsets=[TopicPartition(topic, mine.partition, 33)], asynchronous=False)
@@ -240,3 +248,82 @@ def test_a_restarted_static_confluent_kafka_member_takes_its_place_back_without_
         assert after.members[0].member_id != before.members[0].member_id
     finally:
         second.close()
+
+
+def test_a_restarted_static_kafka_python_member_takes_its_place_back_without_a_rebalance(groupcoord_broker):
+    from kafka import KafkaConsumer
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("static-kp-topic"), unique("static-kp-group")
+    create_topic(bootstrap, topic)
+
+    def view():
+        return next(v for v in groupcoord_broker.groups.iter_groups() if v.group_id == group)
+
+    def run_until_assigned() -> KafkaConsumer:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, group_instance_id="instance-1",
+                                 enable_auto_commit=False, session_timeout_ms=30_000, heartbeat_interval_ms=300)
+        # metadata first, then subscribe: see tests/support/kafka_python_members.py for the client stall this avoids
+        assert wait_for(lambda: consumer.partitions_for_topic(topic))
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and len(consumer.assignment()) < PARTITIONS:
+            consumer.poll(timeout_ms=100)
+        assert len(consumer.assignment()) == PARTITIONS
+        return consumer
+
+    first = run_until_assigned()
+    assert wait_for(lambda: view().state == "Stable")
+    before = view()
+    first.close(autocommit=False)  # a static member does not send LeaveGroup on close
+    assert view().state == "Stable" and len(view().members) == 1
+
+    second = run_until_assigned()
+    try:
+        after = view()
+        assert after.generation == before.generation  # no rebalance: the instance took its slot back
+        assert after.state == "Stable" and len(after.members) == 1
+        assert after.members[0].group_instance_id == "instance-1"
+        assert after.members[0].member_id != before.members[0].member_id
+    finally:
+        second.close(autocommit=False)
+
+
+async def test_a_restarted_static_aiokafka_member_takes_its_place_back_without_a_rebalance(groupcoord_broker):
+    from aiokafka import AIOKafkaConsumer
+
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("static-aio-topic"), unique("static-aio-group")
+    await asyncio.to_thread(create_topic, bootstrap, topic)
+
+    def view():
+        return next(v for v in groupcoord_broker.groups.iter_groups() if v.group_id == group)
+
+    async def run_until_assigned() -> AIOKafkaConsumer:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, group_instance_id="instance-1",
+                                    enable_auto_commit=False, session_timeout_ms=30_000, heartbeat_interval_ms=300)
+        await consumer.start()
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and len(consumer.assignment()) < PARTITIONS:
+            await consumer.getmany(timeout_ms=100)
+        assert len(consumer.assignment()) == PARTITIONS
+        return consumer
+
+    first = await run_until_assigned()
+    deadline = time.monotonic() + DEADLINE_S
+    while view().state != "Stable":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    before = view()
+    await first.stop()  # a static member does not send LeaveGroup on close
+    assert view().state == "Stable" and len(view().members) == 1
+
+    second = await run_until_assigned()
+    try:
+        after = view()
+        assert after.generation == before.generation  # no rebalance: the instance took its slot back
+        assert after.state == "Stable" and len(after.members) == 1
+        assert after.members[0].group_instance_id == "instance-1"
+        assert after.members[0].member_id != before.members[0].member_id
+    finally:
+        await second.stop()

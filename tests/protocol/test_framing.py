@@ -37,5 +37,4 @@ def test_a_frame_of_exactly_the_limit_is_accepted():
 
 
 def test_frame_parts_prefix_the_total_length():
-    parts = frame_parts(b"abc", b"de")
-    assert b"".join(parts) == encode_frame(b"abcde")
+    assert frame_parts(b"abc", b"de") == encode_frame(b"abcde")
