@@ -42,8 +42,8 @@ async def _member_id(conn: AioConnection, group: str) -> str:
 class _Member:
     """One consumer's coordinator loop: join, sync, heartbeat; rejoin whenever the coordinator says so."""
 
-    def __init__(self, conn: AioConnection, group: str, member_id: str) -> None:
-        self.conn, self.group, self.member_id = conn, group, member_id
+    def __init__(self, conn: AioConnection, group: str, member_id: str, changed: asyncio.Event) -> None:
+        self.conn, self.group, self.member_id, self.changed = conn, group, member_id, changed
         self.generation = -1
         self.stable_generation = -1
         self.joins = 0
@@ -71,15 +71,19 @@ class _Member:
             if synced.error_code != 0:
                 continue
             self.stable_generation = joined.generation_id
+            self.changed.set()
             while not stop.is_set():
                 beat = await self.conn.send(12, 4, {"group_id": self.group, "generation_id": self.generation,
                                                      "member_id": self.member_id, "group_instance_id": None})
                 if beat.error_code != 0:
                     self.last_error = int(beat.error_code)
                     self.stable_generation = -1
+                    self.changed.set()
                     break
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(HEARTBEAT_INTERVAL_S)
 
+
+HEARTBEAT_INTERVAL_S = 1.0  # kafka clients default to 3 s; short enough here to notice a rebalance quickly
 
 ASSIGNMENT = b"\x00\x01\x00\x00\x00\x00\xff\xff\xff\xff"
 
@@ -88,7 +92,8 @@ async def form_group(conns: list[AioConnection], group: str, members: int, timeo
     """Seconds from the last member's JoinGroup to every member synced in one generation (the group is
     Stable), and how many generations that took."""
     ids = await asyncio.gather(*(_member_id(conns[i % len(conns)], group) for i in range(members)))
-    crew = [_Member(conns[i % len(conns)], group, mid) for i, mid in enumerate(ids)]
+    changed = asyncio.Event()
+    crew = [_Member(conns[i % len(conns)], group, mid, changed) for i, mid in enumerate(ids)]
     stop = asyncio.Event()
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(m.run(stop)) for m in crew]
@@ -98,12 +103,19 @@ async def form_group(conns: list[AioConnection], group: str, members: int, timeo
             if len(generations) == 1 and -1 not in generations:
                 elapsed = time.perf_counter() - t0
                 return elapsed, generations.pop()
-            if time.perf_counter() - t0 > timeout:
+            left = timeout - (time.perf_counter() - t0)
+            if left <= 0:
                 errors = sorted({m.last_error for m in crew})
                 raise RuntimeError(f"group {group} not Stable after {timeout} s: generations {sorted(generations)[:5]}, last errors {errors}")
-            await asyncio.sleep(0.002)
+            changed.clear()
+            try:
+                await asyncio.wait_for(changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
     finally:
         stop.set()
+        for task in tasks:
+            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 

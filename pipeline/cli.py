@@ -127,12 +127,16 @@ def run_job(args: argparse.Namespace) -> int:
     from pyspark import StorageLevel
 
     from pipeline.integrity import summarize
-    from pipeline.segments import discover_segments
+    from pipeline.segments import NoSegmentsError, discover_segments
     from pipeline.session import SessionSettings, read_offsets, start_session
     from pipeline.progress import SparkProgress
 
     started = time.monotonic()
-    segments = discover_segments(args.data_dir)
+    try:
+        segments = discover_segments(args.data_dir)
+    except NoSegmentsError as exc:
+        print(f"{args.job}: {exc}", file=sys.stderr)
+        return 2
     segment_bytes: dict[int, int] = {}
     for segment in segments:
         segment_bytes[segment.offsets_partition] = segment_bytes.get(segment.offsets_partition, 0) + segment.size_bytes

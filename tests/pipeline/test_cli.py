@@ -59,3 +59,9 @@ def test_history_rebalances_and_health_write_the_tables_their_functions_compute(
     assert int(table("health")[0]["segment_bytes"]) == sum(
         p.stat().st_size for p in (story_dir / "__consumer_offsets-1").glob("*.log"))
     assert (tmp_path / "rebalances_hourly.csv").exists() and (tmp_path / "generations.parquet").is_dir()
+
+
+def test_a_directory_without_an_offsets_log_is_a_clear_error_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "orders-0").mkdir()
+    assert pipeline_main(["health", "--data-dir", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "holds no __consumer_offsets-N directories" in capsys.readouterr().err
