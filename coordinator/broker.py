@@ -30,6 +30,7 @@ from storage.log_manager import LogManager
 from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .cluster_apis import ClusterApis
 from .config import BrokerConfig
+from .data_dir_lock import DataDirLock
 from .dataplane import handlers as dataplane_handlers
 from .dataplane.service import DataPlane
 from .groups import handlers as group_handlers
@@ -52,6 +53,7 @@ class Broker:
     def __init__(self, config: BrokerConfig | None = None, **overrides: Any) -> None:
         self.config = embedded_config(config, **overrides)
         self._temp_dir: Path | None = None
+        self._lock: DataDirLock | None = None
         self.server: KafkaServer | None = None
         self.dispatcher: Dispatcher | None = None
         self.metrics: BrokerMetrics | None = None
@@ -74,14 +76,22 @@ class Broker:
 
     async def start(self) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
-        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does."""
+        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does. A start that fails part
+        way releases what it took (the port, the data directory lock, open logs)."""
+        try:
+            return await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> "Broker":
         t0 = time.perf_counter()
         if not self.config.data_dir:
             self._temp_dir = Path(tempfile.mkdtemp(prefix="groupcoord-"))
             self.config = self.config.replace(data_dir=str(self._temp_dir))
         cfg = self.config
         data_dir = self.data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = DataDirLock(data_dir).acquire()
         cluster_id = load_or_create_cluster_id(data_dir, cfg.node_id, cfg.cluster_id)
 
         self.metrics = BrokerMetrics()
@@ -141,6 +151,9 @@ class Broker:
             await self.metrics.stop_http()
             self.metrics_port = 0
         self.dataplane = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None

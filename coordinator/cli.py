@@ -47,10 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_optional_commands(sub: argparse._SubParsersAction) -> None:
-    """Admin and pipeline commands live with their packages; each adds its own sub-commands."""
+    """Admin, log maintenance and pipeline commands live with their code; each adds its own sub-commands."""
     from .admin.cli import add_admin_commands
+    from .log_cli import add_log_commands
 
     add_admin_commands(sub)
+    add_log_commands(sub)
     try:
         from pipeline.cli import add_pipeline_command
     except ImportError as exc:  # pyspark is an optional extra

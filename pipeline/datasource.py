@@ -48,6 +48,8 @@ class ConsumerOffsetsReader(DataSourceReader):
     def read(self, partition: SegmentPartition) -> Iterator:
         from pipeline.segment_reader import read_segment
 
+        if not isinstance(partition, SegmentPartition):
+            return  # with no segments at all, Spark still reads one placeholder partition
         yield from read_segment(
             partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows
         )

@@ -77,3 +77,11 @@ def _batch_positions(data: bytes) -> list[int]:
         positions.append(position)
         position += int.from_bytes(data[position + 8 : position + 12], "big") + 12
     return positions
+
+
+def test_a_fresh_broker_with_empty_offsets_partitions_reads_as_no_rows(spark, tmp_path):
+    (tmp_path / "__consumer_offsets-0").mkdir()  # no segment yet
+    (tmp_path / "__consumer_offsets-1").mkdir()
+    (tmp_path / "__consumer_offsets-1" / "00000000000000000000.log").write_bytes(b"")  # an empty active segment
+    assert read_offsets(spark, str(tmp_path / "__consumer_offsets-0")).count() == 0
+    assert read_offsets(spark, str(tmp_path)).count() == 0
