@@ -1,6 +1,7 @@
 """The `consumer_offsets` PySpark data source (Spark 4's Python Data Source API).
 
     spark.read.format("consumer_offsets").load("/var/lib/kafka/data")
+    spark.read.format("consumer_offsets").load(["a/__consumer_offsets-3", "b/__consumer_offsets-7"])
     spark.read.format("consumer_offsets").option("paths", "a/__consumer_offsets-3,b/__consumer_offsets-7").load()
 
 One input partition per segment file keeps tasks independent (a segment is a self-contained run of
@@ -13,6 +14,7 @@ batches) and lets Spark spread a big partition's history over every core. Option
 
 from __future__ import annotations
 
+import json
 from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -22,6 +24,13 @@ from pipeline.segments import discover_segments, split_paths
 
 SOURCE_NAME = "consumer_offsets"
 _TRUE = {"true", "1", "yes", "on"}
+
+
+def _paths_option(value: str | None) -> list[str]:
+    """`paths` as we set it (comma-separated) or as Spark sets it for `.load([a, b])` (a JSON array)."""
+    if value and value.lstrip().startswith("["):
+        return split_paths(json.loads(value))
+    return split_paths(value)
 
 
 class SegmentPartition(InputPartition):
@@ -35,7 +44,7 @@ class SegmentPartition(InputPartition):
 
 class ConsumerOffsetsReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
-        paths = split_paths(options.get("paths")) + split_paths(options.get("path"))
+        paths = _paths_option(options.get("paths")) + split_paths(options.get("path"))
         if not paths:
             raise ValueError("consumer_offsets needs a path: .load(DIR) or .option('paths', 'DIR1,DIR2')")
         self.segments = discover_segments(paths)

@@ -10,7 +10,6 @@ import pytest
 
 from tests.conformance.golden import load_golden
 from tests.conformance.scenarios import SCENARIOS
-from tests.conformance.served import skip_unless_served
 from tests.conformance.transcript import Observation
 
 pytestmark = pytest.mark.timeout(120)
@@ -41,7 +40,6 @@ async def test_kafka_still_answers_as_recorded(name, kafka_reference):
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
     scenario = SCENARIOS[name]
-    await skip_unless_served(groupcoord_bootstrap, scenario.apis)
     expected = await kafka_transcript(name, kafka_reference_if_available)
     actual = await scenario.run(groupcoord_bootstrap)
     if name in KNOWN_DIFFERENCES:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import time
-from typing import Iterator
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
@@ -20,32 +19,12 @@ from tests.support.kafka_python_members import commit_when_settled, poll_until, 
 MESSAGES_PER_PARTITION = 5
 
 
-def _kafka_reference(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The suite's `kafka_reference` fixture where a conftest exposes it, else the shared reference broker."""
-    try:
-        yield request.getfixturevalue("kafka_reference").bootstrap_servers
-        return
-    except pytest.FixtureLookupError:
-        pass
-    from tests.reference.kafka_broker import SHARED_BROKER
-    from tests.reference.kafka_distribution import ReferenceUnavailable
-
-    try:
-        broker = SHARED_BROKER.acquire()
-    except ReferenceUnavailable as exc:
-        pytest.skip(f"Kafka reference unavailable: {exc}")
-    try:
-        yield broker.bootstrap_servers
-    finally:
-        SHARED_BROKER.release()
-
-
 @pytest.fixture(params=["groupcoord", pytest.param("kafka", marks=pytest.mark.reference)])
-def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+def bootstrap(request: pytest.FixtureRequest) -> str:
+    """The same admin scenarios against groupcoord and against a real Kafka broker."""
     if request.param == "groupcoord":
-        yield request.getfixturevalue("groupcoord_broker").bootstrap_servers
-    else:
-        yield from _kafka_reference(request)
+        return request.getfixturevalue("groupcoord_broker").bootstrap_servers
+    return request.getfixturevalue("kafka_reference")
 
 
 def cli(bootstrap: str, *argv: str) -> tuple[int, str, str]:

@@ -47,6 +47,7 @@ def test_a_list_of_partition_directories_reads_the_same_rows_as_the_data_dir(spa
     partitions = sorted(str(p) for p in story_dir.iterdir())
     by_list = spark.read.format("consumer_offsets").option("paths", ",".join(partitions)).load()
     assert by_list.count() == story_df.count()
+    assert spark.read.format("consumer_offsets").load(partitions).count() == story_df.count()
     one = spark.read.format("consumer_offsets").load(partitions[0])
     assert one.select("offsets_partition").distinct().count() == 1
 

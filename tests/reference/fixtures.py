@@ -1,6 +1,6 @@
 """pytest fixtures for the real-Kafka reference and for reaching groupcoord from the reference suites.
 
-Both conftests (tests/reference, tests/conformance) import these; the broker behind `kafka_reference` is
+The suite's root conftest imports these; the broker behind `kafka_reference` is
 shared process-wide, so it starts at most once per test session.
 """
 
@@ -42,10 +42,6 @@ def kafka_reference_if_available() -> Iterator[str | None]:
 
 
 @pytest.fixture
-def groupcoord_bootstrap(request: pytest.FixtureRequest) -> str:
+def groupcoord_bootstrap(groupcoord_broker) -> str:
     """groupcoord's bootstrap address, from the `groupcoord_broker` fixture of coordinator.pytest_plugin."""
-    try:
-        broker = request.getfixturevalue("groupcoord_broker")
-    except pytest.FixtureLookupError:
-        pytest.skip(reason="the groupcoord_broker fixture (coordinator.pytest_plugin) is not available yet")
-    return broker.bootstrap_servers
+    return groupcoord_broker.bootstrap_servers

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.requests import Api
-from tests.conformance.served import skip_unless_served
 from tests.reference.java_module import MAVEN_TIMEOUT_S, failure_report, run_java_consumer_group_test
 from tests.reference.kafka_distribution import ReferenceUnavailable
-
-JAVA_CLIENT_APIS = (Api.METADATA, Api.CREATE_TOPICS, Api.PRODUCE, Api.FETCH, Api.LIST_OFFSETS,
-                    Api.FIND_COORDINATOR, Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT, Api.LEAVE_GROUP,
-                    Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
 
@@ -34,6 +28,5 @@ def test_java_consumer_group_against_kafka(kafka_reference):
 
 @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
 async def test_java_consumer_group_against_groupcoord(groupcoord_bootstrap):
-    await skip_unless_served(groupcoord_bootstrap, JAVA_CLIENT_APIS, pinned=False)
     done = run_or_skip(groupcoord_bootstrap)
     assert done.returncode == 0, failure_report(done)
