@@ -11,7 +11,8 @@ from typing import Iterable, Mapping
 
 from kio.schema.errors import ErrorCode
 
-from .assignment import decode_assignment
+from protocol.consumer_protocol import ConsumerProtocolError, decode_assignment
+
 from .client import AdminClient, AdminError, ApiKey, KafkaApiError, TopicMetadata, check_error
 from .lag import lag_rows
 from .model import (
@@ -64,7 +65,7 @@ async def describe_group(client: AdminClient, group_id: str) -> GroupDescription
             group_instance_id=getattr(m, "group_instance_id", None),
             client_id=m.client_id,
             host=m.client_host,
-            assignment=decode_assignment(m.member_assignment) if is_consumer else (),
+            assignment=_assigned_partitions(m.member_assignment) if is_consumer else (),
         )
         for m in described.members
     )
@@ -273,3 +274,15 @@ __all__ = [
     "list_topics",
     "partition_offsets",
 ]
+
+
+def _assigned_partitions(blob: bytes | None) -> tuple[tuple[str, int], ...]:
+    """(topic, partition) pairs of a member's consumer-protocol assignment; empty while it has none
+    (between rebalances) or when the bytes are not the consumer protocol's."""
+    if not blob:
+        return ()
+    try:
+        assignment = decode_assignment(blob)
+    except ConsumerProtocolError:
+        return ()
+    return tuple((topic, partition) for topic, partitions in assignment.partitions for partition in partitions)
