@@ -97,7 +97,7 @@ class Broker:
         self.metrics = BrokerMetrics()
         self.dispatcher = Dispatcher(observer=self.metrics)
         self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics)
-        host, port = await self.server.start()
+        host, port = await self.server.start(serve=False)
         self.host, self.port = host, port
         if cfg.listen_port == 0:
             # From here on every part of the broker (FindCoordinator, Metadata) names the real port.
@@ -123,6 +123,7 @@ class Broker:
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
+        await self.server.serve()
         await self.groups.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()

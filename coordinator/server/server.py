@@ -28,7 +28,9 @@ class KafkaServer:
         self._server: asyncio.base_events.Server | None = None
         self.total_bytes_sent = 0
 
-    async def start(self) -> tuple[str, int]:
+    async def start(self, serve: bool = True) -> tuple[str, int]:
+        """Bind (and with `serve`, accept). Binding first lets the broker learn a port-0 address before
+        any client can ask for it; `serve()` then opens the door once every handler is registered."""
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
             lambda: KafkaConnection(self),
@@ -36,10 +38,15 @@ class KafkaServer:
             port=self.config.listen_port,
             reuse_address=True,
             backlog=1024,
+            start_serving=serve,
         )
         sock = self._server.sockets[0]
         host, port = sock.getsockname()[:2]
         return host, port
+
+    async def serve(self) -> None:
+        assert self._server is not None
+        await self._server.start_serving()
 
     def accept(self, conn: KafkaConnection) -> bool:
         if len(self.connections) >= self.config.max_connections:
