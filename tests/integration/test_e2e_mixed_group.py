@@ -95,7 +95,9 @@ class KafkaPythonMember(Member, threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopping.is_set():
-                polled = self.consumer.poll(timeout_ms=100)
+                # a poll that times out in the middle of a rejoin can leave kafka-python 3.0.12 silent until its
+                # session expires; a long poll (it returns as soon as records arrive) covers a whole join round trip
+                polled = self.consumer.poll(timeout_ms=1000)
                 self.assignment = frozenset(tp.partition for tp in self.consumer.assignment())
                 batch = [(r.partition, r.offset) for records in polled.values() for r in records]
                 if not batch:

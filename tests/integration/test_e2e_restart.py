@@ -81,7 +81,8 @@ class CommittingMember(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopping.is_set():
-                batch = self.consumer.poll(timeout_ms=200)
+                # long polls (they return as soon as records arrive): see tests/support/kafka_python_members.py
+                batch = self.consumer.poll(timeout_ms=1000)
                 if not batch:
                     continue
                 offsets = {}
@@ -191,7 +192,7 @@ def test_acknowledged_records_and_commits_survive_a_sigkill_and_the_group_resume
             deadline = time.monotonic() + DEADLINE_S
             while any(resumed.position(tp) < end[tp] if tp in resumed.assignment() else True for tp in partitions):
                 assert time.monotonic() < deadline, (first_offset, end)
-                for tp, records in resumed.poll(timeout_ms=200).items():
+                for tp, records in resumed.poll(timeout_ms=1000).items():
                     first_offset.setdefault(tp.partition, records[0].offset)
                     read.extend(r.value for r in records)
         finally:
