@@ -513,8 +513,61 @@ def _write_struct(out: bytearray, obj: Any, version: int) -> None:
 # --------------------------------------------------------------------------- public API
 
 
+_I16 = struct.Struct(">h")
+_OFFSET_V0_V2 = struct.Struct(">qh")  # offset, metadata length
+_OFFSET_V3 = struct.Struct(">qih")  # offset, leader epoch, metadata length
+_I64 = struct.Struct(">q")
+_I64X2 = struct.Struct(">qq")
+
+
+def _fast_offset_key(key: bytes) -> OffsetCommitKey | None:
+    """Offset-commit keys (types 0 and 1) are most of any offsets log: read them with three unpacks
+    instead of the schema walk. Anything unexpected returns None and takes the general path."""
+    try:
+        glen = _I16.unpack_from(key, 2)[0]
+        tpos = 4 + glen
+        tlen = _I16.unpack_from(key, tpos)[0]
+        ppos = tpos + 2 + tlen
+        if glen < 0 or tlen < 0 or len(key) < ppos + 4:
+            return None
+        return OffsetCommitKey(
+            key[4:tpos].decode(), key[tpos + 2 : ppos].decode(), struct.unpack_from(">i", key, ppos)[0]
+        )
+    except (struct.error, UnicodeDecodeError):
+        return None
+
+
+def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
+    """OffsetCommitValue v0-v3 (v3 is what Kafka writes) without the schema walk; None means "use the
+    general reader", which also produces the precise error for malformed bytes."""
+    try:
+        version = _I16.unpack_from(value, 0)[0]
+        if version == 3:
+            offset, epoch, mlen = _OFFSET_V3.unpack_from(value, 2)
+            pos = 16
+        elif 0 <= version <= 2:
+            offset, mlen = _OFFSET_V0_V2.unpack_from(value, 2)
+            epoch, pos = -1, 12
+        else:
+            return None
+        if mlen < 0:
+            return None
+        metadata = value[pos : pos + mlen].decode()
+        pos += mlen
+        if version == 1:
+            commit, expire = _I64X2.unpack_from(value, pos)
+            return OffsetCommitValue(offset, epoch, metadata, commit, None if expire == -1 else expire)
+        return OffsetCommitValue(offset, epoch, metadata, _I64.unpack_from(value, pos)[0], None)
+    except (struct.error, UnicodeDecodeError):
+        return None
+
+
 def decode_key(key: bytes) -> AnyKey | UnknownKey:
     """Decode a record key; a record type this coordinator does not know yields ``UnknownKey``."""
+    if len(key) >= 2 and key[0] == 0 and key[1] in (0, 1):
+        fast = _fast_offset_key(key)
+        if fast is not None:
+            return fast
     r = _Reader(key)
     record_type = r.int("int16")
     info = _RECORD_TYPES.get(record_type)
@@ -532,6 +585,10 @@ def decode_value(key: AnyKey, value: bytes | None) -> AnyValue | None:
     """Decode the value belonging to ``key``; ``None`` (a tombstone) stays ``None``."""
     if value is None:
         return None
+    if type(key) is OffsetCommitKey:
+        fast = _fast_offset_value(value)
+        if fast is not None:
+            return fast
     value_cls = _RECORD_TYPES[record_type_of(key)][1]
     versions, _ = _VALUE_INFO[value_cls]
     r = _Reader(value)

@@ -206,3 +206,45 @@ def test_decode_record_leaves_values_of_unknown_types_uninterpreted():
     assert decode_record(OFFSET_KEY_BYTES, None) == (OFFSET_KEY, None)
     key, value = decode_record(i16(12) + s("x"), b"\x00\x00garbage")
     assert isinstance(key, UnknownKey) and value is None
+
+
+# --- the fast path for offset commits must agree with the schema walk on every input -----------------
+
+from hypothesis import given, settings, strategies as st_  # noqa: E402
+
+from storage import offsets_records as _records  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    offset=st_.integers(-(2**63), 2**63 - 1),
+    epoch=st_.integers(-(2**31), 2**31 - 1),
+    metadata=st_.text(max_size=40),
+    commit=st_.integers(-(2**63), 2**63 - 1),
+    expire=st_.one_of(st_.none(), st_.integers(0, 2**63 - 1)),
+    version=st_.integers(0, 4),
+    group=st_.text(max_size=20),
+    topic=st_.text(max_size=20),
+    partition=st_.integers(-(2**31), 2**31 - 1),
+)
+def test_the_offset_commit_fast_path_reads_exactly_what_the_schema_reader_reads(
+    offset, epoch, metadata, commit, expire, version, group, topic, partition
+):
+    key = _records.OffsetCommitKey(group, topic, partition)
+    value = _records.OffsetCommitValue(offset, epoch if version >= 3 else -1, metadata, commit, expire if version == 1 else None)
+    raw_key, raw_value = _records.encode_key(key), _records.encode_value(value, version)
+    r = _records._Reader(raw_key)
+    r.int("int16")
+    assert _records.decode_key(raw_key) == _records._read_struct(r, _records.OffsetCommitKey, 1) == key
+    r = _records._Reader(raw_value)
+    r.int("int16")
+    slow = _records._read_struct(r, _records.OffsetCommitValue, version)
+    if slow.expire_timestamp == -1:
+        slow = _records.OffsetCommitValue(slow.offset, slow.leader_epoch, slow.metadata, slow.commit_timestamp, None)
+    assert _records.decode_value(key, raw_value) == slow == value
+
+
+def test_a_truncated_offset_value_still_fails_with_the_schema_readers_error():
+    raw = _records.encode_value(_records.OffsetCommitValue(5, 1, "meta", 7), 3)
+    with pytest.raises(_records.RecordFormatError):
+        _records.decode_value(_records.OffsetCommitKey("g", "t", 0), raw[:-3])
