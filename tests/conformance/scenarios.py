@@ -56,7 +56,9 @@ async def member_id_required_then_join(s: Session) -> None:
     group = await s.group("payments")
     a = await s.member("A", group)
     await a.join_once(version=4)
-    await s.describe(group, "DescribeGroups payments after the id-only answer")
+    # No DescribeGroups here: Kafka's answer between the two joins is a race inside Kafka itself. Its
+    # coordinator creates the group in memory but DescribeGroups reads the last committed snapshot, so the
+    # same run against the same broker says Empty one time and Dead the next. groupcoord says Empty.
     await a.join_once(version=4)
     await s.describe(group, "DescribeGroups payments after the join")
     await a.sync()
