@@ -169,7 +169,7 @@ async def bench_recovery(root: Path, target_bytes: int) -> None:
 async def bench_compaction(root: Path, target_bytes: int) -> None:
     directory = root / "compact-0"
     config = LogConfig.from_topic_configs({"segment.bytes": str(8 * MB), "cleanup.policy": "compact"})
-    size = await build_log(directory, config, target_bytes, keys=5000)
+    await build_log(directory, config, target_bytes, keys=5000)
     log = await PartitionLog.open(directory, config, FsyncPolicy.NEVER)
     stats = await LogCleaner().clean(log)
     await log.close()

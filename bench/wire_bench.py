@@ -14,7 +14,6 @@ Server pinned to core 0, clients to the other cores (on a 2-core machine: core 1
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import time

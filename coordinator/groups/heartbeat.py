@@ -8,7 +8,7 @@ from coordinator.groups import rebalance as rb
 from coordinator.groups.effects import Effects
 from coordinator.groups.requests import Heartbeat
 from coordinator.groups.state import GroupState
-from coordinator.groups.validation import validate_member
+from coordinator.groups.validation import member_group, validate_member
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -22,15 +22,9 @@ def handle_heartbeat(shard: GroupShard, req: Heartbeat, token: Any, now: int) ->
 
 
 def _heartbeat(shard: GroupShard, req: Heartbeat, now: int) -> ErrorCode:
-    if not req.group_id:
-        return ErrorCode.invalid_group_id
-    if shard.loading:
-        return ErrorCode.coordinator_load_in_progress
-    group = shard.groups.get(req.group_id)
-    if group is None:
-        return ErrorCode.unknown_member_id
-    if group.state is GroupState.DEAD:
-        return ErrorCode.coordinator_not_available
+    group = member_group(shard, req.group_id)
+    if isinstance(group, ErrorCode):
+        return group
     error = validate_member(group, req.member_id, req.group_instance_id)
     if error is not None:
         return error

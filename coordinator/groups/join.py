@@ -11,6 +11,7 @@ from coordinator.groups.member import ClassicMember
 from coordinator.groups.records import group_metadata_record
 from coordinator.groups.requests import JoinGroup
 from coordinator.groups.state import GroupState
+from coordinator.groups.validation import request_error
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -46,10 +47,9 @@ def handle_join(shard: GroupShard, req: JoinGroup, token: Any, now: int) -> Effe
 
 
 def _validate(shard: GroupShard, req: JoinGroup) -> ErrorCode | None:
-    if not req.group_id:
-        return ErrorCode.invalid_group_id
-    if shard.loading:
-        return ErrorCode.coordinator_load_in_progress
+    error = request_error(shard, req.group_id)
+    if error is not None:
+        return error
     cfg = shard.config
     if not cfg.group_min_session_timeout_ms <= req.session_timeout_ms <= cfg.group_max_session_timeout_ms:
         return ErrorCode.invalid_session_timeout

@@ -8,7 +8,7 @@ from coordinator.groups import rebalance as rb
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.requests import LeaveGroup, LeavingMember
-from coordinator.groups.state import GroupState
+from coordinator.groups.validation import member_group
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -34,16 +34,8 @@ def handle_leave(shard: GroupShard, req: LeaveGroup, token: Any, now: int) -> Ef
 
 
 def _top_level_error(shard: GroupShard, req: LeaveGroup) -> ErrorCode | None:
-    if not req.group_id:
-        return ErrorCode.invalid_group_id
-    if shard.loading:
-        return ErrorCode.coordinator_load_in_progress
-    group = shard.groups.get(req.group_id)
-    if group is None:
-        return ErrorCode.unknown_member_id
-    if group.state is GroupState.DEAD:
-        return ErrorCode.coordinator_not_available
-    return None
+    group = member_group(shard, req.group_id)
+    return group if isinstance(group, ErrorCode) else None
 
 
 def _leave_one(shard: GroupShard, group: ClassicGroup, leaving: LeavingMember, now: int, fx: Effects) -> ErrorCode:

@@ -10,7 +10,7 @@ from coordinator.groups.records import offset_record
 from coordinator.groups.replay import apply_offset
 from coordinator.groups.requests import OffsetCommit, OffsetDelete, OffsetFetch
 from coordinator.groups.state import GroupState
-from coordinator.groups.validation import validate_member
+from coordinator.groups.validation import request_error, validate_member
 from protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from protocol.errors import ErrorCode
 from storage.offsets_records import OffsetCommitValue
@@ -31,10 +31,9 @@ def _known_partition(shard: GroupShard, topic: str, partition: int) -> bool:
 
 
 def _commit_group_error(shard: GroupShard, group: ClassicGroup | None, req: OffsetCommit) -> ErrorCode | None:
-    if not req.group_id:
-        return ErrorCode.invalid_group_id
-    if shard.loading:
-        return ErrorCode.coordinator_load_in_progress
+    error = request_error(shard, req.group_id)
+    if error is not None:
+        return error
     if group is None:
         if req.generation_id < 0:
             return None  # standalone consumer or admin: a simple group is created by the commit itself
@@ -113,11 +112,7 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
     There are no transactional offsets here, so ``require_stable`` never has pending
     offsets to report (UNSTABLE_OFFSET_COMMIT cannot arise).
     """
-    error = ErrorCode.none
-    if not req.group_id:
-        error = ErrorCode.invalid_group_id
-    elif shard.loading:
-        error = ErrorCode.coordinator_load_in_progress
+    error = request_error(shard, req.group_id) or ErrorCode.none
     group = shard.groups.get(req.group_id) if error == ErrorCode.none else None
     offsets = group.offsets if group is not None and group.state is not GroupState.DEAD else {}
     topics_out = []
@@ -139,16 +134,13 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
 def handle_offset_delete(shard: GroupShard, req: OffsetDelete, token: Any, now: int) -> Effects:
     fx = Effects()
     group = shard.groups.get(req.group_id)
-    error = ErrorCode.none
-    if not req.group_id:
-        error = ErrorCode.invalid_group_id
-    elif shard.loading:
-        error = ErrorCode.coordinator_load_in_progress
-    elif group is None or group.state is GroupState.DEAD:
-        error = ErrorCode.group_id_not_found
-    elif group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        error = ErrorCode.non_empty_group
-    if error != ErrorCode.none:
+    error = request_error(shard, req.group_id)
+    if error is None:
+        if group is None or group.state is GroupState.DEAD:
+            error = ErrorCode.group_id_not_found
+        elif group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            error = ErrorCode.non_empty_group
+    if error is not None:
         fx.reply(token, {"error_code": error, "throttle_time": 0, "topics": []})
         return fx
     topics_out = []

@@ -10,7 +10,7 @@ from coordinator.groups.group import ClassicGroup
 from coordinator.groups.records import group_metadata_record
 from coordinator.groups.requests import SyncGroup
 from coordinator.groups.state import GroupState
-from coordinator.groups.validation import validate_member
+from coordinator.groups.validation import member_group, validate_member
 from protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -23,15 +23,9 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 
 def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effects:
     fx = Effects()
-    if not req.group_id:
-        fx.reply(token, rb.sync_error(ErrorCode.invalid_group_id))
-        return fx
-    if shard.loading:
-        fx.reply(token, rb.sync_error(ErrorCode.coordinator_load_in_progress))
-        return fx
-    group = shard.groups.get(req.group_id)
-    if group is None:
-        fx.reply(token, rb.sync_error(ErrorCode.unknown_member_id))
+    group = member_group(shard, req.group_id)
+    if isinstance(group, ErrorCode):
+        fx.reply(token, rb.sync_error(group))
         return fx
     error = _validate(group, req)
     if error is not None:
@@ -59,8 +53,6 @@ def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effe
 
 
 def _validate(group: ClassicGroup, req: SyncGroup) -> ErrorCode | None:
-    if group.state is GroupState.DEAD:
-        return ErrorCode.coordinator_not_available
     error = validate_member(group, req.member_id, req.group_instance_id)
     if error is not None:
         return error

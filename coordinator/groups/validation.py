@@ -1,9 +1,41 @@
-"""The member-identity check shared by SyncGroup, Heartbeat and OffsetCommit (Kafka's validateMember)."""
+"""Checks the group requests share, each rule in one place: the request's own group id and shard
+(Kafka's validateGroupStatus), the group a member request names, and the member's identity (Kafka's
+validateMember)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from coordinator.groups.group import ClassicGroup
+from coordinator.groups.state import GroupState
 from protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+
+def request_error(shard: GroupShard, group_id: str) -> ErrorCode | None:
+    """Every group request: an empty group id is invalid, and a shard still replaying its log answers
+    COORDINATOR_LOAD_IN_PROGRESS (the client retries)."""
+    if not group_id:
+        return ErrorCode.invalid_group_id
+    if shard.loading:
+        return ErrorCode.coordinator_load_in_progress
+    return None
+
+
+def member_group(shard: GroupShard, group_id: str) -> ClassicGroup | ErrorCode:
+    """The group a member request (SyncGroup, Heartbeat, LeaveGroup) names: an unknown group means the
+    member is unknown; a Dead group is being removed and sends the client to find its coordinator again."""
+    error = request_error(shard, group_id)
+    if error is not None:
+        return error
+    group = shard.groups.get(group_id)
+    if group is None:
+        return ErrorCode.unknown_member_id
+    if group.state is GroupState.DEAD:
+        return ErrorCode.coordinator_not_available
+    return group
 
 
 def validate_member(group: ClassicGroup, member_id: str, group_instance_id: str | None) -> ErrorCode | None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import structlog
 
-from protocol.build import build, error_response
+from protocol.build import error_response
 from protocol.encode import encode_body
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.framing import frame_parts

@@ -1,6 +1,5 @@
 """`spark.read.format("consumer_offsets")` reads every record of the story, decoded by the project's codecs."""
 
-import shutil
 
 from pyspark.sql import functions as F
 

@@ -27,7 +27,7 @@ def test_the_stale_incarnation_of_a_static_member_is_fenced(h):
 
 
 def test_a_restarted_static_leader_on_v9_is_told_to_skip_the_assignment(h):
-    ids = h.form_group("g", "a", "b", static=True)
+    h.form_group("g", "a", "b", static=True)
     r = h.join("g", "", client_id="a", instance="instance-a", version=9).response
     assert r["leader"] == r["member_id"] and r["skip_assignment"] is True and len(r["members"]) == 2
 
