@@ -9,6 +9,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from tests.support.kafka_python_members import subscribed_consumer
+from tests.support.waiting import wait_for
 
 PARTITIONS = 6
 MEMBERS = 3
@@ -40,15 +41,6 @@ class Member(threading.Thread):
             self.failure = exc
         finally:
             self.consumer.close()
-
-
-def wait_for(condition, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_group_of_three_consumes_every_message_exactly_once(groupcoord_broker):

@@ -29,6 +29,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from tests.support.kafka_python_members import subscribed_consumer
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(170)
 
@@ -36,15 +37,6 @@ PARTITIONS = 6
 CHUNK = 300  # records produced per phase
 SESSION_TIMEOUT_MS = 6000  # the broker's minimum: the dead member is noticed as early as Kafka allows
 DEADLINE_S = 45
-
-
-def wait_for(condition, seconds: float = DEADLINE_S, step: float = 0.02) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return False
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from tests.support.daemon import Daemon
 from tests.support.kafka_python_members import subscribed_consumer
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -27,15 +28,6 @@ PARTITIONS = 3
 DEADLINE_S = 45
 BEFORE_KILL_RECORDS = 200  # acknowledged produces before the kill, so it lands mid-stream
 BEFORE_KILL_COMMITS = 5
-
-
-def wait_for(condition, seconds: float = DEADLINE_S, step: float = 0.02) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return False
 
 
 class StreamingProducer(threading.Thread):

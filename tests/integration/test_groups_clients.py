@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from tests.support.waiting import wait_for
+
 pytestmark = pytest.mark.timeout(120)
 
 PARTITIONS = 6
@@ -16,15 +18,6 @@ DEADLINE_S = 45
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def wait_for(condition, seconds=DEADLINE_S, step=0.05):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return False
 
 
 def partitions_for(size: int) -> int:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 import uuid
 
 import pytest
+
+from tests.support.waiting import wait_for
 
 KCAT = shutil.which("kcat")
 pytestmark = [
@@ -50,15 +51,6 @@ def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
 
 def records(prefix: str, start: int, stop: int) -> list[str]:
     return [f"k{i}:{prefix}-{i}" for i in range(start, stop)]
-
-
-def wait_for(condition, seconds: float = DEADLINE_S, step: float = 0.05) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return False
 
 
 def test_kcat_produces_and_reads_everything_back_to_the_end_of_every_partition(groupcoord_broker):
