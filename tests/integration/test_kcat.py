@@ -10,7 +10,11 @@ import subprocess
 import uuid
 
 import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient
 
+from coordinator.groups.hashing import partition_for
+from storage.offsets_records import OffsetCommitKey, decode_key, decode_value
 from tests.support.waiting import wait_for
 
 KCAT = shutil.which("kcat")
@@ -136,3 +140,47 @@ def test_kcat_balanced_consumer_joins_the_group_consumes_and_commits(groupcoord_
         if member.poll() is None:
             member.kill()
             member.wait(10)
+
+
+
+def _length_prefixed_records(raw: bytes) -> list[tuple[bytes | None, bytes | None]]:
+    """Parses kcat's `-f '%K\\n%k%S\\n%s'` output: each length as a text line, then that many raw bytes."""
+    out, pos = [], 0
+
+    def field() -> bytes | None:
+        nonlocal pos
+        end = raw.index(b"\n", pos)
+        size = int(raw[pos:end])
+        pos = end + 1
+        if size < 0:
+            return None
+        data = raw[pos : pos + size]
+        pos += size
+        return data
+
+    while pos < len(raw):
+        out.append((field(), field()))
+    return out
+
+
+def test_kcat_reads_the_offsets_topic_in_kafkas_own_record_layout(groupcoord_broker):
+    """`kcat -C -t __consumer_offsets`, as operators and Burrow-style tools read it: the commit is there,
+    key and value in Kafka's layout (decoded here with the schemas of Kafka's record definitions)."""
+    bootstrap = groupcoord_broker.bootstrap_servers
+    topic, group = unique("audited"), unique("auditors")
+    create_topic(bootstrap, topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 1, 42)])])[group].result(30)
+
+    done = subprocess.run(
+        [KCAT, "-b", bootstrap, "-q", "-C", "-t", "__consumer_offsets", "-p", str(partition_for(group, 50)), "-e",
+         "-f", "%K\n%k%S\n%s"],
+        capture_output=True, timeout=DEADLINE_S, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    commits = {}
+    for key, value in _length_prefixed_records(done.stdout):
+        decoded = decode_key(key)
+        if isinstance(decoded, OffsetCommitKey) and decoded.group == group:
+            commits[(decoded.topic, decoded.partition)] = decode_value(decoded, value).offset
+    assert commits == {(topic, 1): 42}
