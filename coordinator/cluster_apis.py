@@ -57,7 +57,7 @@ class ClusterApis:
     def register(self, dispatcher: Dispatcher) -> None:
         dispatcher.register(18, self.api_versions, 0, 4)
         dispatcher.register(3, self.metadata, 0, 13)
-        dispatcher.register(60, self.describe_cluster, 0, 1)
+        dispatcher.register(60, self.describe_cluster, 0, 2)
 
     def api_versions(self, ctx: RequestContext, request: Any) -> EncodedBody:
         error = ErrorCode.none
@@ -76,7 +76,7 @@ class ClusterApis:
 
     def _broker(self) -> dict[str, Any]:
         i = self.identity
-        return {"node_id": i.node_id, "host": i.host, "port": i.port, "rack": None, "broker_id": i.node_id}
+        return {"node_id": i.node_id, "host": i.host, "port": i.port, "rack": None, "broker_id": i.node_id, "is_fenced": False}
 
     async def metadata(self, ctx: RequestContext, request: Any) -> EncodedBody:
         names: list[str] | None

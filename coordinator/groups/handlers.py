@@ -35,7 +35,7 @@ API_VERSIONS: dict[int, tuple[str, int, int]] = {
     12: ("Heartbeat", 0, 4),
     13: ("LeaveGroup", 0, 5),
     14: ("SyncGroup", 0, 5),
-    15: ("DescribeGroups", 0, 5),
+    15: ("DescribeGroups", 0, 6),
     16: ("ListGroups", 0, 5),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),

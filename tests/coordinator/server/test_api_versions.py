@@ -42,3 +42,17 @@ def test_the_apis_a_consumer_group_needs_are_all_served(groupcoord_broker):
 def test_an_invalid_client_software_name_is_an_invalid_request(wire):
     answer = wire.request(18, 3, {"client_software_name": "-bad name-", "client_software_version": "1.0"})
     assert answer.error_code == 42  # INVALID_REQUEST (KIP-511)
+
+
+def test_describe_groups_v6_reports_an_unknown_group_as_not_found_as_kafka_4_does(wire):
+    answer = wire.request(15, 6, {"groups": ["nobody-here"], "include_authorized_operations": False})
+    group = answer.groups[0]
+    assert (group.error_code, group.group_state) == (69, "Dead")  # GROUP_ID_NOT_FOUND
+    assert group.error_message == "Group nobody-here not found."
+    older = wire.request(15, 5, {"groups": ["nobody-here"], "include_authorized_operations": False})
+    assert (older.groups[0].error_code, older.groups[0].group_state) == (0, "Dead")
+
+
+def test_describe_cluster_v2_names_this_broker_unfenced(groupcoord_broker, wire):
+    answer = wire.request(60, 2, {"include_cluster_authorized_operations": False, "endpoint_type": 1, "include_fenced_brokers": False})
+    assert [(b.broker_id, b.port, b.is_fenced) for b in answer.brokers] == [(1, groupcoord_broker.port, False)]
