@@ -12,7 +12,7 @@ from functools import wraps
 
 from tests.conformance import requests as rq
 from tests.conformance.requests import Api, Protocol
-from tests.conformance.session import RANGE, Session
+from tests.conformance.session import RANGE, Member, Session
 from tests.conformance.transcript import Observation
 
 ROUNDROBIN = Protocol("roundrobin")
@@ -48,6 +48,19 @@ def scenario(*apis: Api) -> Callable[[Callable[[Session], Awaitable[None]]], Cal
         return run
 
     return register
+
+
+async def _second_member_joins(s: Session, group: str) -> tuple[Member, Member]:
+    """A forms the group alone; B joins, which starts a rebalance that A completes by rejoining. Both are
+    then members of generation 2, before any SyncGroup."""
+    a, b = await s.member("A", group), await s.member("B", group)
+    await a.form_group()
+    await b.join_once()
+    pending_b = b.join_in_background()
+    await s.wait_for_members(group, 2)
+    await a.join(step="A JoinGroup again")
+    await b.joined(pending_b)
+    return a, b
 
 
 @scenario(Api.JOIN_GROUP, Api.SYNC_GROUP)
@@ -171,13 +184,7 @@ async def last_member_leaves(s: Session) -> None:
 @scenario(Api.JOIN_GROUP, Api.SYNC_GROUP, Api.LEAVE_GROUP)
 async def batch_leave_with_unknown_member(s: Session) -> None:
     group = await s.group("fraud")
-    a, b = await s.member("A", group), await s.member("B", group)
-    await a.form_group()
-    await b.join_once()
-    pending_b = b.join_in_background()
-    await s.wait_for_members(group, 2)
-    await a.join(step="A JoinGroup again")
-    await b.joined(pending_b)
+    a, b = await _second_member_joins(s, group)
     await a.sync()
     await b.sync()
     await s.leave("LeaveGroup v3 of A and an unknown member", group,
@@ -320,13 +327,7 @@ async def join_group_errors(s: Session) -> None:
 async def follower_sync_waits_for_the_leader(s: Session) -> None:
     """A follower's SyncGroup is answered only once the leader has sent the assignment for it."""
     group = await s.group("pricing")
-    a, b = await s.member("A", group), await s.member("B", group)
-    await a.form_group()
-    await b.join_once()
-    pending_b = b.join_in_background()
-    await s.wait_for_members(group, 2)
-    await a.join(step="A JoinGroup again")
-    await b.joined(pending_b)
+    a, b = await _second_member_joins(s, group)
     pending_sync = b.sync_in_background()
     await s.describe(group, "DescribeGroups pricing while B's SyncGroup waits")
     await a.sync({a.member_id: rq.assignment({"pricing-topic": (0, 2)}),
@@ -340,13 +341,7 @@ async def follower_sync_waits_for_the_leader(s: Session) -> None:
 async def members_rejoin_a_stable_group(s: Session) -> None:
     """An unchanged follower rejoins without a rebalance; a changed subscription starts one."""
     group = await s.group("catalog")
-    a, b = await s.member("A", group), await s.member("B", group)
-    await a.form_group()
-    await b.join_once()
-    pending_b = b.join_in_background()
-    await s.wait_for_members(group, 2)
-    await a.join(step="A JoinGroup again")
-    await b.joined(pending_b)
+    a, b = await _second_member_joins(s, group)
     await a.sync()
     await b.sync()
     await b.join(step="B JoinGroup again, unchanged")
