@@ -56,6 +56,7 @@ DEFAULT_VERSIONS: dict[Api, int] = {
     Api.CREATE_TOPICS: 7,
     Api.DELETE_GROUPS: 2,
     Api.OFFSET_DELETE: 0,
+    Api.METADATA: 12,
 }
 
 COORDINATOR_KEY_GROUP = 0
@@ -178,6 +179,12 @@ def offset_delete(group_id: str, partitions: dict[str, tuple[int, ...]]):
     return m.OffsetDeleteRequest(group_id=group_id, topics=tuple(
         m.OffsetDeleteRequestTopic(name=t, partitions=tuple(m.OffsetDeleteRequestPartition(partition_index=p)
                                                             for p in ps)) for t, ps in partitions.items()))
+
+
+def metadata(topic: str):
+    m = schema(Api.METADATA)
+    return m.MetadataRequest(topics=(m.MetadataRequestTopic(topic_id=None, name=topic),),
+                             allow_auto_topic_creation=False, include_topic_authorized_operations=False)
 
 
 def create_topic(name: str, partitions: int, timeout_ms: int = 30000):

@@ -99,7 +99,24 @@ class Session:
         result = response.topics[0]
         self.transcript.record(f"CreateTopics {label}", error=error_name(result.error_code),
                                partitions=int(result.num_partitions))
+        await self._wait_for_topic(topic, partitions)
         return topic
+
+    async def _wait_for_topic(self, topic: str, partitions: int) -> None:
+        """Waits, unrecorded, until the topic is in the broker's metadata with a leader for every partition.
+
+        Kafka answers CreateTopics before its metadata cache has the topic, and an OffsetCommit that
+        arrives in between gets UNKNOWN_TOPIC_OR_PARTITION (seen on a 2-core CI machine), so a scenario
+        may only go on once every client would see the topic."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while True:
+            described = (await self.admin(rq.metadata(topic))).topics[0]
+            leaders = [p for p in described.partitions if p.leader_id >= 0]
+            if described.error_code == ErrorCode.none and len(leaders) == partitions:
+                return
+            if time.monotonic() > deadline:
+                raise ScenarioError(f"topic {topic} never had leaders for its {partitions} partitions")
+            await asyncio.sleep(POLL_INTERVAL_S)
 
     async def describe(self, group_id: str, step: str | None = None) -> Any:
         described = (await self.admin(rq.describe_groups(group_id))).groups[0]
