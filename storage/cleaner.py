@@ -10,19 +10,32 @@ Tombstone horizon: a tombstone (null value) is dropped once the segment holding 
 last modified more than ``delete.retention.ms`` ago. A rewritten segment keeps the newest
 modification time of the segments it replaces, so cleaning does not restart the clock.
 (This is Kafka's pre-KIP-534 rule; the batch delete-horizon attribute is not used.)
+
+Scheduling follows Kafka's LogCleanerManager: each log's first dirty offset (persisted in the
+data directory's ``cleaner-offset-checkpoint``, see ``storage.cleaner_checkpoint``) splits it
+into a clean head and a dirty tail. A log is cleaned when its dirty ratio exceeds
+``min.cleanable.dirty.ratio``, or when a dirty segment's first batch is older than
+``max.compaction.lag.ms`` and something is cleanable; ``min.compaction.lag.ms``, the active
+segment and the high watermark bound what may be cleaned.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
+from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import structlog
 
 from protocol.record_batch import (
-    HEADER_SIZE, BatchHeader, Record, decode_keys, decode_records, encode_batch, parse_header,
+    HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header,
 )
+from storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
+from storage.config import LONG_MAX
 from storage.log import PartitionLog
 from storage.segment import SCAN_CHUNK, Segment
 from storage.swap import commit_swap, install_swap, write_cleaned
@@ -47,6 +60,10 @@ class CleanerStats:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def segment_batches(segment: Segment, throttler: Throttler | None = None) -> Iterator[tuple[BatchHeader, bytes]]:
     """Every batch of a (non-active, already validated) segment, read in large chunks."""
     pos = 0
@@ -68,23 +85,99 @@ def segment_batches(segment: Segment, throttler: Throttler | None = None) -> Ite
         pos += rel
 
 
-def dirty_ratio(log: PartitionLog, first_dirty_offset: int) -> float:
-    cleanable = log.segments[:-1]
-    total = sum(segment.size for segment in cleanable)
-    if total == 0:
-        return 0.0
-    dirty = sum(segment.size for segment in cleanable if segment.next_offset > first_dirty_offset)
-    return dirty / total
+def _floor_index(log: PartitionLog, offset: int) -> int:
+    """Index of the segment holding ``offset`` (Kafka's floorKey); 0 when ``offset`` lies before the log."""
+    return max(bisect_right([segment.base_offset for segment in log.segments], offset) - 1, 0)
 
 
-def cleanable_segments(log: PartitionLog, now_ms: int) -> list[Segment]:
-    """Non-active segments, stopping at the first one younger than min.compaction.lag.ms."""
-    out = []
-    for segment in log.segments[:-1]:
-        if segment.max_timestamp > now_ms - log.config.min_compaction_lag_ms:
-            break
-        out.append(segment)
-    return out
+def segments_between(log: PartitionLog, start: int, end: int) -> list[Segment]:
+    """Kafka's logSegments(from, to): the segment holding ``start`` and those after it that begin before ``end``."""
+    if start >= end:
+        return []
+    return [segment for segment in log.segments[_floor_index(log, start):] if segment.base_offset < end]
+
+
+def non_active_segments_from(log: PartitionLog, offset: int) -> list[Segment]:
+    """Kafka's nonActiveLogSegmentsFrom: the segment holding ``offset`` up to, not including, the active one."""
+    return segments_between(log, offset, log.active_segment.base_offset)
+
+
+def first_uncleanable_offset(log: PartitionLog, first_dirty_offset: int, now_ms: int) -> int:
+    """The base offset of the first segment cleaning must leave alone (Kafka's cleanableOffsets).
+
+    Cleaning stops at the active segment, at the high watermark (Kafka: the last stable offset)
+    and at the first dirty segment holding a record younger than min.compaction.lag.ms. Kafka then
+    rounds down to a segment boundary (calculateCleanableBytes) because it rewrites whole segments.
+    """
+    bound = min(log.high_watermark, log.active_segment.base_offset)
+    lag_ms = max(log.config.min_compaction_lag_ms, 0)
+    if lag_ms > 0:
+        young = next((segment for segment in non_active_segments_from(log, first_dirty_offset)
+                      if segment.max_timestamp > now_ms - lag_ms), None)
+        if young is not None:
+            bound = min(bound, young.base_offset)
+    remaining = non_active_segments_from(log, max(first_dirty_offset, bound))
+    return remaining[0].base_offset if remaining else log.active_segment.base_offset
+
+
+def first_batch_timestamp(segment: Segment) -> int:
+    """Kafka's LogSegment.getFirstBatchTimestamp: the first batch's max timestamp, LONG_MAX when unknown."""
+    if segment.size < HEADER_SIZE:
+        return LONG_MAX
+    try:
+        header = parse_header(segment.read(0, HEADER_SIZE))
+    except CorruptBatchError:
+        return LONG_MAX
+    return header.max_timestamp if header.max_timestamp >= 0 else LONG_MAX
+
+
+def max_compaction_delay(log: PartitionLog, first_dirty_offset: int, now_ms: int,
+                         first_timestamp: Callable[[Segment], int] = first_batch_timestamp) -> int:
+    """How long ago max.compaction.lag.ms made the dirty section due (Kafka's maxCompactionDelay); 0 if not due.
+
+    Kafka ages each dirty non-active segment by its first batch's timestamp (segments without a
+    positive one are ignored) and takes the earliest, so one old record in an otherwise quiet
+    log is enough to force compaction.
+    """
+    stamps = [stamp for stamp in map(first_timestamp, non_active_segments_from(log, first_dirty_offset)) if stamp > 0]
+    earliest = min(stamps, default=LONG_MAX)
+    clean_until = now_ms - max(log.config.max_compaction_lag_ms, 0)
+    return clean_until - earliest if earliest < clean_until else 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogToClean:
+    """One compacted log's standing in a cleaner pass (Kafka's LogToClean)."""
+
+    log: PartitionLog
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    clean_bytes: int
+    """Segments before the first dirty offset: already compacted."""
+    cleanable_bytes: int
+    """Dirty segments the cleaner may rewrite now."""
+    compaction_delay_ms: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.clean_bytes + self.cleanable_bytes
+
+    @property
+    def cleanable_ratio(self) -> float:
+        return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
+
+    @property
+    def need_compaction_now(self) -> bool:
+        """max.compaction.lag.ms has passed for some dirty record."""
+        return self.compaction_delay_ms > 0
+
+    @property
+    def eligible(self) -> bool:
+        """Kafka's filter: due by max.compaction.lag.ms with something to clean, or dirtier than the ratio."""
+        if self.total_bytes == 0:
+            return False
+        return ((self.need_compaction_now and self.cleanable_bytes > 0)
+                or self.cleanable_ratio > self.log.config.min_cleanable_dirty_ratio)
 
 
 def group_segments(segments: list[Segment], max_bytes: int) -> list[list[Segment]]:
@@ -98,29 +191,93 @@ def group_segments(segments: list[Segment], max_bytes: int) -> list[list[Segment
 
 
 class LogCleaner:
-    """Compacts logs; remembers how far each was cleaned to judge its dirty ratio."""
+    """Compacts logs and keeps Kafka's per-log first dirty offset (how far each log was cleaned).
 
-    def __init__(self, throttler: Throttler | None = None) -> None:
+    Given a data directory, that progress is kept in its ``cleaner-offset-checkpoint`` so a
+    restarted broker does not take every compacted log for fully dirty.
+    """
+
+    def __init__(self, throttler: Throttler | None = None, data_dir: Path | None = None, *,
+                 clock: Callable[[], int] = wall_clock_ms) -> None:
         self.throttler = throttler or Throttler()
-        self._first_dirty: dict[str, int] = {}
+        self.clock = clock
+        self._checkpoint = CleanerCheckpoint(data_dir) if data_dir is not None else None
+        self._first_dirty: dict[TopicPartition, int] = self._checkpoint.read() if self._checkpoint else {}
+        self._persist_lock = asyncio.Lock()
+        self._first_timestamps: WeakKeyDictionary[Segment, int] = WeakKeyDictionary()
 
-    def needs_cleaning(self, log: PartitionLog) -> bool:
-        if not log.config.compact or len(log.segments) < 2:
-            return False
-        ratio = dirty_ratio(log, self._first_dirty.get(log.name, 0))
-        return ratio > 0 and ratio >= log.config.min_cleanable_dirty_ratio
+    @property
+    def checkpoints(self) -> dict[TopicPartition, int]:
+        """The first dirty offset of every log cleaned so far, as the checkpoint file holds it."""
+        return dict(self._first_dirty)
 
-    def forget(self, log: PartitionLog) -> None:
-        self._first_dirty.pop(log.name, None)
+    def first_dirty_offset(self, log: PartitionLog) -> int:
+        """The checkpointed offset, reset to the log start when it lies outside the log (Kafka's cleanableOffsets).
+
+        Kafka resets an offset past the log end to the log start too (it assumes the tail was lost
+        and the whole log needs cleaning), and remembers the reset; it reaches the file with the
+        next checkpoint write.
+        """
+        key = (log.topic, log.partition)
+        offset = self._first_dirty.get(key)
+        if offset is None:
+            return log.log_start_offset
+        if offset < log.log_start_offset:
+            if not (log.config.compact and log.config.delete):
+                _log.warning("resetting first dirty offset to the log start", partition=log.name,
+                             checkpointed=offset, log_start_offset=log.log_start_offset)
+        elif offset > log.log_end_offset:
+            _log.warning("checkpointed first dirty offset is past the log end; resetting to the log start",
+                         partition=log.name, checkpointed=offset, log_end_offset=log.log_end_offset,
+                         log_start_offset=log.log_start_offset)
+        else:
+            return offset
+        self._first_dirty[key] = log.log_start_offset
+        return log.log_start_offset
+
+    def to_clean(self, log: PartitionLog, now_ms: int | None = None) -> LogToClean:
+        now_ms = self.clock() if now_ms is None else now_ms
+        first_dirty = self.first_dirty_offset(log)
+        uncleanable = first_uncleanable_offset(log, first_dirty, now_ms)
+        clean_bytes = sum(segment.size for segment in segments_between(log, -1, first_dirty))
+        cleanable = segments_between(log, min(first_dirty, uncleanable), uncleanable)
+        delay = max_compaction_delay(log, first_dirty, now_ms, self._first_batch_timestamp)
+        return LogToClean(log, first_dirty, uncleanable, clean_bytes,
+                          sum(segment.size for segment in cleanable), delay)
+
+    def needs_cleaning(self, log: PartitionLog, now_ms: int | None = None) -> bool:
+        return log.config.compact and self.to_clean(log, now_ms).eligible
+
+    def grab_filthiest(self, logs: Iterable[PartitionLog], now_ms: int | None = None) -> LogToClean | None:
+        """Kafka's grabFilthiestCompactedLog: the eligible compacted log with the highest dirty ratio.
+
+        A log made due by max.compaction.lag.ms becomes eligible below min.cleanable.dirty.ratio,
+        but Kafka still ranks every eligible log by its ratio alone, and so does this. Logs whose
+        maintenance lock is held (being cleaned or trimmed by retention) are skipped, as Kafka
+        skips partitions already in progress.
+        """
+        now_ms = self.clock() if now_ms is None else now_ms
+        candidates = [self.to_clean(log, now_ms) for log in logs
+                      if log.config.compact and not log.maintenance_lock.locked()]
+        eligible = [candidate for candidate in candidates if candidate.eligible]
+        return max(eligible, key=lambda candidate: candidate.cleanable_ratio, default=None)
+
+    async def forget(self, log: PartitionLog) -> None:
+        """Drop a deleted log's checkpoint entry, so a topic re-created under its name starts dirty."""
+        if self._first_dirty.pop((log.topic, log.partition), None) is not None:
+            await self._persist(log)
 
     async def clean(self, log: PartitionLog, *, now_ms: int | None = None) -> CleanerStats:
+        """Compact every non-active segment before the first uncleanable offset, whatever the dirty ratio."""
         stats = CleanerStats()
         if not log.config.compact:
             return stats
         started = time.perf_counter()
-        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        now_ms = self.clock() if now_ms is None else now_ms
         async with log.maintenance_lock:
-            segments = cleanable_segments(log, now_ms)
+            target = self.to_clean(log, now_ms)
+            segments = [segment for segment in log.segments[:-1]
+                        if segment.base_offset < target.first_uncleanable_offset]
             if not segments:
                 return stats
             latest = await log.run_in_executor(self._build_offset_map, segments, stats)
@@ -130,7 +287,11 @@ class LogCleaner:
                                                 log.config.index_interval_bytes, stats)
                 log.replace_segments(group, new)
                 stats.segments_cleaned += len(group)
-            self._first_dirty[log.name] = segments[-1].next_offset
+            # A segment boundary, not the last cleaned offset: a cleaned segment that lost its
+            # tail records ends before the next segment begins.
+            self._first_dirty[(log.topic, log.partition)] = max(target.first_dirty_offset,
+                                                               target.first_uncleanable_offset)
+            await self._persist(log)
         stats.partitions_cleaned = 1
         stats.seconds = time.perf_counter() - started
         log.observer.on_clean(stats)
@@ -138,6 +299,26 @@ class LogCleaner:
                   bytes_read=stats.bytes_read, bytes_written=stats.bytes_written,
                   records_kept=stats.records_kept, tombstones_dropped=stats.tombstones_dropped)
         return stats
+
+    async def _persist(self, log: PartitionLog) -> None:
+        """Write the checkpoint; a failure is logged, not raised, as Kafka's updateCheckpoints does."""
+        if self._checkpoint is None:
+            return
+        async with self._persist_lock:
+            snapshot = dict(self._first_dirty)
+            try:
+                await log.run_in_executor(self._checkpoint.write, snapshot)
+            except OSError as exc:
+                _log.error("cannot write the cleaner checkpoint", path=str(self._checkpoint.path), error=str(exc))
+
+    def _first_batch_timestamp(self, segment: Segment) -> int:
+        """Cached like Kafka's rollingBasedTimestamp: once a segment has a first batch, it never changes."""
+        stamp = self._first_timestamps.get(segment)
+        if stamp is None:
+            stamp = first_batch_timestamp(segment)
+            if segment.size >= HEADER_SIZE:
+                self._first_timestamps[segment] = stamp
+        return stamp
 
     def _build_offset_map(self, segments: list[Segment], stats: CleanerStats) -> dict[bytes, int]:
         latest: dict[bytes, int] = {}

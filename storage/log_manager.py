@@ -43,7 +43,7 @@ class LogManager:
         self.fsync = fsync
         self.default_config = default_config
         self.observer = observer or NULL_OBSERVER
-        self.cleaner = LogCleaner(Throttler(cleaner_io_bytes_per_second))
+        self.cleaner = LogCleaner(Throttler(cleaner_io_bytes_per_second), self.data_dir)
         self.cleaner_backoff_s = cleaner_backoff_s
         self.retention_check_interval_s = retention_check_interval_s
         self._owns_executor = executor is None
@@ -146,7 +146,7 @@ class LogManager:
         loop = asyncio.get_running_loop()
         for log in self.partitions(topic):
             del self._logs[(log.topic, log.partition)]
-            self.cleaner.forget(log)
+            await self.cleaner.forget(log)
             await log.close()
             doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
             await loop.run_in_executor(self._executor, os.rename, log.directory, doomed)
@@ -177,12 +177,31 @@ class LogManager:
     async def _cleaner_loop(self) -> None:
         while True:
             await asyncio.sleep(self.cleaner_backoff_s)
-            for log in list(self._logs.values()):
-                try:
-                    if self.cleaner.needs_cleaning(log):
-                        await self.cleaner.clean(log)
-                except Exception:
-                    _log.exception("log cleaning failed", partition=log.name)
+            await self.clean_filthiest()
+
+    async def clean_filthiest(self) -> int:
+        """One cleaner pass: clean the dirtiest eligible log, rank again, repeat (Kafka's cleaner thread).
+
+        Each log is taken at most once a pass, so a log whose cleaning fails cannot spin the loop.
+        Returns how many logs were cleaned.
+        """
+        tried: set[tuple[str, int]] = set()
+        cleaned = 0
+        while True:
+            candidates = [log for key, log in self._logs.items() if key not in tried]
+            try:
+                target = self.cleaner.grab_filthiest(candidates)
+            except Exception:
+                _log.exception("ranking logs for cleaning failed")
+                return cleaned
+            if target is None:
+                return cleaned
+            log = target.log
+            tried.add((log.topic, log.partition))
+            try:
+                cleaned += (await self.cleaner.clean(log)).partitions_cleaned
+            except Exception:
+                _log.exception("log cleaning failed", partition=log.name)
 
     async def _retention_loop(self) -> None:
         while True:

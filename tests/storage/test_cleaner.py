@@ -228,3 +228,88 @@ async def test_the_observer_hears_about_each_cleaning_pass(log_dir):
     stats = await LogCleaner().clean(log)
     await log.close()
     assert seen == [stats] and stats.records_read == 60 and stats.records_kept == 1
+
+
+# ---- max.compaction.lag.ms ----------------------------------------------------------------
+T0 = 1_700_000_000_000
+MINUTE = 60_000
+
+
+async def write_at(log: PartitionLog, timestamp: int, ops: list[tuple[bytes, bytes]]) -> None:
+    """One single-record batch per op, all stamped ``timestamp`` (CreateTime)."""
+    for key, value in ops:
+        await log.append(encode_batch([(key, value, ())], base_timestamp=timestamp))
+
+
+async def mostly_clean_log(open_log, directory: Path | None = None, **overrides) -> tuple[PartitionLog, LogCleaner]:
+    """40 distinct keys compacted once, then 3 overwrites in a rolled segment: a dirty ratio far below 0.5."""
+    config = small_config(cleanup_policy="compact", segment_bytes=1024, min_cleanable_dirty_ratio=0.5, **overrides)
+    log = await open_log(config, directory=directory)
+    cleaner = LogCleaner()
+    await write_at(log, T0, [(b"key-%02d" % i, b"v" * 40) for i in range(40)])
+    await log.roll()
+    await cleaner.clean(log, now_ms=T0)
+    await write_at(log, T0 + MINUTE, [(b"key-%02d" % i, b"new" * 10) for i in range(3)])
+    await log.roll()
+    return log, cleaner
+
+
+async def test_a_log_below_the_dirty_ratio_is_left_alone(open_log):
+    log, cleaner = await mostly_clean_log(open_log)
+    target = cleaner.to_clean(log, now_ms=T0 + 365 * 24 * 60 * MINUTE)
+    assert 0 < target.cleanable_ratio < 0.5 and not target.need_compaction_now
+    assert not cleaner.needs_cleaning(log, now_ms=T0 + 365 * 24 * 60 * MINUTE)
+    assert cleaner.grab_filthiest([log], now_ms=T0 + 365 * 24 * 60 * MINUTE) is None
+
+
+async def test_max_compaction_lag_forces_a_log_below_the_dirty_ratio_to_be_compacted(open_log):
+    log, cleaner = await mostly_clean_log(open_log, max_compaction_lag_ms=10 * MINUTE)
+    assert not cleaner.needs_cleaning(log, now_ms=T0 + 10 * MINUTE), "the dirty records are only 9 minutes old"
+    due = T0 + 12 * MINUTE
+    target = cleaner.to_clean(log, now_ms=due)
+    assert target.cleanable_ratio < 0.5 and target.compaction_delay_ms == MINUTE
+    assert cleaner.grab_filthiest([log], now_ms=due) == target
+    stats = await cleaner.clean(log, now_ms=due)
+    assert stats.records_read == 43 and stats.records_kept == 40
+    assert {r.key: r.value for r in await all_records(log)}[b"key-00"] == b"new" * 10
+    assert not cleaner.needs_cleaning(log, now_ms=due + 60 * MINUTE), "nothing is dirty any more"
+
+
+async def test_min_compaction_lag_still_bounds_a_log_due_by_max_lag(open_log):
+    log, cleaner = await mostly_clean_log(open_log, max_compaction_lag_ms=MINUTE, min_compaction_lag_ms=30 * MINUTE)
+    target = cleaner.to_clean(log, now_ms=T0 + 20 * MINUTE)
+    assert target.need_compaction_now and target.cleanable_bytes == 0
+    assert not cleaner.needs_cleaning(log, now_ms=T0 + 20 * MINUTE)
+    assert cleaner.needs_cleaning(log, now_ms=T0 + 32 * MINUTE)
+
+
+async def test_old_records_in_the_active_segment_never_make_a_log_due(open_log):
+    config = small_config(cleanup_policy="compact", segment_bytes=1024, max_compaction_lag_ms=MINUTE)
+    log = await open_log(config)
+    cleaner = LogCleaner()
+    await write_at(log, T0, [(b"k", b"v" * 40)] * 5)
+    await log.roll()
+    await cleaner.clean(log, now_ms=T0)
+    await write_at(log, T0, [(b"k", b"old" * 10)] * 4)
+    active_before = (log.active_segment.base_offset, log.active_segment.size)
+    now = T0 + 60 * MINUTE
+    assert cleaner.to_clean(log, now_ms=now).compaction_delay_ms == 0
+    assert cleaner.grab_filthiest([log], now_ms=now) is None
+    await cleaner.clean(log, now_ms=now)
+    assert (log.active_segment.base_offset, log.active_segment.size) == active_before
+    assert [r.value for r in await all_records(log)][-4:] == [b"old" * 10] * 4
+
+
+async def test_the_dirtiest_log_goes_first_even_when_another_is_due_by_max_lag(open_log, tmp_path):
+    """Kafka's grabFilthiestCompactedLog ranks every eligible log by dirty ratio alone."""
+    due, cleaner = await mostly_clean_log(open_log, tmp_path / "due-0", max_compaction_lag_ms=MINUTE)
+    dirty = await open_log(small_config(cleanup_policy="compact", segment_bytes=1024), directory=tmp_path / "dirty-0")
+    await write_at(dirty, T0 + 50 * MINUTE, [(b"k", b"v" * 40)] * 30)
+    await dirty.roll()
+    now = T0 + 60 * MINUTE
+    ranked = {t.log.topic: t for t in (cleaner.to_clean(log, now_ms=now) for log in (due, dirty))}
+    assert ranked["due"].need_compaction_now and ranked["due"].cleanable_ratio < 0.5
+    assert not ranked["dirty"].need_compaction_now and ranked["dirty"].cleanable_ratio == 1.0
+    assert cleaner.grab_filthiest([due, dirty], now_ms=now).log is dirty
+    await cleaner.clean(dirty, now_ms=now)
+    assert cleaner.grab_filthiest([due, dirty], now_ms=now).log is due
