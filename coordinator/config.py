@@ -123,6 +123,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.min.cleanable.ratio", 0.5, float, "dirty ratio that triggers compaction"),
     Setting("log.cleaner.io.max.bytes.per.second", 64 * 1024 * 1024, float, "compaction throughput bound"),
     Setting("log.cleaner.backoff.ms", 15000, int, "pause between cleaner passes"),
+    Setting("producer.id.expiration.ms", 86400000, int, "forget an idempotent producer whose last batch is this old"),
+    Setting("producer.id.expiration.check.interval.ms", 600000, int, "how often expired producer ids are looked for"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

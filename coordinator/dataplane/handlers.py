@@ -1,12 +1,16 @@
 """Protocol handlers of the data plane: each lifts a kio request of any registered version into the
 services' plain arguments and returns a version-neutral response dict (see coordinator/server/dispatch).
 
-Produce with acks=0 returns ``NO_RESPONSE`` after the append, so the client gets no answer, as from Kafka.
+Produce with acks=0 returns ``NO_RESPONSE`` after the append, so the client gets no answer, as from Kafka;
+if any partition failed it returns ``CLOSE_CONNECTION`` instead, as Kafka closes the connection so that a
+producer that waits for no answer still learns of the failure (it reconnects and refreshes its metadata).
 """
 from __future__ import annotations
 
 import uuid
 from typing import Any
+
+import structlog
 
 from protocol.errors import ErrorCode
 
@@ -14,7 +18,9 @@ from coordinator.dataplane.fetch import parse_request as parse_fetch
 from coordinator.dataplane.produce import PartitionData, TopicData
 from coordinator.dataplane.service import DataPlane
 from coordinator.dataplane.topics import TopicResult
-from coordinator.server.dispatch import NO_RESPONSE   # acks=0: the dispatcher sends nothing
+from coordinator.server.dispatch import CLOSE_CONNECTION, NO_RESPONSE   # acks=0: nothing is sent
+
+log = structlog.get_logger("groupcoord.produce")
 
 PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID = 19, 20, 22
@@ -34,14 +40,41 @@ def _duplicates(names: list[Any]) -> set[Any]:
     return dupes
 
 
+def _partition_errors(response: dict) -> dict[str, str]:
+    """The failed partitions of a produce response, as ``topic-partition: ERROR_NAME``."""
+    return {f"{topic['name']}-{part['index']}": ErrorCode(part["error_code"]).name.upper()
+            for topic in response["responses"] for part in topic["partition_responses"]
+            if part["error_code"] != ErrorCode.none}
+
+
+def _fire_and_forget_outcome(ctx: Any, response: dict) -> Any:
+    """acks=0: no answer; on any partition error, close the connection (KafkaApis' closeConnection)."""
+    errors = _partition_errors(response)
+    if not errors:
+        return NO_RESPONSE
+    log.info("closing connection after a failed acks=0 produce", correlation_id=ctx.correlation_id,
+             client_id=ctx.client_id, peer=ctx.client_host, connection=ctx.connection_id, errors=errors)
+    return CLOSE_CONNECTION
+
+
 def register(dispatcher: Any, dataplane: DataPlane) -> None:
     async def produce(ctx: Any, request: Any) -> Any:
         topics = [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
                                           for p in t.partition_data))
                   for t in request.topic_data]
-        response = await dataplane.produce.produce(acks=int(request.acks), api_version=ctx.api_version,
-                                                   topics=topics, transactional_id=request.transactional_id)
-        return NO_RESPONSE if int(request.acks) == 0 else response
+        acks = int(request.acks)
+        try:
+            response = await dataplane.produce.produce(acks=acks, api_version=ctx.api_version, topics=topics,
+                                                       transactional_id=request.transactional_id)
+        except Exception as exc:
+            if acks != 0:
+                raise       # the dispatcher answers UNKNOWN_SERVER_ERROR
+            # Kafka's ProduceRequest has no error response for acks=0, so a failure closes the connection.
+            log.error("acks=0 produce failed; closing the connection", correlation_id=ctx.correlation_id,
+                      client_id=ctx.client_id, peer=ctx.client_host, connection=ctx.connection_id,
+                      error=repr(exc), exc_info=exc)
+            return CLOSE_CONNECTION
+        return _fire_and_forget_outcome(ctx, response) if acks == 0 else response
 
     async def fetch(ctx: Any, request: Any) -> dict:
         return await dataplane.fetch.fetch(parse_fetch(request, ctx.api_version))

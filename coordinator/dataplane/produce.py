@@ -5,7 +5,8 @@ queuing of the write, so pipelined requests from one producer land in the order 
 batches pass the check against the same state. The lock is released before the append becomes durable,
 so appends queued meanwhile share one fsync (group commit). The storage engine acknowledges an append
 only once it is durable per the fsync policy, and with a single replica the ISR is just this node:
-acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same way and gets no answer.
+acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same way and gets no answer
+(the handler closes the connection instead when a partition failed, see handlers.py).
 """
 from __future__ import annotations
 
@@ -42,9 +43,15 @@ class TopicData:
 
 class ProducerStates:
     """Producer state per partition, rebuilt lazily on first use: from the snapshot written at the last
-    clean stop, then the batch headers appended after it (or the whole log when there is none)."""
+    clean stop, then the batch headers appended after it (or the whole log when there is none).
 
-    def __init__(self) -> None:
+    Producers idle for ``expiration_ms`` are dropped from the snapshot as it loads and from every loaded
+    table by ``remove_expired`` (run periodically by the data plane), as Kafka's ProducerStateManager
+    does; producers replayed from the log are left to the next periodic pass, as in Kafka."""
+
+    def __init__(self, clock: Clock, expiration_ms: int) -> None:
+        self._clock = clock
+        self._expiration_ms = expiration_ms
         self._states: dict[tuple[str, int], PartitionProducerState] = {}
         self._locks: dict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
         self.pending: dict[tuple[str, int, int, int], asyncio.Future] = {}
@@ -61,6 +68,7 @@ class ProducerStates:
             snapshot = read_snapshot(log.directory)
             if snapshot is not None and log.log_start_offset <= snapshot.end_offset <= log.log_end_offset:
                 state, replay_from = snapshot.state, snapshot.end_offset
+                state.remove_expired(self._clock.wall_ms(), self._expiration_ms)
             async for header, _data in log.batches(replay_from):
                 if header.producer_id >= 0 and not header.is_control and header.base_offset >= replay_from:
                     state.record(header.producer_id, header.producer_epoch, header.base_sequence,
@@ -68,6 +76,11 @@ class ProducerStates:
                                  header.max_timestamp)
             self._states[key] = state
         return state
+
+    def remove_expired(self) -> int:
+        """Forget, in every loaded partition, the producers idle for the expiration; how many were."""
+        now = self._clock.wall_ms()
+        return sum(len(state.remove_expired(now, self._expiration_ms)) for state in self._states.values())
 
     def write_snapshots(self, log_for: Callable[[str, int], Any]) -> None:
         """Persist every partition's table (at a clean stop) so the next start need not replay the logs."""
@@ -163,9 +176,11 @@ class ProduceService:
             if verdict.verdict is SequenceVerdict.APPEND:
                 # Admit the batch now and let the storage engine queue its write in this order; the lock
                 # is not held while the append waits to become durable, so concurrent appends share one
-                # fsync (group commit).
+                # fsync (group commit). The timestamp kept is the batch's as stored: LogAppendTime
+                # topics get the append time in it.
                 state.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                             header.records_count, -1, -1, header.max_timestamp)
+                             header.records_count, -1, -1,
+                             header.max_timestamp if append_time is None else append_time)
                 append = asyncio.ensure_future(log.append(checked.data, log_append_time=append_time))
                 if header.producer_id >= 0:
                     self._states.pending[key] = append

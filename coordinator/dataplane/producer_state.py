@@ -4,6 +4,11 @@ Idempotence is on by default in librdkafka and the Java client, so the broker mu
 batch (acknowledge it with the offset it got the first time) and refuse gaps. Kafka remembers the last
 five batches per producer, which is exactly the producers' ``max.in.flight.requests.per.connection`` cap.
 The state is rebuilt from the batch headers in the log, so it survives restarts without a snapshot file.
+
+A producer is forgotten once its last batch's timestamp is ``producer.id.expiration.ms`` old (Kafka's
+removeExpiredProducers), which bounds the table for brokers that see many short-lived producers. Its next
+batch is then accepted at any sequence, as for any producer without state; a retry of a batch appended
+before the expiry is no longer recognised as a duplicate.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from dataclasses import dataclass, field
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
+NO_TIMESTAMP = -1
 INT32_MAX = 2**31 - 1
 CACHED_BATCHES = 5
 
@@ -54,6 +60,12 @@ class ProducerEntry:
     @property
     def last_seq(self) -> int:
         return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    @property
+    def last_timestamp(self) -> int:
+        """The timestamp of the producer's latest batch (its max timestamp, the append time on
+        LogAppendTime topics): what expiry measures idleness from, as Kafka's ProducerStateEntry does."""
+        return self.batches[-1].timestamp if self.batches else NO_TIMESTAMP
 
     def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchSequence | None:
         if epoch != self.epoch:
@@ -142,6 +154,15 @@ class PartitionProducerState:
             return
         current.batches.append(BatchSequence(
             first_seq, increment_sequence(first_seq, record_count - 1), first_offset, last_offset, timestamp))
+
+    def remove_expired(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Forget the producers idle for ``expiration_ms`` or longer (Kafka's isProducerExpired; without
+        transactions no producer is kept for an ongoing one). Returns the producer ids removed."""
+        expired = [pid for pid, entry in self._producers.items()
+                   if now_ms - entry.last_timestamp >= expiration_ms]
+        for pid in expired:
+            del self._producers[pid]
+        return expired
 
     def settle(self, producer_id: int, first_seq: int, first_offset: int, last_offset: int) -> None:
         """Fill in the offsets of a batch recorded before its append completed."""

@@ -9,7 +9,7 @@ from typing import Any
 from protocol.errors import ErrorCode
 
 from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from coordinator.dataplane.clock import Clock, SystemClock
+from coordinator.dataplane.clock import Clock, SystemClock, TimerHandle
 from coordinator.dataplane.configs import DescribeConfigsService
 from coordinator.dataplane.fetch import FetchService
 from coordinator.dataplane.fetch_purgatory import FetchPurgatory
@@ -30,7 +30,8 @@ class DataPlane:
         self.clock = clock or SystemClock()
         data_dir = Path(config.data_dir)
         self.purgatory = FetchPurgatory(self.clock)
-        self.producer_states = ProducerStates()
+        self.producer_states = ProducerStates(self.clock, config.producer_id_expiration_ms)
+        self._producer_expiry: TimerHandle | None = None
         self._listening: set[int] = set()
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
                                    on_topic_deleted=self._topic_deleted)
@@ -45,10 +46,15 @@ class DataPlane:
         catalog, adopting topics whose logs exist without a catalog entry."""
         existing = await self.log_manager.open_existing()
         await self.topics.load(existing.values())
+        if self._producer_expiry is None:
+            self._schedule_producer_expiry()
 
     async def stop(self) -> None:
         """Answer every parked fetch now, so connections can drain before the logs close, and snapshot the
         producer tables so the next start need not replay the logs."""
+        if self._producer_expiry is not None:
+            self._producer_expiry.cancel()
+            self._producer_expiry = None
         self.purgatory.wake_all()
         self.producer_states.write_snapshots(self.topics.log)
 
@@ -64,6 +70,16 @@ class DataPlane:
                     "producer_id": NO_PRODUCER_ID, "producer_epoch": NO_PRODUCER_EPOCH}
         return {"throttle_time": 0, "error_code": ErrorCode.none,
                 "producer_id": self._producer_ids.next_id(), "producer_epoch": 0}
+
+    def _schedule_producer_expiry(self) -> None:
+        """Kafka's PeriodicProducerExpirationCheck: every producer.id.expiration.check.interval.ms, first
+        one interval after start."""
+        self._producer_expiry = self.clock.call_later(self.config.producer_id_expiration_check_interval_ms,
+                                                      self._expire_producers)
+
+    def _expire_producers(self) -> None:
+        self.producer_states.remove_expired()
+        self._schedule_producer_expiry()
 
     def _listen(self, log: Any) -> None:
         if id(log) in self._listening:

@@ -7,6 +7,9 @@ order while the connection keeps reading and serving the requests behind a parke
 
 Back-pressure: reading pauses while too many answers are owed or too many answer bytes wait to be
 sent (including what the transport itself buffers), and resumes once half of that has drained.
+
+A handler that returns ``CLOSE_CONNECTION`` stops the reading for good; its slot closes the connection
+(gracefully, after what is already written) once every answer before it has left.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import structlog
 
 from protocol.framing import FrameDecoder, FrameTooLarge
 
-from .dispatch import CloseConnection, Decoded
+from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
 
 if TYPE_CHECKING:
     from .server import KafkaServer
@@ -30,12 +33,13 @@ _ids = itertools.count(1)
 
 
 class _Slot:
-    __slots__ = ("payload", "done", "size")
+    __slots__ = ("payload", "done", "size", "close")
 
     def __init__(self) -> None:
         self.payload: bytes | None = None
         self.done = False
         self.size = 0
+        self.close = False  # the connection closes when this slot reaches the front
 
 
 class KafkaConnection(asyncio.Protocol):
@@ -50,6 +54,7 @@ class KafkaConnection(asyncio.Protocol):
         self._reading_paused = False
         self._writing_paused = False
         self._closed = False
+        self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- asyncio callbacks ----------------------------------------------------------------------
@@ -78,7 +83,7 @@ class KafkaConnection(asyncio.Protocol):
         self._update_reading()
 
     def data_received(self, data: bytes) -> None:
-        if self._closed:
+        if self._closed or self._closing:
             return
         try:
             frames = self._decoder.feed(data)
@@ -95,6 +100,8 @@ class KafkaConnection(asyncio.Protocol):
             self._run(decoded)
             if self._closed:
                 return
+            if self._closing:
+                break
         self._flush()
         self._update_reading()
 
@@ -139,6 +146,15 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(slot, decoded, exc)
             return
         self._fill(slot, payload)
+        if result is CLOSE_CONNECTION:
+            slot.close = True
+            self._stop_reading()
+
+    def _stop_reading(self) -> None:
+        self._closing = True
+        if not self._reading_paused and self.transport is not None and not self._closed:
+            self._reading_paused = True
+            self.transport.pause_reading()
 
     def _fail(self, slot: _Slot, decoded: Decoded, exc: BaseException) -> None:
         try:
@@ -160,15 +176,21 @@ class KafkaConnection(asyncio.Protocol):
         pending = self._pending
         out: list[bytes] = []
         sent = 0
-        while pending and pending[0].done:
+        close = False
+        while pending and pending[0].done and not close:
             slot = pending.popleft()
             self._ready_bytes -= slot.size
+            close = slot.close
             if slot.payload is not None:
                 out.append(slot.payload)
                 sent += slot.size
         if out:
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             self.server.bytes_sent(sent)
+        if close:
+            # close(), not abort(): the answers just written still reach the client before the EOF.
+            self._closed = True
+            self.transport.close()
 
     def _update_reading(self) -> None:
         if self._closed or self.transport is None:
@@ -181,7 +203,8 @@ class KafkaConnection(asyncio.Protocol):
                 self._reading_paused = True
                 self.transport.pause_reading()
         elif (
-            not self._writing_paused
+            not self._closing
+            and not self._writing_paused
             and owed <= cfg.connection_max_inflight_requests // 2
             and buffered <= cfg.connection_max_buffered_bytes // 2
         ):

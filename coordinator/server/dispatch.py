@@ -1,8 +1,8 @@
 """Request dispatch: header, version check, body decode, handler, response encode.
 
 Kept apart from the socket code (connection.py) so it can be driven by tests with plain bytes. A
-handler is `handler(ctx, request) -> dict | entity | awaitable of those | NO_RESPONSE`; it never sees
-bytes, never branches on wire details, and may park as long as it likes.
+handler is `handler(ctx, request) -> dict | entity | awaitable of those | NO_RESPONSE | CLOSE_CONNECTION`;
+it never sees bytes, never branches on wire details, and may park as long as it likes.
 """
 
 from __future__ import annotations
@@ -33,10 +33,23 @@ log = structlog.get_logger("groupcoord.dispatch")
 
 class _NoResponse(enum.Enum):
     NO_RESPONSE = "no response"
+    CLOSE_CONNECTION = "no response, then close the connection"
 
 
 NO_RESPONSE = _NoResponse.NO_RESPONSE
 """Returned by a handler when Kafka sends nothing back (Produce with acks=0)."""
+
+CLOSE_CONNECTION = _NoResponse.CLOSE_CONNECTION
+"""Returned by a handler when Kafka sends nothing back and closes the connection instead, so that a
+client that expects no answer still notices the failure (Produce with acks=0 where a partition failed:
+KafkaApis' ``closeConnection``; the producer then refreshes its metadata and reconnects).
+
+Unlike raising ``CloseConnection`` (bad input: abort at once, owed answers discarded), this is an orderly
+close: the answers owed to the requests read before this one still leave first, in request order, even
+if one of them is parked, and only then does the connection close. Kafka reads one request at a time per
+connection, so when it closes nothing behind the failed request has been read; here, nothing more is read
+once a handler returns this, and the requests already read behind it are not answered (their handlers
+may still run to completion, whereas Kafka would not have read them at all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +164,7 @@ class Dispatcher:
     def encode_response(self, decoded: Decoded, response: Any) -> bytes | None:
         """The response frame for a handler's result; None when nothing is sent."""
         ctx = decoded.ctx
-        if response is NO_RESPONSE:
+        if response is NO_RESPONSE or response is CLOSE_CONNECTION:
             self._observe(decoded, 0)
             return None
         payload = self._encode(ctx, response)

@@ -6,12 +6,14 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
 
+from coordinator.dataplane.clock import ManualClock
 from coordinator.dataplane.produce import PartitionData, TopicData
 
 PID = 4242
+SENT_AT = ManualClock().wall_ms()   # the test clock's start: batches sent "now", so no producer is idle
 
 
-def batch(n=3, *, compression=0, pid=-1, epoch=-1, seq=-1, key=b"k", size=10, ts=1_000):
+def batch(n=3, *, compression=0, pid=-1, epoch=-1, seq=-1, key=b"k", size=10, ts=SENT_AT):
     return encode_batch([(key, b"v" * size, ()) for _ in range(n)], compression=compression, producer_id=pid,
                         producer_epoch=epoch, base_sequence=seq, base_timestamp=ts)
 

@@ -1,0 +1,60 @@
+"""A handler may answer nothing and have the connection closed (Kafka's closeConnection, used for a failed
+acks=0 Produce): the answers owed to earlier requests still leave first, in order, even from a parked
+handler; nothing behind the closing request is answered; other connections carry on."""
+
+import asyncio
+
+from coordinator.server.dispatch import CLOSE_CONNECTION
+
+from .test_robustness import _api_versions_ok, _closed_by_server
+
+HEARTBEAT, LEAVE_GROUP, API_VERSIONS = 12, 13, 18
+HB_BODY = {"group_id": "g", "generation_id": 1, "member_id": "m"}
+LEAVE_BODY = {"group_id": "g", "member_id": "m"}
+
+
+async def test_the_connection_closes_after_the_answers_owed_before_it(make_server, connect):
+    release = asyncio.Event()
+    served_after_close = []
+
+    async def parked_heartbeat(ctx, request):
+        await release.wait()
+        return {"throttle_time": 0, "error_code": 0}
+
+    def register(dispatcher):
+        dispatcher.register(HEARTBEAT, parked_heartbeat, 0, 4)
+        dispatcher.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0)
+        original = dispatcher._handlers[API_VERSIONS]
+
+        def counting(ctx, request):
+            served_after_close.append(ctx.correlation_id)
+            return original(ctx, request)
+
+        dispatcher._handlers[API_VERSIONS] = counting
+
+    server, _ = await make_server(register)
+    client = await connect(server.address)
+    parked = client.send(HEARTBEAT, 4, HB_BODY)
+    client.send(LEAVE_GROUP, 0, LEAVE_BODY)
+    client.send(API_VERSIONS, 0, {})
+    await client.writer.drain()
+
+    try:
+        await asyncio.wait_for(client.reader.read(1), 0.2)
+        raise AssertionError("an answer or the close overtook the parked request")
+    except asyncio.TimeoutError:
+        pass
+    release.set()
+    correlation, heartbeat = await client.receive(HEARTBEAT, 4)
+    assert (correlation, heartbeat.error_code) == (parked, 0)
+    assert await _closed_by_server(client)
+    assert served_after_close == []
+    assert await _api_versions_ok(server.address)
+
+
+async def test_a_connection_without_owed_answers_closes_at_once(make_server, connect):
+    server, _ = await make_server(lambda d: d.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0))
+    client = await connect(server.address)
+    client.send(LEAVE_GROUP, 0, LEAVE_BODY)
+    assert await _closed_by_server(client)
+    assert not server.connections
