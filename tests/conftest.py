@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reference.fixtures import groupcoord_bootstrap, kafka_reference, kafka_reference_if_available
+from tests.reference.fixtures import groupcoord_bootstrap, kafka_reference, kafka_reference_if_available, kafka_tools
 from tests.support.daemon import Daemon
 
-__all__ = ["groupcoord_bootstrap", "groupcoord_daemon", "kafka_reference", "kafka_reference_if_available"]
+__all__ = ["groupcoord_bootstrap", "groupcoord_daemon", "kafka_reference", "kafka_reference_if_available", "kafka_tools"]
 
 
 @pytest.fixture

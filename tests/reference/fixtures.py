@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.reference.kafka_broker import SHARED_BROKER
-from tests.reference.kafka_distribution import ReferenceUnavailable
+from tests.reference.kafka_distribution import KafkaDistribution, ReferenceUnavailable, ensure_kafka_tools
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +39,15 @@ def kafka_reference_if_available() -> Iterator[str | None]:
         yield broker.bootstrap_servers
     finally:
         SHARED_BROKER.release()
+
+
+@pytest.fixture(scope="session")
+def kafka_tools() -> KafkaDistribution:
+    """Kafka's command-line tools (DumpLogSegments); skips where Java, Maven or the download is missing."""
+    try:
+        return ensure_kafka_tools()
+    except ReferenceUnavailable as exc:
+        pytest.skip(reason=f"Kafka tools unavailable: {exc}")
 
 
 @pytest.fixture

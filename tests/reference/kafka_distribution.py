@@ -22,23 +22,19 @@ MAVEN_TIMEOUT_S = 900
 _POM_TEMPLATE = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>groupcoord.reference</groupId>
-  <artifactId>kafka-runtime</artifactId>
+  <artifactId>{name}-runtime</artifactId>
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_2.13</artifactId>
-      <version>{kafka}</version>
-    </dependency>
-    <dependency>
-      <groupId>org.apache.logging.log4j</groupId>
-      <artifactId>log4j-slf4j-impl</artifactId>
-      <version>{log4j}</version>
-    </dependency>
+{dependencies}
   </dependencies>
 </project>
 """
+_DEPENDENCY = """    <dependency>
+      <groupId>{group}</groupId>
+      <artifactId>{artifact}</artifactId>
+      <version>{version}</version>
+    </dependency>"""
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -63,7 +59,7 @@ class KafkaDistribution:
         return self.home / ".complete"
 
     def is_complete(self) -> bool:
-        return self.complete_marker.exists() and any(self.libs.glob("kafka_2.13-*.jar"))
+        return self.complete_marker.exists() and any(self.libs.glob("kafka*.jar"))
 
 
 def cache_root() -> Path:
@@ -79,15 +75,28 @@ def require_tool(name: str) -> str:
 
 
 def ensure_kafka(version: str = KAFKA_VERSION) -> KafkaDistribution:
-    """Returns the cached distribution, resolving it with Maven the first time (offline first, then online)."""
+    """The broker's jars (org.apache.kafka:kafka_2.13), resolved with Maven the first time."""
+    return _resolve(f"kafka-{version}", version, [("org.apache.kafka", "kafka_2.13", version),
+                                                  ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION)])
+
+
+def ensure_kafka_tools(version: str = KAFKA_VERSION) -> KafkaDistribution:
+    """Kafka's command-line tools (org.apache.kafka:kafka-tools: DumpLogSegments and friends), kept apart
+    from the broker's classpath because they pull in Kafka Connect's runtime."""
+    return _resolve(f"kafka-tools-{version}", version, [("org.apache.kafka", "kafka-tools", version)])
+
+
+def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
+    """Returns the cached jars, resolving them with Maven the first time (offline first, then online)."""
     require_tool("java")
-    dist = KafkaDistribution(version=version, home=cache_root() / f"kafka-{version}")
+    dist = KafkaDistribution(version=version, home=cache_root() / name)
     if dist.is_complete():
         return dist
     mvn = require_tool("mvn")
     dist.home.mkdir(parents=True, exist_ok=True)
     pom = dist.home / "pom.xml"
-    pom.write_text(_POM_TEMPLATE.format(kafka=version, log4j=LOG4J_VERSION))
+    dependencies = "\n".join(_DEPENDENCY.format(group=g, artifact=a, version=v) for g, a, v in artifacts)
+    pom.write_text(_POM_TEMPLATE.format(name=name, dependencies=dependencies))
     if dist.libs.exists():
         shutil.rmtree(dist.libs)
     goal = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
@@ -104,4 +113,5 @@ def ensure_kafka(version: str = KAFKA_VERSION) -> KafkaDistribution:
             dist.complete_marker.write_text(version)
             return dist
         failure = (done.stdout + done.stderr)[-2000:]
-    raise ReferenceUnavailable(f"could not fetch org.apache.kafka:kafka_2.13:{version} with Maven: {failure}")
+    coordinates = ", ".join(f"{g}:{a}:{v}" for g, a, v in artifacts)
+    raise ReferenceUnavailable(f"could not fetch {coordinates} with Maven: {failure}")

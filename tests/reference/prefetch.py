@@ -10,11 +10,13 @@ import sys
 
 from tests.reference.java_module import failure_report, run_java_consumer_group_test
 from tests.reference.kafka_broker import SHARED_BROKER
-from tests.reference.kafka_distribution import ReferenceUnavailable
+from tests.reference.kafka_distribution import ReferenceUnavailable, ensure_kafka_tools
 
 
 def main() -> int:
     try:
+        tools = ensure_kafka_tools()
+        print(f"Kafka tools {tools.version} in {tools.home}")
         broker = SHARED_BROKER.acquire()
     except ReferenceUnavailable as exc:
         print(f"Kafka reference unavailable: {exc}", file=sys.stderr)
