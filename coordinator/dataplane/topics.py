@@ -78,6 +78,7 @@ class TopicCatalog:
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
         self._deleting: set[str] = set()       # logs still on disk, but never to be adopted again
+        self._creating: set[str] = set()       # logs being opened; listed only once all of them are
         self._lock = asyncio.Lock()
         self._on_log_opened = on_log_opened or (lambda _log: None)
         self._on_topic_deleted = on_topic_deleted or (lambda _topic: None)
@@ -103,7 +104,8 @@ class TopicCatalog:
 
     def get(self, name: str) -> Topic | None:
         topic = self._topics.get(name)
-        if topic is None and name not in self._deleting and self._log_manager.get(name, 0) is not None:
+        if (topic is None and name not in self._deleting and name not in self._creating
+                and self._log_manager.get(name, 0) is not None):
             topic = self._adopt(name)
         return topic
 
@@ -111,7 +113,7 @@ class TopicCatalog:
         return self._by_id.get(topic_id)
 
     def names(self) -> list[str]:
-        for name in self._log_manager.topics() - self._topics.keys() - self._deleting:
+        for name in self._log_manager.topics() - self._topics.keys() - self._deleting - self._creating:
             self._adopt(name)
         return sorted(self._topics)
 
@@ -184,10 +186,16 @@ class TopicCatalog:
             topic = self._make_topic(name, random_topic_id(), partitions, overrides)
             if validate_only:
                 return TopicResult(name, topic=topic)
+            # Listed only once every partition is open: a producer or consumer racing the creation sees
+            # either no topic (and waits for this creation) or all of it, never a partition without a log.
+            self._creating.add(name)
+            try:
+                for partition in range(partitions):
+                    await self._open_partition(topic, partition)
+            finally:
+                self._creating.discard(name)
             self._index(topic)
             self._persist()
-            for partition in range(partitions):
-                await self._open_partition(topic, partition)
             return TopicResult(name, topic=topic)
 
     async def delete(self, name: str | None = None, topic_id: uuid.UUID | None = None) -> TopicResult:
@@ -242,11 +250,10 @@ class TopicCatalog:
                     return TopicResult(name, ErrorCode.invalid_replica_assignment, bad)
             if validate_only:
                 return TopicResult(name, topic=topic)
-            old = topic.partitions
+            for partition in range(topic.partitions, count):  # opened before they are counted, as in create
+                await self._open_partition(topic, partition)
             topic.partitions = count
             self._persist()
-            for partition in range(old, count):
-                await self._open_partition(topic, partition)
             return TopicResult(name, topic=topic)
 
     # ---- internals -------------------------------------------------------------------------------

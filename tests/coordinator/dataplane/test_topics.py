@@ -1,4 +1,5 @@
 """Topic administration as an admin client or an auto-creating producer sees it."""
+import asyncio
 import uuid
 
 from protocol.errors import ErrorCode
@@ -171,3 +172,45 @@ async def test_a_topic_being_deleted_is_not_adopted_back(dataplane):
         assert "doomed" not in dataplane.topics.names()
     assert (await deletion).error is ErrorCode.none
     assert dataplane.topics.get("doomed") is None
+
+
+async def _observe_while(task, look) -> list:
+    """Calls ``look`` on every event-loop turn until ``task`` finishes; returns what it saw."""
+    seen = []
+    while not task.done():
+        seen.append(look())
+        await asyncio.sleep(0)
+    await task
+    return seen
+
+
+async def test_a_topic_being_created_is_invisible_until_every_partition_is_open(dataplane):
+    """A producer racing an auto-create must never see the topic with partitions it cannot write to."""
+    topics = dataplane.topics
+
+    def partitions_without_a_log():
+        topic = topics.get("orders")
+        return None if topic is None else [p for p in range(topic.partitions) if topics.log("orders", p) is None]
+
+    seen = await _observe_while(asyncio.create_task(topics.create("orders", 8)), partitions_without_a_log)
+    assert seen and all(missing in (None, []) for missing in seen)
+    assert topics.get("orders").partitions == 8 and topics.names() == ["orders"]
+
+
+async def test_partitions_being_added_are_invisible_until_open(dataplane):
+    topics = dataplane.topics
+    await topics.create("orders", 2)
+
+    def partitions_without_a_log():
+        return [p for p in range(topics.partition_count("orders")) if topics.log("orders", p) is None]
+
+    seen = await _observe_while(asyncio.create_task(topics.create_partitions("orders", 8, None)),
+                                partitions_without_a_log)
+    assert seen and all(missing == [] for missing in seen)
+    assert topics.partition_count("orders") == 8
+
+
+async def test_concurrent_auto_creates_of_one_topic_all_get_it(dataplane):
+    results = await asyncio.gather(*(dataplane.topics.ensure("clicks") for _ in range(5)))
+    assert {r.error for r in results} == {ErrorCode.none}
+    assert {r.topic.topic_id for r in results} == {dataplane.topics.get("clicks").topic_id}
