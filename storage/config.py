@@ -69,6 +69,15 @@ class LogConfig:
     unclean_leader_election_enable: bool = _kafka("unclean.leader.election.enable", False)
 
     @property
+    def max_segment_ms(self) -> int:
+        """Kafka's LogConfig.maxSegmentMs: a compacted log also rolls its active segment within
+        max.compaction.lag.ms, since the cleaner never touches the active segment and would otherwise
+        leave its records uncompacted past the promised lag."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
+
+    @property
     def compact(self) -> bool:
         return CleanupPolicy.COMPACT in self.cleanup_policy
 
@@ -104,6 +113,11 @@ class LogConfig:
             raise InvalidConfigError("cleanup.policy must name delete and/or compact")
         if not 0.0 <= self.min_cleanable_dirty_ratio <= 1.0:
             raise InvalidConfigError("min.cleanable.dirty.ratio must be within [0, 1]")
+        if self.max_compaction_lag_ms < 1:
+            raise InvalidConfigError("max.compaction.lag.ms must be at least 1")
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms:
+            raise InvalidConfigError(f"conflict topic config setting min.compaction.lag.ms ({self.min_compaction_lag_ms}) "
+                                     f"> max.compaction.lag.ms ({self.max_compaction_lag_ms})")
 
     @staticmethod
     def kafka_names() -> tuple[str, ...]:

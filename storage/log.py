@@ -200,7 +200,7 @@ class PartitionLog:
         now = int(time.time() * 1000)
         return (segment.size + nbytes > self.config.segment_bytes
                 or (segment.rolling_timestamp is not None
-                    and now - segment.rolling_timestamp > self.config.segment_ms)
+                    and now - segment.rolling_timestamp > self.config.max_segment_ms)
                 or segment.index_full(self.config.segment_index_bytes)
                 or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET)
 

@@ -276,11 +276,15 @@ async def test_max_compaction_lag_forces_a_log_below_the_dirty_ratio_to_be_compa
 
 
 async def test_min_compaction_lag_still_bounds_a_log_due_by_max_lag(open_log):
-    log, cleaner = await mostly_clean_log(open_log, max_compaction_lag_ms=MINUTE, min_compaction_lag_ms=30 * MINUTE)
-    target = cleaner.to_clean(log, now_ms=T0 + 20 * MINUTE)
-    assert target.need_compaction_now and target.cleanable_bytes == 0
-    assert not cleaner.needs_cleaning(log, now_ms=T0 + 20 * MINUTE)
-    assert cleaner.needs_cleaning(log, now_ms=T0 + 32 * MINUTE)
+    """Due by max lag, the log is cleaned only up to the first segment younger than min.compaction.lag.ms."""
+    log, cleaner = await mostly_clean_log(open_log, max_compaction_lag_ms=10 * MINUTE, min_compaction_lag_ms=5 * MINUTE)
+    await write_at(log, T0 + 20 * MINUTE, [(b"key-02", b"newest")])
+    await log.roll()
+    young = log.segments[-2]
+    target = cleaner.to_clean(log, now_ms=T0 + 22 * MINUTE)
+    assert target.need_compaction_now and target.first_uncleanable_offset == young.base_offset
+    await cleaner.clean(log, now_ms=T0 + 22 * MINUTE)
+    assert [r.value for r in await all_records(log) if r.key == b"key-02"] == [b"new" * 10, b"newest"]
 
 
 async def test_old_records_in_the_active_segment_never_make_a_log_due(open_log):

@@ -34,3 +34,16 @@ def test_configs_survive_a_round_trip_through_their_kafka_names():
 def test_bad_topic_configs_are_refused(configs):
     with pytest.raises(InvalidConfigError):
         LogConfig.from_topic_configs(configs)
+
+
+def test_min_compaction_lag_above_max_is_a_conflict_as_in_kafka():
+    with pytest.raises(InvalidConfigError, match=r"min.compaction.lag.ms \(5000\) > max.compaction.lag.ms \(1000\)"):
+        LogConfig.from_topic_configs({"min.compaction.lag.ms": "5000", "max.compaction.lag.ms": "1000"})
+    with pytest.raises(InvalidConfigError, match="max.compaction.lag.ms must be at least 1"):
+        LogConfig.from_topic_configs({"max.compaction.lag.ms": "0"})
+
+
+def test_a_compacted_log_rolls_by_the_smaller_of_segment_ms_and_max_compaction_lag():
+    compacted = LogConfig.from_topic_configs({"cleanup.policy": "compact", "max.compaction.lag.ms": "60000"})
+    assert compacted.max_segment_ms == 60_000
+    assert LogConfig.from_topic_configs({"max.compaction.lag.ms": "60000"}).max_segment_ms == compacted.segment_ms

@@ -104,6 +104,27 @@ async def test_segment_ms_rolls_an_old_active_segment(open_log):
     assert [s.base_offset for s in log.segments] == [0, 6]
 
 
+async def test_a_compacted_log_rolls_within_max_compaction_lag(open_log):
+    """The cleaner never touches the active segment, so a compacted log rolls once it is older than
+    max.compaction.lag.ms even though segment.ms (7 days) has not passed."""
+    log = await open_log(small_config(cleanup_policy="compact", max_compaction_lag_ms=60_000, segment_bytes=1 << 20))
+    await log.append(batch(1))
+    log.active_segment.rolling_timestamp = int(time.time() * 1000) - 59_000
+    await log.append(batch(2))
+    assert len(log.segments) == 1
+    log.active_segment.rolling_timestamp = int(time.time() * 1000) - 61_000
+    await log.append(batch(3))
+    assert [s.base_offset for s in log.segments] == [0, 6]
+
+
+async def test_max_compaction_lag_does_not_roll_a_log_that_is_not_compacted(open_log):
+    log = await open_log(small_config(max_compaction_lag_ms=60_000, segment_bytes=1 << 20))
+    await log.append(batch(1))
+    log.active_segment.rolling_timestamp = int(time.time() * 1000) - 61_000
+    await log.append(batch(2))
+    assert len(log.segments) == 1
+
+
 async def test_log_append_time_topics_stamp_the_broker_time(open_log):
     log = await open_log(small_config(message_timestamp_type="LogAppendTime"))
     before = int(time.time() * 1000)
