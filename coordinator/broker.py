@@ -116,7 +116,8 @@ class Broker:
         )
         self.dataplane = DataPlane(cfg, self.log_manager, observer=self.metrics)
         await self.dataplane.start()
-        self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics)
+        self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
+                                             topic_defaults=broker_log_config(cfg))
         ClusterApis(identity, self.dispatcher.registry, self.dataplane.topics).register(self.dispatcher)
         dataplane_handlers.register(self.dispatcher, self.dataplane)
         group_handlers.register(self.dispatcher, self.groups)
@@ -178,6 +179,8 @@ def broker_log_config(cfg: BrokerConfig) -> LogConfig:
             "index.interval.bytes": str(cfg.log_index_interval_bytes),
             "delete.retention.ms": str(cfg.log_cleaner_delete_retention_ms),
             "min.cleanable.dirty.ratio": str(cfg.log_cleaner_min_cleanable_ratio),
+            "min.compaction.lag.ms": str(cfg.log_cleaner_min_compaction_lag_ms),
+            "max.compaction.lag.ms": str(cfg.log_cleaner_max_compaction_lag_ms),
             "max.message.bytes": str(cfg.message_max_bytes),
         }
     )

@@ -91,8 +91,10 @@ class GroupCoordinatorService:
         observer: object | None = None,
         *,
         member_id_factory: Callable[[str], str] = random_member_id,
+        topic_defaults: LogConfig | None = None,
     ) -> None:
         self.config = config
+        self.topic_defaults = topic_defaults or LogConfig()
         self.log_manager = log_manager
         self.topics = topics
         self.clock = clock or SystemClock()
@@ -110,9 +112,11 @@ class GroupCoordinatorService:
 
     @property
     def log_config(self) -> LogConfig:
-        return LogConfig(
-            cleanup_policy=frozenset({CleanupPolicy.COMPACT}),
-            segment_bytes=self.config.offsets_topic_segment_bytes,
+        """As Kafka creates __consumer_offsets: compacted, with its own segment size; everything else (tombstone
+        retention, dirty ratio, compaction lags) is the broker's topic default."""
+        return LogConfig.from_topic_configs(
+            {"cleanup.policy": CleanupPolicy.COMPACT.value, "segment.bytes": str(self.config.offsets_topic_segment_bytes)},
+            base=self.topic_defaults,
         )
 
     async def start(self) -> None:
