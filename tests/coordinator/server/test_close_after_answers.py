@@ -6,9 +6,10 @@ import asyncio
 
 from coordinator.server.dispatch import CLOSE_CONNECTION
 
+from .parking import API_VERSIONS, HEARTBEAT, park_heartbeats_and_count_api_versions
 from .test_robustness import _api_versions_ok, _closed_by_server
 
-HEARTBEAT, LEAVE_GROUP, API_VERSIONS = 12, 13, 18
+LEAVE_GROUP = 13
 HB_BODY = {"group_id": "g", "generation_id": 1, "member_id": "m"}
 LEAVE_BODY = {"group_id": "g", "member_id": "m"}
 
@@ -17,20 +18,9 @@ async def test_the_connection_closes_after_the_answers_owed_before_it(make_serve
     release = asyncio.Event()
     served_after_close = []
 
-    async def parked_heartbeat(ctx, request):
-        await release.wait()
-        return {"throttle_time": 0, "error_code": 0}
-
     def register(dispatcher):
-        dispatcher.register(HEARTBEAT, parked_heartbeat, 0, 4)
+        park_heartbeats_and_count_api_versions(dispatcher, release, served_after_close)
         dispatcher.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0)
-        original = dispatcher._handlers[API_VERSIONS]
-
-        def counting(ctx, request):
-            served_after_close.append(ctx.correlation_id)
-            return original(ctx, request)
-
-        dispatcher._handlers[API_VERSIONS] = counting
 
     server, _ = await make_server(register)
     client = await connect(server.address)

@@ -5,8 +5,8 @@ import asyncio
 
 from coordinator.server.dispatch import NO_RESPONSE
 
-HEARTBEAT = 12
-API_VERSIONS = 18
+from .parking import API_VERSIONS, HEARTBEAT, park_heartbeats_and_count_api_versions
+
 HB_BODY = {"group_id": "g", "generation_id": 1, "member_id": "m"}
 
 
@@ -14,19 +14,8 @@ async def test_answers_leave_in_request_order_while_the_first_request_is_parked(
     release = asyncio.Event()
     served_behind_the_parked_one = []
 
-    async def parked_heartbeat(ctx, request):
-        await release.wait()
-        return {"throttle_time": 0, "error_code": 0}
-
     def register(dispatcher):
-        dispatcher.register(HEARTBEAT, parked_heartbeat, 0, 4)
-        original = dispatcher._handlers[API_VERSIONS]
-
-        def counting(ctx, request):
-            served_behind_the_parked_one.append(ctx.correlation_id)
-            return original(ctx, request)
-
-        dispatcher._handlers[API_VERSIONS] = counting
+        park_heartbeats_and_count_api_versions(dispatcher, release, served_behind_the_parked_one)
 
     server, _ = await make_server(register)
     client = await connect(server.address)
