@@ -128,6 +128,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.cleaner.backoff.ms", 15000, int, "pause between cleaner passes"),
     Setting("producer.id.expiration.ms", 86400000, int, "forget an idempotent producer whose last batch is this old"),
     Setting("producer.id.expiration.check.interval.ms", 600000, int, "how often expired producer ids are looked for"),
+    Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
+    Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
+            "a fetch session unused this long may be replaced; a younger one only by a larger one"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

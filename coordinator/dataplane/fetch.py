@@ -1,10 +1,14 @@
-"""Fetch: raw batches from the logs, with Kafka's size limits and long polling.
+"""Fetch: raw batches from the logs, with Kafka's size limits, long polling and incremental fetch sessions.
 
-Limits follow KIP-74: partitions are read in request order, each up to its partition_max_bytes and the
-response's remaining max_bytes, and the first batch found is returned whole even when it is larger, so
-a consumer can always make progress. Incremental fetch sessions (KIP-227) are declined by answering
-session id 0, which every client treats as "send full requests"; a request naming a session we never
-created gets FETCH_SESSION_ID_NOT_FOUND, as Kafka answers for an evicted session.
+Limits follow KIP-74: partitions are read in order, each up to its partition_max_bytes and the response's
+remaining max_bytes, and the first batch found is returned whole even when it is larger, so a consumer can
+always make progress.
+
+Sessions (KIP-227) live in ``fetch_sessions``: a context decides which partitions a request reads (for an
+incremental fetch, every partition of its session) and which of them the answer lists; this module reads
+the logs and waits. As in Kafka's KafkaApis, partitions we cannot read at all (an unknown topic id, topic
+or partition) are answered after the ones we read, and do not cut a long poll short; an error while reading
+(offset out of range, a session's topic id that no longer matches the log's) answers at once.
 """
 from __future__ import annotations
 
@@ -17,9 +21,12 @@ from protocol.errors import ErrorCode
 from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from coordinator.dataplane.clock import Clock
 from coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
+from coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
+                                                  PartitionResult, TopicPartitionRef)
 from coordinator.dataplane.topics import TopicCatalog
 
 READ_COMMITTED = 1
+ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,13 @@ class FetchTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class ForgottenTopic:
+    name: str | None                  # versions 7-12
+    topic_id: uuid.UUID | None        # versions >= 13
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class FetchRequestData:
     max_wait_ms: int
     min_bytes: int
@@ -44,105 +58,163 @@ class FetchRequestData:
     isolation_level: int
     session_id: int
     topics: tuple[FetchTopic, ...]
+    session_epoch: int = FINAL_EPOCH          # FINAL with session 0: no session, as before v7
+    forgotten: tuple[ForgottenTopic, ...] = ()
+    uses_topic_ids: bool = False              # version >= 13
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One pass over the partitions: the answers, and what decides whether a long poll may end."""
+    results: list[PartitionResult]
+    total_bytes: int
+    read_error: bool
+    readable: list[tuple[str, int]]
 
 
 class FetchService:
-    def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock,
+    def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock, sessions: FetchManager,
                  observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
         self._catalog = catalog
         self._purgatory = purgatory
         self._clock = clock
+        self._sessions = sessions
         self._observer = observer
 
     async def fetch(self, request: FetchRequestData) -> dict:
         """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes."""
-        if request.session_id != 0:
-            return {"throttle_time": 0, "error_code": ErrorCode.fetch_session_id_not_found,
-                    "session_id": 0, "responses": []}
-        deadline = self._clock.now_ms() + max(0, request.max_wait_ms)
-        while True:
-            ends_before = self._end_offsets(request)
-            responses, total_bytes, has_error = await self._read(request)
-            if (total_bytes >= request.min_bytes or has_error or request.max_wait_ms <= 0
-                    or self._clock.now_ms() >= deadline):
-                break
-            if self._end_offsets(request) != ends_before:
-                continue          # an append landed while we were reading: look again before parking
-            reason = await self._purgatory.park(self._keys(request), deadline)
-            if reason is WakeReason.SHUTDOWN:
-                responses, _, _ = await self._read(request)
-                break
+        context = self._context(request)
+        targets = context.partitions()
+        read = await self._wait_and_read(request, targets)
+        answer = context.respond(read.results)
+        responses = self._group(answer.partitions)
         for topic in responses:
             sent = sum(len(p["records"]) for p in topic["partitions"])
             if sent:
                 self._observer.on_bytes_out(topic["topic"], sent)
-        return {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}
+        return {"throttle_time": 0, "error_code": answer.error, "session_id": answer.session_id,
+                "responses": responses}
 
-    def _resolve(self, topic: FetchTopic) -> tuple[str | None, uuid.UUID | None, ErrorCode]:
-        if topic.topic_id is not None and topic.name is None:
-            known = self._catalog.by_id(topic.topic_id)
-            if known is None:
-                return None, topic.topic_id, ErrorCode.unknown_topic_id
-            return known.name, known.topic_id, ErrorCode.none
-        known = self._catalog.get(topic.name)
-        if known is None:
-            return topic.name, None, ErrorCode.unknown_topic_or_partition
-        return known.name, known.topic_id, ErrorCode.none
-
-    def _keys(self, request: FetchRequestData) -> list[tuple[str, int]]:
-        keys = []
+    def _context(self, request: FetchRequestData) -> FetchContext:
+        fetch_data: dict[tuple, tuple[TopicPartitionRef, PartitionRequest]] = {}
         for topic in request.topics:
-            name, _, error = self._resolve(topic)
-            if error is ErrorCode.none:
-                keys.extend((name, p.partition) for p in topic.partitions)
-        return keys
+            for part in topic.partitions:
+                ref = self._ref(topic.name, topic.topic_id, part.partition)
+                first = fetch_data.get(ref.key, (ref, None))[0]     # a repeated partition keeps its place
+                fetch_data[ref.key] = (first, PartitionRequest(part.fetch_offset, part.partition_max_bytes))
+        to_forget = [self._ref(topic.name, topic.topic_id, p) for topic in request.forgotten for p in topic.partitions]
+        return self._sessions.new_context(request.session_id, request.session_epoch, request.uses_topic_ids,
+                                          list(fetch_data.values()), to_forget, self._topic_name)
 
-    def _end_offsets(self, request: FetchRequestData) -> tuple[int, ...]:
+    def _ref(self, name: str | None, topic_id: uuid.UUID | None, partition: int) -> TopicPartitionRef:
+        """Kafka resolves a v13+ request's topic ids to names up front; an unknown id keeps no name."""
+        if topic_id is not None and name is None:
+            return TopicPartitionRef(self._topic_name(topic_id), topic_id, partition)
+        return TopicPartitionRef(name, None, partition)
+
+    def _topic_name(self, topic_id: uuid.UUID) -> str | None:
+        known = self._catalog.by_id(topic_id)
+        return None if known is None else known.name
+
+    async def _wait_and_read(self, request: FetchRequestData,
+                             targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
+        """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
+        a fetch with nothing readable is answered at once."""
+        deadline = self._clock.now_ms() + max(0, request.max_wait_ms)
+        while True:
+            ends_before = self._end_offsets(self._readable(targets))
+            read = await self._read(request, targets)
+            if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
+                    or request.max_wait_ms <= 0 or self._clock.now_ms() >= deadline):
+                return read
+            if self._end_offsets(read.readable) != ends_before:
+                continue          # an append landed while we were reading: look again before parking
+            reason = await self._purgatory.park(read.readable, deadline)
+            if reason is WakeReason.SHUTDOWN:
+                return await self._read(request, targets)
+
+    def _end_offsets(self, keys: list[tuple[str, int]]) -> tuple[int, ...]:
         ends = []
-        for name, partition in self._keys(request):
+        for name, partition in keys:
             log = self._catalog.log(name, partition)
             ends.append(-1 if log is None else log.high_watermark)
         return tuple(ends)
 
-    async def _read(self, request: FetchRequestData) -> tuple[list[dict], int, bool]:
+    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> list[tuple[str, int]]:
+        return [(ref.topic, ref.partition) for ref, _ in targets
+                if self._unreadable(ref) is None and not self._inconsistent(ref)]
+
+    def _inconsistent(self, ref: TopicPartitionRef) -> bool:
+        """The session's topic id is of a topic since deleted and re-created under the same name."""
+        return ref.topic_id is not None and self._catalog.get(ref.topic).topic_id != ref.topic_id
+
+    def _unreadable(self, ref: TopicPartitionRef) -> ErrorCode | None:
+        """KafkaApis' "erroneous" partitions: an unresolved topic id, or a topic/partition we do not have."""
+        if ref.topic is None:
+            return ErrorCode.unknown_topic_id
+        if self._catalog.log(ref.topic, ref.partition) is None:
+            return ErrorCode.unknown_topic_or_partition
+        return None
+
+    async def _read(self, request: FetchRequestData,
+                    targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
         remaining = request.max_bytes
         total = 0
-        has_error = False
+        read_error = False
         min_one = True
         aborted = [] if request.isolation_level == READ_COMMITTED else None
-        responses = []
-        for topic in request.topics:
-            name, topic_id, topic_error = self._resolve(topic)
-            partitions = []
-            for part in topic.partitions:
-                entry = {"partition_index": part.partition, "error_code": ErrorCode.none, "high_watermark": -1,
-                         "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": aborted,
-                         "preferred_read_replica": -1, "records": b""}
-                log = None if topic_error is not ErrorCode.none else self._catalog.log(name, part.partition)
-                if log is None:
-                    entry["error_code"] = (topic_error if topic_error is not ErrorCode.none
-                                           else ErrorCode.unknown_topic_or_partition)
-                    has_error = True
-                    partitions.append(entry)
-                    continue
-                high_watermark = log.high_watermark
-                entry.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
-                             log_start_offset=log.log_start_offset)
-                if not log.log_start_offset <= part.fetch_offset <= high_watermark:
-                    entry["error_code"] = ErrorCode.offset_out_of_range
-                    has_error = True
-                elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
-                    limit = max(0, min(part.partition_max_bytes, remaining))
-                    data = await log.read(part.fetch_offset, limit, min_one=min_one)
-                    if data:
-                        entry["records"] = data
-                        total += len(data)
-                        remaining -= len(data)
-                        min_one = False
-                partitions.append(entry)
-            responses.append({"topic": name if name is not None else "", "topic_id": topic_id or uuid.UUID(int=0),
-                              "partitions": partitions})
-        return responses, total, has_error
+        results: list[PartitionResult] = []
+        erroneous: list[PartitionResult] = []
+        readable = []
+        for ref, part in targets:
+            entry = {"partition_index": ref.partition, "error_code": ErrorCode.none, "high_watermark": -1,
+                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": aborted,
+                     "preferred_read_replica": -1, "records": b""}
+            error = self._unreadable(ref)
+            if error is not None:
+                entry["error_code"] = error
+                erroneous.append((ref, entry))
+                continue
+            results.append((ref, entry))
+            if self._inconsistent(ref):
+                entry["error_code"] = ErrorCode.inconsistent_topic_id
+                read_error = True
+                continue
+            readable.append((ref.topic, ref.partition))
+            log = self._catalog.log(ref.topic, ref.partition)
+            high_watermark = log.high_watermark
+            entry.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
+                         log_start_offset=log.log_start_offset)
+            if not log.log_start_offset <= part.fetch_offset <= high_watermark:
+                entry["error_code"] = ErrorCode.offset_out_of_range
+                read_error = True
+            elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
+                limit = max(0, min(part.max_bytes, remaining))
+                data = await log.read(part.fetch_offset, limit, min_one=min_one)
+                if data:
+                    entry["records"] = data
+                    total += len(data)
+                    remaining -= len(data)
+                    min_one = False
+        return _Read(results + erroneous, total, read_error, readable)
+
+    def _group(self, partitions: list[PartitionResult]) -> list[dict]:
+        """FetchResponse.toMessage: consecutive partitions of one topic share a topic entry, order kept."""
+        responses: list[dict] = []
+        last = None
+        for ref, entry in partitions:
+            if ref.key[0] != last:
+                responses.append({"topic": ref.topic if ref.topic is not None else "",
+                                  "topic_id": self._topic_id(ref), "partitions": []})
+                last = ref.key[0]
+            responses[-1]["partitions"].append(entry)
+        return responses
+
+    def _topic_id(self, ref: TopicPartitionRef) -> uuid.UUID:
+        if ref.topic_id is not None:
+            return ref.topic_id
+        known = self._catalog.get(ref.topic) if ref.topic is not None else None
+        return known.topic_id if known is not None else ZERO_UUID
 
 
 def parse_request(request: Any, api_version: int) -> FetchRequestData:
@@ -155,16 +227,21 @@ def parse_request(request: Any, api_version: int) -> FetchRequestData:
             topic_id=topic.topic_id if by_id else None,
             partitions=tuple(FetchPartition(p.partition, int(p.fetch_offset), int(p.partition_max_bytes))
                              for p in topic.partitions)))
+    forgotten = tuple(ForgottenTopic(name=None if by_id else topic.topic, topic_id=topic.topic_id if by_id else None,
+                                     partitions=tuple(int(p) for p in topic.partitions))
+                      for topic in getattr(request, "forgotten_topics_data", ()))
     return FetchRequestData(
         max_wait_ms=_ms(request.max_wait),
         min_bytes=int(request.min_bytes),
         max_bytes=int(getattr(request, "max_bytes", 0x7FFFFFFF)),
         isolation_level=int(getattr(request, "isolation_level", 0)),
         session_id=int(getattr(request, "session_id", 0)),
-        topics=tuple(topics))
+        topics=tuple(topics),
+        session_epoch=int(getattr(request, "session_epoch", FINAL_EPOCH)),
+        forgotten=forgotten,
+        uses_topic_ids=by_id)
 
 
 def _ms(value: Any) -> int:
     seconds = getattr(value, "total_seconds", None)
     return int(seconds() * 1000) if seconds is not None else int(value)
-

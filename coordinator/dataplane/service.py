@@ -1,5 +1,5 @@
 """DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId and DescribeConfigs services wired
-to one LogManager, one clock and one fetch purgatory.
+to one LogManager, one clock, one fetch purgatory and one fetch session cache.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from coordinator.dataplane.clock import Clock, SystemClock, TimerHandle
 from coordinator.dataplane.configs import DescribeConfigsService
 from coordinator.dataplane.fetch import FetchService
 from coordinator.dataplane.fetch_purgatory import FetchPurgatory
+from coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
 from coordinator.dataplane.list_offsets import ListOffsetsService
 from coordinator.dataplane.produce import ProduceService, ProducerStates
 from coordinator.dataplane.producer_ids import ProducerIdAllocator
@@ -36,7 +37,9 @@ class DataPlane:
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
                                    on_topic_deleted=self._topic_deleted)
         self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
-        self.fetch = FetchService(self.topics, self.purgatory, self.clock, observer)
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots,
+                                                config.min_incremental_fetch_session_eviction_ms, self.clock)
+        self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer)
         self.list_offsets = ListOffsetsService(self.topics)
         self.describe_configs = DescribeConfigsService(self.topics, config)
         self._producer_ids = ProducerIdAllocator(data_dir)

@@ -18,10 +18,12 @@ async def append(dataplane, topic, partition, records):
                                     topics=[TopicData(topic, (PartitionData(partition, records),))])
 
 
-def request(*parts, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, session_id=0, by_id=None, topic="orders"):
+def request(*parts, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, session_id=0, session_epoch=-1, by_id=None,
+            topic="orders"):
     partitions = tuple(FetchPartition(p, offset, limit) for p, offset, limit in parts)
     topics = (FetchTopic(None if by_id else topic, by_id, partitions),)
-    return FetchRequestData(max_wait_ms, min_bytes, max_bytes, 0, session_id, topics)
+    return FetchRequestData(max_wait_ms, min_bytes, max_bytes, 0, session_id, topics, session_epoch,
+                            uses_topic_ids=by_id is not None)
 
 
 def partitions_of(response):
@@ -96,8 +98,9 @@ async def test_fetch_by_topic_id(dataplane):
 
 
 async def test_an_unknown_fetch_session_is_refused(dataplane):
-    response = await dataplane.fetch.fetch(request((0, 0, 100), session_id=77))
+    response = await dataplane.fetch.fetch(request((0, 0, 100), session_id=77, session_epoch=3))
     assert response["error_code"] is ErrorCode.fetch_session_id_not_found
+    assert response["session_id"] == 0 and response["responses"] == []
 
 
 async def test_the_offsets_topic_is_readable(node):
