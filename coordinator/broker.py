@@ -124,6 +124,7 @@ class Broker:
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
+        self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
         await self.server.serve()
         await self.groups.start()
         if cfg.log_cleaner_enable:

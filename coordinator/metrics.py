@@ -221,6 +221,10 @@ class BrokerMetrics:
     def attach_purgatory(self, name: str, size: Callable[[], int]) -> None:
         self.state_collector.purgatories[name] = size
 
+    def attach_fetch_sessions(self, cache: Any) -> None:
+        """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`)."""
+        self.state_collector.fetch_sessions = cache
+
     def exposition(self) -> bytes:
         """The text a scrape returns."""
         return generate_latest(self.registry)
@@ -253,6 +257,7 @@ class StateCollector(Collector):
         self.groups_service: Any = None
         self.topics: Any = None
         self.purgatories: dict[str, Callable[[], int]] = {}
+        self.fetch_sessions: Any = None
 
     def describe(self) -> Iterable[Any]:
         return []
@@ -273,6 +278,29 @@ class StateCollector(Collector):
         for name, size in sorted(self._purgatory_sizes().items()):
             purgatory.add_metric([name], size)
         yield purgatory
+        yield from self._fetch_sessions()
+
+    def _fetch_sessions(self) -> Iterator[Any]:
+        cache = self.fetch_sessions
+        if cache is None:
+            return
+        try:
+            sessions, partitions = len(cache), int(cache.total_partitions)
+            created, evicted = int(cache.created), int(cache.evictions)
+        except Exception:
+            return
+        gauge = GaugeMetricFamily(f"{PREFIX}_fetch_sessions", "Incremental fetch sessions (KIP-227) cached")
+        gauge.add_metric([], sessions)
+        yield gauge
+        gauge = GaugeMetricFamily(f"{PREFIX}_fetch_session_partitions", "Partitions held by cached fetch sessions")
+        gauge.add_metric([], partitions)
+        yield gauge
+        counter = CounterMetricFamily(f"{PREFIX}_fetch_sessions_created", "Fetch sessions created")
+        counter.add_metric([], created)
+        yield counter
+        counter = CounterMetricFamily(f"{PREFIX}_fetch_session_evictions", "Fetch sessions evicted to make room")
+        counter.add_metric([], evicted)
+        yield counter
 
     def _groups(self) -> list[Any]:
         iter_groups = getattr(self.groups_service, "iter_groups", None)

@@ -198,3 +198,21 @@ async def test_metrics_endpoint_serves_the_exposition_on_a_free_port():
         pass
     else:
         raise AssertionError("the endpoint still accepts connections after stop_http")
+
+
+def test_fetch_sessions_are_counted_from_the_session_cache():
+    from coordinator.dataplane.clock import ManualClock
+    from coordinator.dataplane.fetch_sessions import FetchSessionCache
+
+    m, clock = BrokerMetrics(), ManualClock()
+    cache = FetchSessionCache(max_entries=1, eviction_ms=100, clock=clock)
+    m.attach_fetch_sessions(cache)
+    assert samples(m)[("groupcoord_fetch_sessions", ())] == 0
+    cache.maybe_create_session(False, False, [])
+    clock.advance(200)  # the first session goes stale, so the second may replace it
+    cache.maybe_create_session(False, False, [])
+    s = samples(m)
+    assert s[("groupcoord_fetch_sessions", ())] == 1
+    assert s[("groupcoord_fetch_session_partitions", ())] == 0
+    assert s[("groupcoord_fetch_sessions_created_total", ())] == 2
+    assert s[("groupcoord_fetch_session_evictions_total", ())] == 1
