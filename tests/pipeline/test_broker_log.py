@@ -1,6 +1,5 @@
 """The pipeline reads the `__consumer_offsets` log the real broker wrote for a kafka-python consumer."""
 
-import time
 import uuid
 
 import pytest
@@ -8,31 +7,26 @@ import pytest
 from pipeline.jobs.rebalances import generations
 from pipeline.jobs.snapshot import snapshot
 from pipeline.session import read_offsets
+from tests.support.kafka_python_members import commit_when_settled, poll_until, subscribed_consumer
 
 pytestmark = pytest.mark.timeout(240)
 FAR_FUTURE = 4_000_000_000_000
 
 
 def _join_commit_and_leave(bootstrap: str, topic: str, group: str) -> None:
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import TopicPartition
     from kafka.admin import KafkaAdminClient, NewTopic
-    from kafka.structs import OffsetAndMetadata
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics([NewTopic(topic, 2, 1)])
     finally:
         admin.close()
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                             heartbeat_interval_ms=300, session_timeout_ms=10_000)
+    consumer = subscribed_consumer(bootstrap, topic, group, "pipeline-test")
     try:
-        deadline = time.monotonic() + 60
-        while not consumer.assignment() and time.monotonic() < deadline:
-            consumer.poll(timeout_ms=100)
-        assert consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
-        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(5, "first", -1)})
-        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(9, "second", -1),
-                         TopicPartition(topic, 1): OffsetAndMetadata(3, "", -1)})
+        poll_until([consumer], lambda: consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)})
+        commit_when_settled(consumer, topic, {0: 5}, {0: "first"})
+        commit_when_settled(consumer, topic, {0: 9, 1: 3}, {0: "second"})
     finally:
         consumer.close()
 

@@ -40,12 +40,14 @@ def poll_until(consumers: list[KafkaConsumer], settled, deadline_s: float = JOIN
             consumer.poll(timeout_ms=200)
 
 
-def commit_when_settled(consumer: KafkaConsumer, topic: str, offsets: dict[int, int]) -> None:
+def commit_when_settled(consumer: KafkaConsumer, topic: str, offsets: dict[int, int],
+                        metadata: dict[int, str] | None = None) -> None:
     """Commit as an application does: a commit refused because the member is still rebalancing (kafka-python may
     rejoin once right after its first join when the topic's metadata changes) is retried after a poll. Once it
     succeeds the member holds the current generation, and as no poll follows, it starts no new rebalance."""
     deadline = time.monotonic() + JOIN_DEADLINE_S
-    request = {TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()}
+    metadata = metadata or {}
+    request = {TopicPartition(topic, p): OffsetAndMetadata(o, metadata.get(p, ""), -1) for p, o in offsets.items()}
     while True:
         try:
             consumer.commit(request)
