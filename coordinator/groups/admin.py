@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from coordinator.groups import rebalance as rb
+from coordinator.groups.consumer import describe as consumer_describe
+from coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.records import group_tombstone, offset_record
@@ -72,9 +74,11 @@ def list_groups(shard: GroupShard, states_filter: tuple[str, ...] = (), types_fi
         return ErrorCode.coordinator_load_in_progress, []
     states = {parse_state(s) for s in states_filter}
     types = {t.lower() for t in types_filter}
-    if types and CLASSIC_GROUP_TYPE not in types:
-        return ErrorCode.none, []
     listed = []
+    if not types or CONSUMER_GROUP_TYPE in types:
+        listed.extend(consumer_describe.listed(shard, states_filter))
+    if types and CLASSIC_GROUP_TYPE not in types:
+        return ErrorCode.none, listed
     for group in shard.groups.values():
         if group.state is GroupState.DEAD or (states and group.state not in states):
             continue

@@ -1,0 +1,88 @@
+"""A consumer group's data: epochs, members, the target assignment, who owns which partition, offsets.
+
+Only bookkeeping lives here (the partition-epoch index that stops a partition being
+given to two members); the rules about when things change are in heartbeat.py,
+reconciliation.py and the assignors.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from dataclasses import dataclass, field
+
+from coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState
+from storage.offsets_records import OffsetCommitValue
+
+CONSUMER_GROUP_TYPE = "consumer"
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+class ConsumerGroupState(enum.Enum):
+    """Kafka's ConsumerGroup.ConsumerGroupState, spelled as ListGroups/ConsumerGroupDescribe show it."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass(slots=True, eq=False)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)  # member id -> target assignment
+    partition_epochs: dict[tuple[uuid.UUID, int], int] = field(default_factory=dict)
+    # {topic name: partition count} the last epoch bump saw; in memory only (Kafka 4.x keeps a hash of it).
+    subscription_metadata: dict[str, int] | None = None
+    offsets: dict[tuple[str, int], OffsetCommitValue] = field(default_factory=dict)
+    state_timestamp: int = -1  # when the group last became Empty (offset retention counts from there)
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        """Kafka's maybeUpdateGroupState: derived, never stored."""
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        for m in self.members.values():
+            if m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE:
+                return ConsumerGroupState.RECONCILING
+        return ConsumerGroupState.STABLE
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def subscribed_topic_names(self) -> set[str]:
+        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        return any(topic in m.subscribed_topic_names for m in self.members.values())
+
+    def current_partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
+        """The epoch of the member owning the partition, or -1 when nobody does."""
+        return self.partition_epochs.get((topic_id, partition), -1)
+
+    def set_member(self, member: ConsumerMember) -> None:
+        """Adds or replaces a member, keeping the partition-epoch index in step."""
+        old = self.members.get(member.member_id)
+        if old is not None:
+            self._release(old)
+        self.members[member.member_id] = member
+        for tp in member.owned_partitions():
+            self.partition_epochs[tp] = member.member_epoch
+
+    def remove_member(self, member_id: str) -> ConsumerMember | None:
+        member = self.members.pop(member_id, None)
+        if member is not None:
+            self._release(member)
+        return member
+
+    def _release(self, member: ConsumerMember) -> None:
+        for tp in member.owned_partitions():
+            if self.partition_epochs.get(tp) == member.member_epoch:
+                del self.partition_epochs[tp]
