@@ -202,7 +202,13 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
     async def offset_fetch(ctx: Any, r: Any) -> dict:
         require_stable = bool(getattr(r, "require_stable", False))
         if ctx.api_version >= OFFSET_FETCH_MULTI_GROUP_VERSION:
-            groups = [await service.fetch_offsets(OffsetFetch(_str(g.group_id), _fetch_topics(g.topics), require_stable)) for g in r.groups]
+            groups = [
+                await service.fetch_offsets(OffsetFetch(
+                    _str(g.group_id), _fetch_topics(g.topics), require_stable,
+                    getattr(g, "member_id", None), int(getattr(g, "member_epoch", -1)),
+                ))
+                for g in r.groups
+            ]
             return {"throttle_time": 0, "groups": groups}
         result = await service.fetch_offsets(OffsetFetch(_str(r.group_id), _fetch_topics(r.topics), require_stable))
         return {"throttle_time": 0, "topics": result["topics"], "error_code": result["error_code"]}
