@@ -400,3 +400,146 @@ async def rebalance_timeout_drops_the_laggard(s: Session) -> None:
     await c.joined(pending_c)
     await b.heartbeat(step="B Heartbeat after the rebalance finished without it")
     await s.describe(group)
+
+
+# ---------------------------------------------------------------------------------------------- KIP-848
+
+CONSUMER_APIS = (Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.CREATE_TOPICS, Api.METADATA)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_heartbeat_validation(s: Session) -> None:
+    """Requests refused before they reach a group, each with Kafka's code and message."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, topic_id = await topic_with_id(s, "cg-orders", 2, labels)
+    group = await s.group("cg-validation")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.send("join without a rebalance timeout", 0, topics=(topic,), owned=())
+    await a.send("join without topic partitions", 0, topics=(topic,), rebalance_timeout_ms=30000)
+    await a.send("join owning partitions", 0, topics=(topic,), rebalance_timeout_ms=30000, owned=((topic_id, (0,)),))
+    await a.send("join without a subscription", 0, owned=(), rebalance_timeout_ms=30000)
+    await a.send("join with an empty member id (v1)", 0, member_id="", topics=(topic,), owned=(), rebalance_timeout_ms=30000)
+    await a.send("join with a blank instance id", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000, instance_id=" ")
+    await a.send("join with an unknown assignor", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000, assignor="sticky")
+    await a.send("static leave without an instance id", -2)
+    await a.send("epoch -3", -3)
+    await a.send("heartbeat of a group that does not exist", 5)
+    await a.send("leave of a group that does not exist", -1)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe of a group that does not exist", group, labels)
+
+
+async def describe_consumer_group_step(s: Session, step: str, group: str, labels: dict, exact: bool = True) -> None:
+    from tests.conformance.consumer import describe_consumer_group
+
+    await describe_consumer_group(s, step, group, labels, exact)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_v0_generates_the_member_id(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-v0", 2, labels)
+    group = await s.group("cg-v0")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    a.member_id = ""
+    response = await a.send("A joins with v0 and no member id", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000,
+                            version=0)
+    a.member_id = response.member_id
+    s.transcript.record("the generated member id", length=len(response.member_id))
+    await a.send("A heartbeats with its generated id", a.epoch, version=0)
+    await a.send("A leaves", -1, version=0)
+
+
+@scenario(*CONSUMER_APIS, Api.LIST_GROUPS, Api.DELETE_GROUPS, Api.OFFSET_COMMIT)
+async def consumer_group_members_share_and_leave(s: Session) -> None:
+    """Two members split a topic: the second gets partitions only once the first has revoked them. Then
+    fencing, unknown members, the other group APIs on a consumer group, and the leaves."""
+    from tests.conformance.consumer import ConsumerMember, list_groups_typed, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-share", 4, labels)
+    group = await s.group("cg-share")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with A", group, labels)
+    await b.join((topic,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after B joined", group, labels, exact=False)
+    await list_groups_typed(s, "ListGroups v5 consumer while reconciling", ("consumer",))
+    await a.heartbeat(step="A is told what to keep", exact=False)
+    await b.heartbeat(step="B waits for the partitions", exact=False)
+    await a.heartbeat(step="A reports it revoked", ack=True, exact=False)
+    await b.heartbeat(step="B gets the released partitions", exact=False)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe once stable", group, labels, exact=False)
+    await a.heartbeat(step="A with a future epoch", epoch=a.epoch + 5)
+    await a.send("a member that never joined", a.epoch, member_id=s.name("member", "ghost"))
+    await s.commit_offsets("OffsetCommit with A's epoch", group, {(topic, 0): 5}, generation=a.epoch, member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit with a future epoch", group, {(topic, 0): 6}, generation=a.epoch + 1,
+                           member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit as an admin", group, {(topic, 0): 7})
+    await s.fetch_offsets("OffsetFetch of the consumer group", group, {topic: (0,)})
+    await s.describe(group, "DescribeGroups v5 of a consumer group")
+    await list_groups_typed(s, "ListGroups v5 classic", ("classic",))
+    await list_groups_typed(s, "ListGroups v5 consumer", ("consumer",))
+    await list_groups_typed(s, "ListGroups v5 stable", (), ("Stable",))
+    await s.delete_groups("DeleteGroups while members remain", group)
+    await b.leave()
+    await a.heartbeat(step="A after B left", exact=False)
+    await a.leave()
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe when empty", group, labels)
+    await a.heartbeat(step="A after it left")
+    await s.delete_groups("DeleteGroups of the empty group", group)
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def consumer_group_heartbeat_on_a_classic_group(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-classic", 2, labels)
+    group = await s.group("cg-classic")
+    classic = await s.member("C", group)
+    await classic.form_group()
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,), step="A joins a classic group with a member")
+    await a.send("A heartbeats a classic group", 3)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe of a classic group", group, labels)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_range_assignor(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-range", 4, labels)
+    group = await s.group("cg-range")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,), assignor="range")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with the range assignor", group, labels)
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT)
+async def consumer_group_commit_with_the_previous_epoch(s: Session) -> None:
+    """A member that moved to a new epoch commits with the one before (its commit raced the heartbeat)."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-previous", 2, labels)
+    group = await s.group("cg-previous")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await b.join((topic,))
+    await a.heartbeat(step="A is told what to keep", exact=False)
+    await a.heartbeat(step="A reports it revoked", ack=True, exact=False)
+    kept = next(iter(a.owned.values()))[0]
+    await s.commit_offsets("OffsetCommit of a kept partition with the previous epoch", group, {(topic, kept): 5},
+                           generation=a.epoch - 1, member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit of a kept partition with the current epoch", group, {(topic, kept): 6},
+                           generation=a.epoch, member_id=a.member_id)
+    await b.leave()
+    await a.leave()

@@ -36,7 +36,7 @@ def test_the_apis_are_advertised(groupcoord_broker):
 def test_join_describe_and_resolve_the_assignment_by_topic_id(wire):
     topic_id = create_topic(wire, "wire-cg-topic", 3)
     r = join(wire, 1, "wire-cg", "member-one", "wire-cg-topic")
-    assert (r.error_code, r.member_id, r.member_epoch) == (0, "member-one", 1)
+    assert (r.error_code, r.member_id, r.member_epoch) == (0, "member-one", 2)  # a new group starts at epoch 1
     assert r.heartbeat_interval.total_seconds() == 5
     assert [(tp.topic_id, sorted(tp.partitions)) for tp in r.assignment.topic_partitions] == [(topic_id, [0, 1, 2])]
 
@@ -45,7 +45,7 @@ def test_join_describe_and_resolve_the_assignment_by_topic_id(wire):
 
     described = wire.request(69, 1, {"group_ids": ["wire-cg", "wire-missing"], "include_authorized_operations": False})
     group, missing = described.groups
-    assert (group.error_code, group.group_state, group.group_epoch, group.assignor_name) == (0, "Reconciling", 2, "uniform")
+    assert (group.error_code, group.group_state, group.group_epoch, group.assignor_name) == (0, "Reconciling", 3, "uniform")
     assert sorted(m.member_id for m in group.members) == sorted(["member-one", v0.member_id])
     assert (missing.error_code, missing.error_message) == (69, "Group wire-missing not found.")
 

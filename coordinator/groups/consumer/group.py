@@ -15,6 +15,8 @@ from coordinator.groups.consumer.member import Assignment, ConsumerMember, Membe
 from storage.offsets_records import OffsetCommitValue
 
 CONSUMER_GROUP_TYPE = "consumer"
+# Kafka 4.3's ModernGroup starts a new group at group and assignment epoch 1, so its first member joins at 2.
+INITIAL_EPOCH = 1
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
@@ -31,13 +33,13 @@ class ConsumerGroupState(enum.Enum):
 @dataclass(slots=True, eq=False)
 class ConsumerGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
+    group_epoch: int = INITIAL_EPOCH
+    assignment_epoch: int = INITIAL_EPOCH
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)  # member id -> target assignment
     partition_epochs: dict[tuple[uuid.UUID, int], int] = field(default_factory=dict)
     # {topic name: partition count} the last epoch bump saw; in memory only (Kafka 4.x keeps a hash of it).
-    subscription_metadata: dict[str, int] | None = None
+    subscription_metadata: dict[str, int] = field(default_factory=dict)
     offsets: dict[tuple[str, int], OffsetCommitValue] = field(default_factory=dict)
     state_timestamp: int = -1  # when the group last became Empty (offset retention counts from there)
 

@@ -109,7 +109,11 @@ def _group_for_heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat) -> Cons
         return None
     if create and classic.state is GroupState.EMPTY:
         return None
-    # Online upgrade of a classic group with members is not served: Kafka's answer when it cannot convert.
+    # Online upgrade of a classic group with members is not served: Kafka's answers when it may not convert
+    # (group.consumer.migration.policy without "upgrade").
+    if create:
+        raise HeartbeatError(ErrorCode.group_id_not_found, f"Cannot upgrade classic group {req.group_id} to consumer "
+                                                           "group because online upgrade is disabled.")
     raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
 
 
@@ -246,10 +250,10 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
     if req.subscribed_topic_names is not None:
         updated.subscribed_topic_names = tuple(sorted(set(req.subscribed_topic_names)))
     if req.subscribed_topic_regex is not None:
-        updated.subscribed_topic_regex = req.subscribed_topic_regex or None  # "" means no regex
+        updated.subscribed_topic_regex = req.subscribed_topic_regex  # "" means no regex (null: unchanged)
     updated.client_id, updated.client_host = req.client_id, req.client_host
 
-    bump = group.group_epoch == 0
+    bump = False
     is_new = member_id not in group.members
     if is_new or _metadata_differs(member, updated):
         emit(shard, fx, records.member_subscription(group.group_id, updated), now)

@@ -33,7 +33,7 @@ class ConsumerMember:
     client_id: str = ""
     client_host: str = ""
     subscribed_topic_names: tuple[str, ...] = ()
-    subscribed_topic_regex: str | None = None
+    subscribed_topic_regex: str = ""  # Kafka's member keeps "" for "no regex", and persists and describes it so
     rebalance_timeout_ms: int = -1
     server_assignor: str | None = None
     member_epoch: int = 0

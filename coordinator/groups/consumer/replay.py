@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer.group import ConsumerGroup
+from coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
 from coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
 from coordinator.groups.consumer.records import from_topic_partitions
 from storage.offsets_records import (
@@ -85,7 +85,7 @@ def apply(shard: GroupShard, key, value, now: int) -> None:
         member.client_id = value.client_id
         member.client_host = value.client_host
         member.subscribed_topic_names = tuple(value.subscribed_topic_names)
-        member.subscribed_topic_regex = value.subscribed_topic_regex
+        member.subscribed_topic_regex = value.subscribed_topic_regex or ""
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
         if old is None:
@@ -96,7 +96,7 @@ def apply(shard: GroupShard, key, value, now: int) -> None:
         else:
             group.target[key.member_id] = from_topic_partitions(value.topic_partitions)
     elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
-        group.assignment_epoch = 0 if value is None else value.assignment_epoch
+        group.assignment_epoch = INITIAL_EPOCH if value is None else value.assignment_epoch
     elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
         old = group.members.get(key.member_id)
         if old is None:

@@ -54,20 +54,21 @@ def test_fenced_epochs(h):
     r = h.cg("g", "m1", 5)
     assert err(r) == (ErrorCode.fenced_member_epoch,
                       "The consumer group member has a greater member epoch (5) than the one known by the group "
-                      "coordinator (1). The member must abandon all its partitions and rejoin.")
+                      "coordinator (2). The member must abandon all its partitions and rejoin.")
     h.cg_join("g", "m2")
-    h.cg("g", "m1", 1, owned={"orders": [0, 1, 2, 3, 4, 5]})  # told to revoke half
+    h.cg("g", "m1", 2, owned={"orders": [0, 1, 2, 3, 4, 5]})  # told to revoke half
     kept = sorted(h.cg_group("g").members["m1"].assigned[next(iter(h.cg_group("g").members["m1"].assigned))])
-    h.cg("g", "m1", 1, owned={"orders": kept})  # now at epoch 2, previous epoch 1
-    assert h.cg_group("g").members["m1"].member_epoch == 2
-    # The response that moved it to epoch 2 was lost: epoch 1 with a subset of its assignment is accepted.
-    assert h.cg("g", "m1", 1, owned={"orders": kept})["error_code"] == ErrorCode.none
+    h.cg("g", "m1", 2, owned={"orders": kept})  # now at epoch 3, previous epoch 2
+    assert h.cg_group("g").members["m1"].member_epoch == 3
+    # The response that moved it to epoch 3 was lost: epoch 2 with a subset of its assignment is accepted.
+    assert h.cg("g", "m1", 2, owned={"orders": kept})["error_code"] == ErrorCode.none
     # ...but not with partitions it no longer has, nor without saying what it owns, nor an older epoch.
-    assert h.cg("g", "m1", 1, owned={"orders": [0, 1, 2, 3, 4, 5]})["error_code"] == ErrorCode.fenced_member_epoch
-    assert h.cg("g", "m1", 1)["error_code"] == ErrorCode.fenced_member_epoch
+    assert h.cg("g", "m1", 2, owned={"orders": [0, 1, 2, 3, 4, 5]})["error_code"] == ErrorCode.fenced_member_epoch
+    assert h.cg("g", "m1", 2)["error_code"] == ErrorCode.fenced_member_epoch
+    assert h.cg("g", "m1", 1, owned={"orders": kept})["error_code"] == ErrorCode.fenced_member_epoch
     assert err(h.cg("g", "m1", 0, topics=("orders",), owned={}, rebalance=1000)) == (
         ErrorCode.fenced_member_epoch,
-        "The consumer group member has a smaller member epoch (0) than the one known by the group coordinator (2). "
+        "The consumer group member has a smaller member epoch (0) than the one known by the group coordinator (3). "
         "The member must abandon all its partitions and rejoin.")
 
 
@@ -76,12 +77,13 @@ def test_the_group_max_size(h):
     h.cg_join("g", "m2")
     assert err(h.cg_join("g", "m3")) == (ErrorCode.group_max_size_reached,
                                          "The consumer group has reached its maximum capacity of 2 members.")
-    assert h.cg("g", "m1", 1)["error_code"] == ErrorCode.none  # existing members are not refused
+    assert h.cg("g", "m1", 2)["error_code"] == ErrorCode.none  # existing members are not refused
 
 
 def test_a_classic_group_with_members_is_not_a_consumer_group(h):
     h.form_group("classic", "a", protocols=(("range", subscription("orders")),))
-    assert err(h.cg_join("classic", "m1")) == (ErrorCode.group_id_not_found, "Group classic is not a consumer group.")
+    assert err(h.cg_join("classic", "m1")) == (
+        ErrorCode.group_id_not_found, "Cannot upgrade classic group classic to consumer group because online upgrade is disabled.")
     assert err(h.cg("classic", "m1", 3)) == (ErrorCode.group_id_not_found, "Group classic is not a consumer group.")
     assert "classic" in h.shard.groups and "classic" not in h.shard.consumer_groups
 

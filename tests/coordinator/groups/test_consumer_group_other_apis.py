@@ -15,12 +15,12 @@ def h() -> Harness:
 def test_offset_commit_checks_the_member_epoch(h):
     h.cg_join("g", "m1")
     tp = ("orders", 0)
-    assert h.commit("g", {tp: 5}, generation=1, member_id="m1", version=9) == {tp: ErrorCode.none}
-    assert h.commit("g", {tp: 6}, generation=0, member_id="m1", version=9) == {tp: ErrorCode.stale_member_epoch}
-    assert h.commit("g", {tp: 6}, generation=2, member_id="m1", version=9) == {tp: ErrorCode.stale_member_epoch}
-    assert h.commit("g", {tp: 6}, generation=1, member_id="ghost", version=9) == {tp: ErrorCode.unknown_member_id}
+    assert h.commit("g", {tp: 5}, generation=2, member_id="m1", version=9) == {tp: ErrorCode.none}
+    assert h.commit("g", {tp: 6}, generation=1, member_id="m1", version=9) == {tp: ErrorCode.stale_member_epoch}
+    assert h.commit("g", {tp: 6}, generation=3, member_id="m1", version=9) == {tp: ErrorCode.stale_member_epoch}
+    assert h.commit("g", {tp: 6}, generation=2, member_id="ghost", version=9) == {tp: ErrorCode.unknown_member_id}
     assert h.commit("g", {tp: 6}, generation=-1, version=9) == {tp: ErrorCode.unknown_member_id}  # group not empty
-    assert h.commit("g", {tp: 6}, generation=1, member_id="m1", version=8) == {tp: ErrorCode.unsupported_version}
+    assert h.commit("g", {tp: 6}, generation=2, member_id="m1", version=8) == {tp: ErrorCode.unsupported_version}
     assert h.committed("g") == {tp: 5}
     h.cg("g", "m1", -1)
     assert h.commit("g", {tp: 9}, generation=-1, version=9) == {tp: ErrorCode.none}  # empty: admin commits allowed
@@ -29,13 +29,13 @@ def test_offset_commit_checks_the_member_epoch(h):
 
 def test_offset_fetch_v9_checks_member_id_and_epoch(h):
     h.cg_join("g", "m1")
-    h.commit("g", {("orders", 0): 5}, generation=1, member_id="m1", version=9)
+    h.commit("g", {("orders", 0): 5}, generation=2, member_id="m1", version=9)
     fetch = lambda member_id, epoch: h.shard.fetch_offsets(OffsetFetch("g", (("orders", (0,)),), False, member_id, epoch))
     assert fetch(None, -1)["error_code"] == ErrorCode.none
-    ok = fetch("m1", 1)
+    ok = fetch("m1", 2)
     assert ok["error_code"] == ErrorCode.none and ok["topics"][0]["partitions"][0]["committed_offset"] == 5
-    assert fetch("m1", 0)["error_code"] == ErrorCode.stale_member_epoch
-    assert fetch("ghost", 1)["error_code"] == ErrorCode.unknown_member_id
+    assert fetch("m1", 1)["error_code"] == ErrorCode.stale_member_epoch
+    assert fetch("ghost", 2)["error_code"] == ErrorCode.unknown_member_id
 
 
 def test_list_groups_shows_consumer_groups_with_their_type_and_state(h):
@@ -65,9 +65,9 @@ def test_consumer_group_describe(h):
     h.cg_join("cg", "m1")
     d = h.shard.describe_consumer_group("cg")
     assert (d["error_code"], d["group_state"], d["group_epoch"], d["assignment_epoch"], d["assignor_name"]) == (
-        ErrorCode.none, "Stable", 1, 1, "uniform")
+        ErrorCode.none, "Stable", 2, 2, "uniform")
     [m] = d["members"]
-    assert m["member_id"] == "m1" and m["member_epoch"] == 1 and m["subscribed_topic_names"] == ["orders"]
+    assert m["member_id"] == "m1" and m["member_epoch"] == 2 and m["subscribed_topic_names"] == ["orders"]
     assert m["assignment"] == {"topic_partitions": [{"topic_id": topic_id("orders"), "topic_name": "orders",
                                                      "partitions": [0, 1, 2, 3, 4, 5]}]}
     assert m["target_assignment"] == m["assignment"]
@@ -80,7 +80,7 @@ def test_consumer_group_describe(h):
 
 def test_delete_groups_refuses_a_group_with_members_and_deletes_an_empty_one(h):
     h.cg_join("cg", "m1")
-    h.commit("cg", {("orders", 0): 1}, generation=1, member_id="m1", version=9)
+    h.commit("cg", {("orders", 0): 1}, generation=2, member_id="m1", version=9)
     assert h.delete_group("cg") == ErrorCode.non_empty_group
     h.cg("cg", "m1", -1)
     assert h.delete_group("cg") == ErrorCode.none
@@ -92,11 +92,11 @@ def test_delete_groups_refuses_a_group_with_members_and_deletes_an_empty_one(h):
 
 def test_offsets_of_an_empty_consumer_group_expire_and_the_group_goes(h):
     h.cg_join("cg", "m1")
-    h.commit("cg", {("payments", 0): 3}, generation=1, member_id="m1", version=9)
-    h.commit("cg", {("orders", 0): 3}, generation=1, member_id="m1", version=9)
+    h.commit("cg", {("payments", 0): 3}, generation=2, member_id="m1", version=9)
+    h.commit("cg", {("orders", 0): 3}, generation=2, member_id="m1", version=9)
     for _ in range(4):  # 80 s: past the one-minute retention, the member heartbeating all along
         h.advance(20_000)
-        assert h.cg("cg", "m1", 1)["error_code"] == ErrorCode.none
+        assert h.cg("cg", "m1", 2)["error_code"] == ErrorCode.none
     # Still a member subscribed to orders: only the offsets of the unsubscribed topic expire.
     assert h.committed("cg") == {("orders", 0): 3}
     h.cg("cg", "m1", -1)

@@ -25,37 +25,38 @@ def owned(partitions) -> dict:
     return {"orders": list(partitions)}
 
 
-def test_the_first_member_gets_every_partition_at_group_epoch_one(h):
+def test_the_first_member_gets_every_partition_at_group_epoch_two(h):
+    """A new group starts at epoch 1 (Kafka 4.3's ModernGroup), so its first member joins at epoch 2."""
     r = h.cg_join("g", "m1")
     assert r["error_code"] == ErrorCode.none
-    assert (r["member_id"], r["member_epoch"]) == ("m1", 1)
+    assert (r["member_id"], r["member_epoch"]) == ("m1", 2)
     assert r["heartbeat_interval"] == 5000
     assert assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}
     group = h.cg_group("g")
-    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (1, 1, "Stable")
+    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (2, 2, "Stable")
 
 
 def test_two_members_split_the_partitions_after_the_first_revokes(h):
     h.cg_join("g", "m1")
     r2 = h.cg_join("g", "m2")
-    # m2 is at epoch 2 but gets nothing yet: m1 still owns everything.
-    assert r2["member_epoch"] == 2
+    # m2 is at epoch 3 but gets nothing yet: m1 still owns everything.
+    assert r2["member_epoch"] == 3
     assert assigned(r2) == {}
     assert h.cg_group("g").members["m2"].state is MemberState.UNRELEASED_PARTITIONS
     assert h.cg_group("g").state.value == "Reconciling"
-    # m1 is told to keep half of them, staying at epoch 1 until it has revoked the others.
-    r1 = h.cg("g", "m1", 1)
-    assert r1["member_epoch"] == 1
+    # m1 is told to keep half of them, staying at epoch 2 until it has revoked the others.
+    r1 = h.cg("g", "m1", 2)
+    assert r1["member_epoch"] == 2
     kept = assigned(r1)[ORDERS]
     assert len(kept) == 3
     assert h.cg_group("g").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
     # m2 still waits: the partitions are not released yet.
-    assert assigned(h.cg("g", "m2", 2)) is None
-    # m1 acknowledges by heartbeating with only what it kept: it moves to epoch 2.
-    r1 = h.cg("g", "m1", 1, owned=owned(kept))
-    assert r1["member_epoch"] == 2
+    assert assigned(h.cg("g", "m2", 3)) is None
+    # m1 acknowledges by heartbeating with only what it kept: it moves to epoch 3.
+    r1 = h.cg("g", "m1", 2, owned=owned(kept))
+    assert r1["member_epoch"] == 3
     # m2 gets the released half.
-    r2 = h.cg("g", "m2", 2)
+    r2 = h.cg("g", "m2", 3)
     assert sorted(assigned(r2)[ORDERS]) == sorted(set(range(6)) - set(kept))
     assert h.cg_group("g").state.value == "Stable"
 
@@ -63,16 +64,16 @@ def test_two_members_split_the_partitions_after_the_first_revokes(h):
 def form_two(h):
     h.cg_join("g", "m1")
     h.cg_join("g", "m2")
-    kept = assigned(h.cg("g", "m1", 1))[ORDERS]
-    h.cg("g", "m1", 1, owned=owned(kept))
-    rest = assigned(h.cg("g", "m2", 2))[ORDERS]
+    kept = assigned(h.cg("g", "m1", 2))[ORDERS]
+    h.cg("g", "m1", 2, owned=owned(kept))
+    rest = assigned(h.cg("g", "m2", 3))[ORDERS]
     return kept, rest
 
 
 def test_a_third_member_gets_partitions_only_after_the_others_revoke(h):
     kept1, kept2 = form_two(h)
     r3 = h.cg_join("g", "m3")
-    assert r3["member_epoch"] == 3 and assigned(r3) == {}
+    assert r3["member_epoch"] == 4 and assigned(r3) == {}
     group = h.cg_group("g")
     # Nobody owns a partition another member owns, at every step.
     def no_double_owner():
@@ -81,24 +82,24 @@ def test_a_third_member_gets_partitions_only_after_the_others_revoke(h):
             for tp in m.owned_partitions():
                 assert tp not in seen, (tp, seen[tp], m.member_id)
                 seen[tp] = m.member_id
-    r1 = h.cg("g", "m1", 2)
+    r1 = h.cg("g", "m1", 3)
     new1 = assigned(r1)[ORDERS]
     assert len(new1) == 2 and set(new1) <= set(kept1)
     no_double_owner()
-    r3 = h.cg("g", "m3", 3)
+    r3 = h.cg("g", "m3", 4)
     assert r3["assignment"] is None  # still nothing released
-    h.cg("g", "m1", 2, owned=owned(new1))
+    h.cg("g", "m1", 3, owned=owned(new1))
     no_double_owner()
-    r3 = h.cg("g", "m3", 3)
+    r3 = h.cg("g", "m3", 4)
     assert len(assigned(r3)[ORDERS]) == 1  # only what m1 released so far
-    r2 = h.cg("g", "m2", 2)
+    r2 = h.cg("g", "m2", 3)
     new2 = assigned(r2)[ORDERS]
-    h.cg("g", "m2", 2, owned=owned(new2))
-    r3 = h.cg("g", "m3", 3)
+    h.cg("g", "m2", 3, owned=owned(new2))
+    r3 = h.cg("g", "m3", 4)
     assert len(assigned(r3)[ORDERS]) == 2
     no_double_owner()
     assert group.state.value == "Stable"
-    assert {m.member_epoch for m in group.members.values()} == {3}
+    assert {m.member_epoch for m in group.members.values()} == {4}
 
 
 def test_a_member_leaving_hands_its_partitions_to_the_others(h):
@@ -106,10 +107,10 @@ def test_a_member_leaving_hands_its_partitions_to_the_others(h):
     r = h.cg("g", "m2", -1)
     assert (r["error_code"], r["member_id"], r["member_epoch"]) == (ErrorCode.none, "m2", -1)
     group = h.cg_group("g")
-    assert "m2" not in group.members and group.group_epoch == 3
+    assert "m2" not in group.members and group.group_epoch == 4
     assert group.state.value == "Assigning"
-    r1 = h.cg("g", "m1", 2)
-    assert r1["member_epoch"] == 3
+    r1 = h.cg("g", "m1", 3)
+    assert r1["member_epoch"] == 4
     assert assigned(r1) == {ORDERS: [0, 1, 2, 3, 4, 5]}
 
 
@@ -140,16 +141,16 @@ def test_members_subscribed_to_different_topics_get_only_their_topics(h):
 
 def test_an_assignment_is_sent_only_when_it_changed_or_the_request_is_full(h):
     h.cg_join("g", "m1")
-    assert h.cg("g", "m1", 1)["assignment"] is None
-    full = h.cg("g", "m1", 1, topics=("orders",), owned=owned(range(6)), rebalance=30_000)
+    assert h.cg("g", "m1", 2)["assignment"] is None
+    full = h.cg("g", "m1", 2, topics=("orders",), owned=owned(range(6)), rebalance=30_000)
     assert assigned(full) == {ORDERS: [0, 1, 2, 3, 4, 5]}
 
 
 def test_a_new_topic_partition_count_bumps_the_group_epoch(h):
     h.cg_join("g", "m1")
     h.topics.partitions["orders"] = 8
-    r = h.cg("g", "m1", 1)
-    assert r["member_epoch"] == 2
+    r = h.cg("g", "m1", 2)
+    assert r["member_epoch"] == 3
     assert assigned(r) == {ORDERS: list(range(8))}
 
 
@@ -161,5 +162,5 @@ def test_regex_subscriptions_resolve_against_the_topic_catalog(h):
 def test_an_empty_regex_means_no_regex(h):
     r = h.cg("g", "m1", 0, topics=("orders",), regex="", owned={}, rebalance=30_000)
     assert r["error_code"] == ErrorCode.none
-    assert h.cg_group("g").members["m1"].subscribed_topic_regex is None
+    assert h.cg_group("g").members["m1"].subscribed_topic_regex == ""
     assert assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}

@@ -51,11 +51,11 @@ def test_a_silent_member_is_removed_after_its_session_timeout(h):
     h.cg_join("g", "m1")
     h.cg_join("g", "m2")
     h.advance(30_000)
-    h.cg("g", "m1", 1)  # m1 keeps its session alive; m2 stays silent
+    h.cg("g", "m1", 2)  # m1 keeps its session alive; m2 stays silent
     h.advance(15_001)
     group = h.cg_group("g")
     assert set(group.members) == {"m1"}
-    assert group.group_epoch == 3
+    assert group.group_epoch == 4
     assert ("expired", "g", "m2") in h.observer.events
     h.advance(30_000)
     assert set(group.members) == set()  # m1 went silent as well
@@ -64,28 +64,28 @@ def test_a_silent_member_is_removed_after_its_session_timeout(h):
 def test_a_member_that_does_not_revoke_in_time_is_fenced(h):
     h.cg_join("g", "m1", rebalance=10_000)
     h.cg_join("g", "m2")
-    h.cg("g", "m1", 1)  # told to revoke
+    h.cg("g", "m1", 2)  # told to revoke
     assert h.cg_group("g").members["m1"].state is MemberState.UNREVOKED_PARTITIONS
     h.advance(5_000)
-    h.cg("g", "m1", 1)  # heartbeats but keeps owning what it must revoke (no owned list)
+    h.cg("g", "m1", 2)  # heartbeats but keeps owning what it must revoke (no owned list)
     h.advance(5_001)
     assert "m1" not in h.cg_group("g").members
-    r = h.cg("g", "m1", 1)
+    r = h.cg("g", "m1", 2)
     assert r["error_code"] == ErrorCode.unknown_member_id
     # m2 can now have every partition.
-    r2 = h.cg("g", "m2", 2)
-    assert r2["member_epoch"] == 3
+    r2 = h.cg("g", "m2", 3)
+    assert r2["member_epoch"] == 4
     assert {tp["topic_id"]: sorted(tp["partitions"]) for tp in r2["assignment"]["topic_partitions"]} == {ORDERS: list(range(6))}
 
 
 def test_revoking_in_time_cancels_the_rebalance_timeout(h):
     h.cg_join("g", "m1", rebalance=10_000)
     h.cg_join("g", "m2")
-    h.cg("g", "m1", 1)
+    h.cg("g", "m1", 2)
     kept = sorted(next(iter(h.cg_group("g").members["m1"].assigned.values())))
-    h.cg("g", "m1", 1, owned={"orders": kept})
+    h.cg("g", "m1", 2, owned={"orders": kept})
     h.advance(10_001)
-    h.cg("g", "m2", 2)
+    h.cg("g", "m2", 3)
     h.advance(10_000)
     assert set(h.cg_group("g").members) == {"m1", "m2"}
 
@@ -106,7 +106,7 @@ def test_a_restarted_shard_replays_the_same_consumer_groups(h):
     h.commit("g", {("orders", 1): 7})
     h.cg_join("g", "m1")
     h.cg_join("g", "m2", assignor="range")
-    h.cg("g", "m1", 1)  # mid-rebalance: m1 has partitions pending revocation, m2 waits for them
+    h.cg("g", "m1", 2)  # mid-rebalance: m1 has partitions pending revocation, m2 waits for them
     h.cg_join("other", "x")
     h.cg("other", "x", -1)
     before = snapshot(h.shard)
@@ -115,8 +115,8 @@ def test_a_restarted_shard_replays_the_same_consumer_groups(h):
     assert snapshot(h.shard) == before
     # The restarted shard goes on from there: m1 revokes and m2 gets its partitions.
     kept = sorted(next(iter(h.cg_group("g").members["m1"].assigned.values())))
-    assert h.cg("g", "m1", 1, owned={"orders": kept})["member_epoch"] == 2
-    assert h.cg("g", "m2", 2)["assignment"] is not None
+    assert h.cg("g", "m1", 2, owned={"orders": kept})["member_epoch"] == 3
+    assert h.cg("g", "m2", 3)["assignment"] is not None
 
 
 def test_after_a_restart_members_get_a_full_session(h):
