@@ -543,3 +543,27 @@ async def consumer_group_commit_with_the_previous_epoch(s: Session) -> None:
                            generation=a.epoch, member_id=a.member_id)
     await b.leave()
     await a.leave()
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_static_member_rejoins(s: Session) -> None:
+    """A static member leaves with epoch -2 and its instance comes back under a new member id."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-static", 2, labels)
+    group = await s.group("cg-static")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    a2 = await ConsumerMember.create(s, "A2", group, labels)
+    instance = "instance-a"
+    await a.join((topic,), instance_id=instance)
+    await a2.join((topic,), instance_id=instance, step="A2 joins with A's instance id while A is there")
+    await a2.send("A2 heartbeats with A's instance id", 2, instance_id=instance)
+    await a.send("A heartbeats with an unknown instance id", a.epoch, instance_id="instance-unknown")
+    await a.send("A leaves temporarily", -2, instance_id=instance)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe while A is away", group, labels)
+    await a2.join((topic,), instance_id=instance, step="A2 takes A's place")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after A2 took A's place", group, labels)
+    await a.send("A heartbeats after it was replaced", a.epoch, instance_id=instance)
+    await a2.send("A2 leaves for good", -1, instance_id=instance)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after A2 left", group, labels)

@@ -36,6 +36,7 @@ class ConsumerGroup:
     group_epoch: int = INITIAL_EPOCH
     assignment_epoch: int = INITIAL_EPOCH
     members: dict[str, ConsumerMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)  # instance id -> member id
     target: dict[str, Assignment] = field(default_factory=dict)  # member id -> target assignment
     partition_epochs: dict[tuple[uuid.UUID, int], int] = field(default_factory=dict)
     # {topic name: partition count} the last epoch bump saw; in memory only (Kafka 4.x keeps a hash of it).
@@ -65,6 +66,10 @@ class ConsumerGroup:
     def is_subscribed_to(self, topic: str) -> bool:
         return any(topic in m.subscribed_topic_names for m in self.members.values())
 
+    def static_member(self, instance_id: str) -> ConsumerMember | None:
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
     def current_partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         """The epoch of the member owning the partition, or -1 when nobody does."""
         return self.partition_epochs.get((topic_id, partition), -1)
@@ -75,6 +80,8 @@ class ConsumerGroup:
         if old is not None:
             self._release(old)
         self.members[member.member_id] = member
+        if member.instance_id is not None:
+            self.static_members[member.instance_id] = member.member_id
         for tp in member.owned_partitions():
             self.partition_epochs[tp] = member.member_epoch
 
@@ -82,6 +89,8 @@ class ConsumerGroup:
         member = self.members.pop(member_id, None)
         if member is not None:
             self._release(member)
+            if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
+                del self.static_members[member.instance_id]
         return member
 
     def _release(self, member: ConsumerMember) -> None:

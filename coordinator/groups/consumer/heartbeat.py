@@ -19,7 +19,7 @@ from coordinator.dataplane.topic_ids import random_topic_id, to_kafka_string
 from coordinator.groups.consumer import assignors, records, replay
 from coordinator.groups.consumer.group import ConsumerGroup
 from coordinator.groups.consumer.member import (
-    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Assignment,
     ConsumerMember,
     MemberState,
@@ -218,14 +218,37 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
                              f"The consumer group has reached its maximum capacity of {max_size} members.")
     member_id = req.member_id or kafka_uuid()
     owned = _owned(req)
-    member = existing.members.get(member_id) if existing is not None else None
-    if member is None:
-        if req.member_epoch != 0:
-            raise HeartbeatError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {req.group_id}.")
-        member = ConsumerMember(member_id=member_id)
-        shard.log.info("member joins the consumer group", group_id=req.group_id, member_id=member_id)
+    replaced: ConsumerMember | None = None
+    static = existing.static_member(req.instance_id) if existing is not None and req.instance_id is not None else None
+    if req.instance_id is not None and req.member_epoch != 0:
+        if static is None:
+            raise HeartbeatError(ErrorCode.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
+        _check_instance_not_fenced(static, req)
+        _check_epoch(static, req.member_epoch, owned)
+        member = static
+    elif static is not None:
+        # A static member (re)joins: it takes the place of the instance's member if that one left with epoch -2.
+        if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise HeartbeatError(
+                ErrorCode.unreleased_instance_id,
+                f"Static member {member_id} with instance id {req.instance_id} cannot join the group because the "
+                f"instance id is owned by {static.member_id} member.",
+            )
+        replaced = static
+        member = _copy(static)
+        member.member_id, member.member_epoch, member.previous_member_epoch = member_id, 0, 0
+        shard.log.info("static member rejoins the consumer group", group_id=req.group_id, member_id=member_id,
+                       replaces=static.member_id, instance_id=req.instance_id)
     else:
-        _check_epoch(member, req.member_epoch, owned)
+        member = existing.members.get(member_id) if existing is not None else None
+        if member is None:
+            if req.member_epoch != 0:
+                raise HeartbeatError(ErrorCode.unknown_member_id,
+                                     f"Member {member_id} is not a member of group {req.group_id}.")
+            member = ConsumerMember(member_id=member_id)
+            shard.log.info("member joins the consumer group", group_id=req.group_id, member_id=member_id)
+        elif req.instance_id is None:
+            _check_epoch(member, req.member_epoch, owned)
 
     # ---- nothing can fail from here on: build and apply the records
     if existing is None:
@@ -237,6 +260,8 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         group = replay.get_or_create(shard, req.group_id, now)
     else:
         group = existing
+    if replaced is not None:
+        replace_member(shard, group, replaced, member, fx, now)
 
     updated = _copy(member)
     if req.instance_id is not None:
@@ -294,6 +319,29 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
     return response
 
 
+def _check_instance_not_fenced(static: ConsumerMember, req: ConsumerGroupHeartbeat) -> None:
+    if static.member_id != req.member_id:
+        raise HeartbeatError(
+            ErrorCode.fenced_instance_id,
+            f"Static member {req.member_id} with instance id {req.instance_id} was fenced by member {static.member_id}.",
+        )
+
+
+def replace_member(shard: GroupShard, group: ConsumerGroup, old: ConsumerMember, new: ConsumerMember, fx: Effects,
+                   now: int) -> None:
+    """Kafka's replaceMember: the old member's records go, the new one inherits its target and assignment."""
+    gid = group.group_id
+    target = group.target.get(old.member_id, {})
+    emit(shard, fx, records.current_assignment_tombstone(gid, old.member_id), now)
+    emit(shard, fx, records.target_assignment_tombstone(gid, old.member_id), now)
+    emit(shard, fx, records.member_subscription_tombstone(gid, old.member_id), now)
+    emit(shard, fx, records.member_subscription(gid, new), now)
+    emit(shard, fx, records.target_assignment(gid, new.member_id, target), now)
+    emit(shard, fx, records.current_assignment(gid, new), now)
+    shard.timers.cancel((SESSION, gid, old.member_id))
+    shard.timers.cancel((REBALANCE, gid, old.member_id))
+
+
 def reconcile(shard: GroupShard, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, fx: Effects,
               now: int) -> None:
     """Kafka's maybeReconcile: write the member's new current assignment if it moved, and arm the rebalance timeout."""
@@ -321,9 +369,26 @@ def leave(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effects)
         if req.group_id in shard.groups and shard.groups[req.group_id].state is not GroupState.DEAD:
             raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
         raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} not found.")
-    member = group.members.get(req.member_id)
-    if member is None:
-        raise HeartbeatError(ErrorCode.unknown_member_id, f"Member {req.member_id} is not a member of group {req.group_id}.")
+    if req.instance_id is None:
+        member = group.members.get(req.member_id)
+        if member is None:
+            raise HeartbeatError(ErrorCode.unknown_member_id,
+                                 f"Member {req.member_id} is not a member of group {req.group_id}.")
+    else:
+        member = group.static_member(req.instance_id)
+        if member is None:
+            raise HeartbeatError(ErrorCode.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
+        _check_instance_not_fenced(member, req)
+        if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # Kafka's consumerGroupStaticMemberGroupLeave: the member stays, at epoch -2, keeping its partitions
+            # for the instance's next member until its session runs out.
+            shard.log.info("static member temporarily left the consumer group", group_id=group.group_id,
+                           member_id=member.member_id, instance_id=req.instance_id)
+            away = _copy(member)
+            away.member_epoch, away.pending_revocation = LEAVE_GROUP_STATIC_MEMBER_EPOCH, {}
+            emit(shard, fx, records.current_assignment(group.group_id, away), now)
+            return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": req.member_id,
+                    "member_epoch": req.member_epoch, "heartbeat_interval": 0, "assignment": None}
     shard.log.info("member left the consumer group", group_id=group.group_id, member_id=member.member_id)
     shard.observer.on_member_left(group.group_id, member.member_id, "left the consumer group")
     fence_member(shard, group, member, now, fx)

@@ -80,7 +80,11 @@ def apply(shard: GroupShard, key, value, now: int) -> None:
             return
         old = group.members.get(key.member_id)
         member = old if old is not None else ConsumerMember(member_id=key.member_id)
+        if old is not None and old.instance_id != value.instance_id and old.instance_id is not None:
+            group.static_members.pop(old.instance_id, None)
         member.instance_id = value.instance_id
+        if value.instance_id is not None:
+            group.static_members[value.instance_id] = key.member_id
         member.rack_id = value.rack_id
         member.client_id = value.client_id
         member.client_host = value.client_host
