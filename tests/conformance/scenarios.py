@@ -567,3 +567,23 @@ async def consumer_group_static_member_rejoins(s: Session) -> None:
     await a.send("A heartbeats after it was replaced", a.epoch, instance_id=instance)
     await a2.send("A2 leaves for good", -1, instance_id=instance)
     await describe_consumer_group_step(s, "ConsumerGroupDescribe after A2 left", group, labels)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_member_changes_its_subscription(s: Session) -> None:
+    """A member drops a topic from its subscription, then subscribes to it again."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    first, _ = await topic_with_id(s, "cg-first", 2, labels)
+    second, _ = await topic_with_id(s, "cg-second", 2, labels)
+    group = await s.group("cg-subscription")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((first, second))
+    await a.send("A drops the second topic", a.epoch, topics=(first,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after the change", group, labels)
+    await a.heartbeat(step="A heartbeats")
+    await a.send("A subscribes to both again, reporting what it owns", a.epoch, topics=(first, second),
+                 owned=tuple(a.owned.items()))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after subscribing again", group, labels)
+    await a.leave()

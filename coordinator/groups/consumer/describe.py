@@ -34,6 +34,10 @@ def _partitions(shard: GroupShard, assignment: Assignment) -> list[dict]:
     return out
 
 
+def _union(a: Assignment, b: Assignment) -> Assignment:
+    return {t: a.get(t, frozenset()) | b.get(t, frozenset()) for t in set(a) | set(b)}
+
+
 def describe(shard: GroupShard, group_id: str, include_authorized_operations: bool = False) -> dict:
     if shard.loading:
         return error_row(group_id, ErrorCode.coordinator_load_in_progress, None)
@@ -54,7 +58,8 @@ def describe(shard: GroupShard, group_id: str, include_authorized_operations: bo
             "client_host": m.client_host,
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "subscribed_topic_regex": m.subscribed_topic_regex,
-            "assignment": {"topic_partitions": _partitions(shard, m.assigned)},
+            # What the member holds: Kafka 4.3.1 shows partitions still pending revocation as part of it.
+            "assignment": {"topic_partitions": _partitions(shard, _union(m.assigned, m.pending_revocation))},
             "target_assignment": {"topic_partitions": _partitions(shard, group.target.get(m.member_id, {}))},
             "member_type": MEMBER_TYPE_CONSUMER,
         })

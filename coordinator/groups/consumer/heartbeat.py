@@ -249,6 +249,9 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
             shard.log.info("member joins the consumer group", group_id=req.group_id, member_id=member_id)
         elif req.instance_id is None:
             _check_epoch(member, req.member_epoch, owned)
+    if member.state is MemberState.UNKNOWN and (owned is None or owned):
+        raise HeartbeatError(ErrorCode.fenced_member_epoch, "The consumer group member is in a unknown state. "
+                                                            "The member must abandon all its partitions and rejoin.")
 
     # ---- nothing can fail from here on: build and apply the records
     if existing is None:
@@ -280,10 +283,11 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
 
     bump = False
     is_new = member_id not in group.members
+    subscription_changed = (updated.subscribed_topic_names != member.subscribed_topic_names
+                            or updated.subscribed_topic_regex != member.subscribed_topic_regex)
     if is_new or _metadata_differs(member, updated):
         emit(shard, fx, records.member_subscription(group.group_id, updated), now)
-        bump |= (updated.subscribed_topic_names != member.subscribed_topic_names
-                 or updated.subscribed_topic_regex != member.subscribed_topic_regex)
+        bump |= subscription_changed
     members_after = dict(group.members)
     members_after[member_id] = updated
     metadata = group_subscription_metadata(shard, members_after)
@@ -300,7 +304,7 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         update_target_assignment(shard, group, group.members, group_epoch, fx, now)
     updated = group.members[member_id]  # as replayed (the subscription record is applied already)
     before = _copy(updated)
-    reconcile(shard, group, updated, owned, fx, now)
+    reconcile(shard, group, updated, owned, fx, now, subscription_changed)
     after = group.members[member_id]
 
     shard.timers.schedule((SESSION, group.group_id, member_id), now + config.group_consumer_session_timeout_ms)
@@ -342,14 +346,24 @@ def replace_member(shard: GroupShard, group: ConsumerGroup, old: ConsumerMember,
     shard.timers.cancel((REBALANCE, gid, old.member_id))
 
 
+def subscribed_topic_ids(shard: GroupShard, member: ConsumerMember) -> frozenset:
+    ids = set()
+    for name in subscribed_names(shard, member):
+        found = resolve(shard.topics, name)
+        if found is not None:
+            ids.add(found[0])
+    return frozenset(ids)
+
+
 def reconcile(shard: GroupShard, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, fx: Effects,
-              now: int) -> None:
+              now: int, subscription_changed: bool = False) -> None:
     """Kafka's maybeReconcile: write the member's new current assignment if it moved, and arm the rebalance timeout."""
     target_epoch = group.assignment_epoch
-    if member.is_reconciled_to(target_epoch):
+    if not subscription_changed and member.is_reconciled_to(target_epoch):
         return
     target = group.target.get(member.member_id, {})
-    nxt = next_assignment(member, target_epoch, target, group.current_partition_epoch, owned)
+    nxt = next_assignment(member, target_epoch, target, group.current_partition_epoch, owned,
+                          subscribed_topic_ids(shard, member), subscription_changed)
     if same_assignment_state(nxt, member):
         return
     emit(shard, fx, records.current_assignment(group.group_id, nxt), now)

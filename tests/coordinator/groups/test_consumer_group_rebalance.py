@@ -164,3 +164,28 @@ def test_an_empty_regex_means_no_regex(h):
     assert r["error_code"] == ErrorCode.none
     assert h.cg_group("g").members["m1"].subscribed_topic_regex == ""
     assert assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}
+
+
+def test_dropping_a_topic_revokes_its_partitions_at_once_and_resubscribing_gets_them_back():
+    h = Harness(FakeTopics(orders=2, payments=2))
+    payments = topic_id("payments")
+    h.cg_join("g", "m1", topics=("orders", "payments"))
+    r = h.cg("g", "m1", 2, topics=("orders",))
+    assert r["member_epoch"] == 2  # still revoking: it keeps its epoch
+    assert assigned(r) == {ORDERS: [0, 1]}
+    member = h.cg_group("g").members["m1"]
+    assert member.state is MemberState.UNREVOKED_PARTITIONS and member.pending_revocation == {payments: frozenset({0, 1})}
+    # Subscribing again while it still holds them: they are its own, so not "unreleased".
+    r = h.cg("g", "m1", 2, topics=("orders", "payments"), owned={"orders": [0, 1]})
+    assert r["member_epoch"] == 4
+    assert assigned(r) == {ORDERS: [0, 1], payments: [0, 1]}
+    assert h.cg_group("g").members["m1"].state is MemberState.STABLE
+
+
+def test_a_member_in_an_unknown_state_is_fenced_unless_it_rejoins_empty(h):
+    h.cg_join("g", "m1")
+    h.cg_group("g").members["m1"].state = MemberState.UNKNOWN  # as if written by a newer coordinator
+    r = h.cg("g", "m1", 2)
+    assert (r["error_code"], r["error_message"]) == (
+        ErrorCode.fenced_member_epoch,
+        "The consumer group member is in a unknown state. The member must abandon all its partitions and rejoin.")
