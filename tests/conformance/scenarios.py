@@ -517,8 +517,16 @@ async def consumer_group_range_assignor(s: Session) -> None:
     topic, _ = await topic_with_id(s, "cg-range", 4, labels)
     group = await s.group("cg-range")
     a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
     await a.join((topic,), assignor="range")
     await describe_consumer_group_step(s, "ConsumerGroupDescribe with the range assignor", group, labels)
+    await b.join((topic,), assignor="range")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with two members", group, labels)
+    await a.heartbeat(step="A is told what to keep")
+    await a.heartbeat(step="A reports it revoked", ack=True)
+    await b.heartbeat(step="B gets its range")
+    await b.leave()
+    await a.heartbeat(step="A after B left")
     await a.leave()
 
 

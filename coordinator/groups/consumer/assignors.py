@@ -64,10 +64,12 @@ def range_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) ->
 def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
     """Balanced and sticky: members keep what they had while within their fair share, the rest is spread.
 
-    Fair share is computed over all partitions for homogeneous subscriptions; for
-    heterogeneous ones, partitions go to the least loaded subscribed member and
-    are then moved from the most to the least loaded member while that narrows
-    the gap by more than one partition.
+    Homogeneous subscriptions follow Kafka's UniformHomogeneousAssignmentBuilder
+    step for step (see _uniform_homogeneous). For heterogeneous ones, members keep
+    what they still subscribe to, the rest goes to the least loaded subscribed
+    member, and partitions then move from the most to the least loaded member
+    while that narrows the gap by more than one partition (Kafka's heterogeneous
+    builder follows the same goals with a different algorithm).
     """
     result = _empty(members)
     if not members:
@@ -84,31 +86,7 @@ def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) 
         owner[tp] = member_id
 
     if homogeneous:
-        subscribed = [(t, p) for t, p in all_partitions if t in ordered[0].topics]
-        quota, extra = divmod(len(subscribed), len(ordered))
-        # Members keep up to quota (+1 while extra slots remain) of the partitions they hold, in sorted order.
-        for m in ordered:
-            for t in sorted(m.current, key=str):
-                for p in sorted(m.current[t]):
-                    tp = (t, p)
-                    if t not in partitions or p >= partitions[t] or t not in m.topics or tp in owner:
-                        continue
-                    if load[m.member_id] < quota or (load[m.member_id] == quota and extra > 0):
-                        if load[m.member_id] == quota:
-                            extra -= 1
-                        give(m.member_id, tp)
-        for tp in subscribed:
-            if tp in owner:
-                continue
-            target = next(
-                (m for m in ordered if load[m.member_id] < quota),
-                None,
-            )
-            if target is None:
-                target = next(m for m in ordered if load[m.member_id] == quota and extra > 0)
-                extra -= 1
-            give(target.member_id, tp)
-        return _freeze(result)
+        return _uniform_homogeneous(ordered, partitions)
 
     for m in ordered:  # heterogeneous: keep what is still subscribed and exists
         for t in sorted(m.current, key=str):
@@ -133,4 +111,54 @@ def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) 
                 load[src] -= 1
                 give(dst, tp)
                 moved = True
+    return _freeze(result)
+
+
+def _uniform_homogeneous(ordered: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
+    """Kafka's UniformHomogeneousAssignmentBuilder, visiting members by id and topics by id.
+
+    Each member in turn gets the quota (the first ``total % members`` of them one
+    more), keeps what it holds up to it, and releases the rest; the partitions
+    nobody holds then fill the members below their quota, in order.
+    """
+    topics = sorted((t for t in ordered[0].topics if t in partitions), key=str)
+    if not topics:
+        return {m.member_id: {} for m in ordered}
+    held = {(t, p) for m in ordered for t, ps in m.current.items() if t in partitions for p in ps if p < partitions[t]}
+    unassigned = [(t, p) for t in topics for p in range(partitions[t]) if (t, p) not in held]
+    total = sum(partitions[t] for t in topics)
+    minimum, extra = divmod(total, len(ordered))
+    result: dict[str, dict[uuid.UUID, set[int]]] = {}
+    unfilled: list[tuple[str, int]] = []
+    for m in ordered:
+        quota = minimum
+        if extra > 0:
+            quota, extra = quota + 1, extra - 1
+        kept: dict[uuid.UUID, set[int]] = {}
+        for t in sorted(m.current, key=str):
+            ps = sorted(p for p in m.current[t] if t in partitions and p < partitions[t])
+            if t not in ordered[0].topics:
+                continue  # no longer subscribed: the whole topic goes
+            if len(ps) <= quota:
+                quota -= len(ps)
+                if ps:
+                    kept[t] = set(ps)
+                continue
+            for p in ps:
+                if quota > 0:
+                    quota -= 1
+                    kept.setdefault(t, set()).add(p)
+                else:
+                    unassigned.append((t, p))
+        result[m.member_id] = kept
+        if quota > 0:
+            unfilled.append((m.member_id, quota))
+    index = 0
+    for member_id, quota in unfilled:
+        for _ in range(quota):
+            if index >= len(unassigned):
+                break
+            t, p = unassigned[index]
+            index += 1
+            result[member_id].setdefault(t, set()).add(p)
     return _freeze(result)
