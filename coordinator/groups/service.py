@@ -36,7 +36,7 @@ from coordinator.groups.requests import (
     SyncGroup,
 )
 from coordinator.groups.shard import GroupShard, random_member_id
-from coordinator.groups.views import GroupView, group_view
+from coordinator.groups.views import GroupView, consumer_group_view, group_view
 from protocol.errors import ErrorCode
 from protocol.record_batch import decode_records, encode_batch
 from storage.config import CleanupPolicy, LogConfig
@@ -390,6 +390,8 @@ class GroupCoordinatorService:
         for rt in self._runtimes:
             for group in rt.shard.iter_groups():
                 yield group_view(group)
+            for cgroup in list(rt.shard.consumer_groups.values()):
+                yield consumer_group_view(cgroup)
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         return self.shard_for(group_id).committed_offsets(group_id)

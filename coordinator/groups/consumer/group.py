@@ -30,6 +30,18 @@ class ConsumerGroupState(enum.Enum):
     DEAD = "Dead"
 
 
+def state_of(group_epoch: int, assignment_epoch: int, members: tuple[ConsumerMember, ...]) -> ConsumerGroupState:
+    """Kafka's maybeUpdateGroupState: derived from the epochs and the members, never stored."""
+    if not members:
+        return ConsumerGroupState.EMPTY
+    if group_epoch > assignment_epoch:
+        return ConsumerGroupState.ASSIGNING
+    for m in members:
+        if m.member_epoch != assignment_epoch or m.state is not MemberState.STABLE:
+            return ConsumerGroupState.RECONCILING
+    return ConsumerGroupState.STABLE
+
+
 @dataclass(slots=True, eq=False)
 class ConsumerGroup:
     group_id: str
@@ -46,15 +58,7 @@ class ConsumerGroup:
 
     @property
     def state(self) -> ConsumerGroupState:
-        """Kafka's maybeUpdateGroupState: derived, never stored."""
-        if not self.members:
-            return ConsumerGroupState.EMPTY
-        if self.group_epoch > self.assignment_epoch:
-            return ConsumerGroupState.ASSIGNING
-        for m in self.members.values():
-            if m.member_epoch != self.assignment_epoch or m.state is not MemberState.STABLE:
-                return ConsumerGroupState.RECONCILING
-        return ConsumerGroupState.STABLE
+        return state_of(self.group_epoch, self.assignment_epoch, tuple(self.members.values()))
 
     @property
     def size(self) -> int:

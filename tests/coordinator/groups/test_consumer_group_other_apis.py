@@ -104,3 +104,13 @@ def test_offsets_of_an_empty_consumer_group_expire_and_the_group_goes(h):
     h.advance(20_000)
     assert h.committed("cg") == {}
     assert "cg" not in h.shard.consumer_groups
+
+
+def test_consumer_groups_are_seen_by_metrics_views(h):
+    from coordinator.groups.views import consumer_group_view
+
+    h.cg_join("cg", "m1")
+    h.commit("cg", {("orders", 0): 1}, generation=2, member_id="m1", version=9)
+    view = consumer_group_view(h.cg_group("cg"))
+    assert (view.state, view.protocol_type, view.generation, view.num_offsets) == ("Stable", "consumer", 2, 1)
+    assert [m.member_id for m in view.members] == ["m1"]
