@@ -121,8 +121,11 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
     error = request_error(shard, req.group_id) or ErrorCode.none
     consumer_group = shard.consumer_groups.get(req.group_id) if error == ErrorCode.none else None
     if consumer_group is not None:
-        error = consumer_offsets.fetch_error(consumer_group, req.member_id, req.member_epoch) or ErrorCode.none
-        offsets = consumer_group.offsets if error == ErrorCode.none else {}
+        member_error = consumer_offsets.fetch_error(consumer_group, req.member_id, req.member_epoch)
+        if member_error is not None:
+            # Kafka answers a member it refuses at the group level only, with no topics.
+            return {"group_id": req.group_id, "error_code": member_error, "topics": []}
+        offsets = consumer_group.offsets
     else:
         group = shard.groups.get(req.group_id) if error == ErrorCode.none else None
         offsets = group.offsets if group is not None and group.state is not GroupState.DEAD else {}

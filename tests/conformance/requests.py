@@ -156,13 +156,15 @@ def offset_commit(group_id: str, generation: int, member_id: str, offsets: dict[
         topics=tuple(m.OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in topics.items()))
 
 
-def offset_fetch(group_id: str, partitions: dict[str, tuple[int, ...]] | None, require_stable: bool = False):
-    """partitions=None asks for every committed offset of the group."""
-    m = schema(Api.OFFSET_FETCH)
+def offset_fetch(group_id: str, partitions: dict[str, tuple[int, ...]] | None, require_stable: bool = False, *,
+                 member_id: str | None = None, member_epoch: int = -1, version: int | None = None):
+    """partitions=None asks for every committed offset of the group; v9 may name a KIP-848 member."""
+    m = schema(Api.OFFSET_FETCH, version)
     topics = None if partitions is None else tuple(
         m.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in partitions.items())
-    return m.OffsetFetchRequest(groups=(m.OffsetFetchRequestGroup(group_id=group_id, topics=topics),),
-                                require_stable=require_stable)
+    group = build(m.OffsetFetchRequestGroup, group_id=group_id, topics=topics, member_id=member_id,
+                  member_epoch=member_epoch)
+    return m.OffsetFetchRequest(groups=(group,), require_stable=require_stable)
 
 
 def describe_groups(*group_ids: str):

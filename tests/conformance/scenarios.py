@@ -595,3 +595,26 @@ async def consumer_group_member_changes_its_subscription(s: Session) -> None:
                  owned=tuple(a.owned.items()))
     await describe_consumer_group_step(s, "ConsumerGroupDescribe after subscribing again", group, labels)
     await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
+async def consumer_group_offset_fetch_with_member_epoch(s: Session) -> None:
+    """OffsetFetch v9 names the member and its epoch; the coordinator checks them against the consumer group."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-fetch", 1, labels)
+    group = await s.group("cg-fetch")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    await s.commit_offsets("A commits", group, {(topic, 0): 11}, generation=a.epoch, member_id=a.member_id)
+    parts = {topic: (0,)}
+    await s.fetch_offsets("OffsetFetch v9 as A", group, parts, member_id=a.member_id, member_epoch=a.epoch, version=9)
+    await s.fetch_offsets("OffsetFetch v9 with a stale epoch", group, parts, member_id=a.member_id,
+                          member_epoch=a.epoch - 1, version=9)
+    await s.fetch_offsets("OffsetFetch v9 with a future epoch", group, parts, member_id=a.member_id,
+                          member_epoch=a.epoch + 1, version=9)
+    await s.fetch_offsets("OffsetFetch v9 of an unknown member", group, parts, member_id=s.name("member", "ghost"),
+                          member_epoch=a.epoch, version=9)
+    await s.fetch_offsets("OffsetFetch v9 without a member", group, parts, version=9)
+    await a.leave()
