@@ -618,3 +618,23 @@ async def consumer_group_offset_fetch_with_member_epoch(s: Session) -> None:
                           member_epoch=a.epoch, version=9)
     await s.fetch_offsets("OffsetFetch v9 without a member", group, parts, version=9)
     await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_DELETE, Api.OFFSET_FETCH)
+async def consumer_group_offset_delete(s: Session) -> None:
+    """OffsetDelete on a consumer group with a member: refused for the subscribed topic only."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    subscribed, _ = await topic_with_id(s, "cg-subscribed", 1, labels)
+    other, _ = await topic_with_id(s, "cg-other", 1, labels)
+    group = await s.group("cg-offset-delete")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((subscribed,))
+    await s.commit_offsets("A commits both topics", group, {(subscribed, 0): 3, (other, 0): 4}, generation=a.epoch,
+                           member_id=a.member_id)
+    await s.delete_offsets("OffsetDelete of both topics", group, {subscribed: (0,), other: (0,)})
+    await s.fetch_offsets("OffsetFetch after the delete", group, None)
+    await a.leave()
+    await s.delete_offsets("OffsetDelete once the group is empty", group, {subscribed: (0,)})
+    await s.fetch_offsets("OffsetFetch at the end", group, None)
