@@ -39,7 +39,7 @@ def message(s: Session, text: str | None) -> str | None:
         return None
     for raw, alias in sorted(s.transcript.aliases.items(), key=lambda kv: -len(kv[0])):
         text = text.replace(raw, f"<{alias}>")
-    return text
+    return text.replace(s.run_id, "<run>")
 
 
 def _assignment(labels: dict, topic_partitions, exact: bool) -> list:
@@ -109,7 +109,8 @@ async def describe_consumer_group(s: Session, step: str, group_id: str, topic_la
         facts.update(state=described.group_state, group_epoch=int(described.group_epoch),
                      assignment_epoch=int(described.assignment_epoch), assignor=described.assignor_name,
                      members=sorted([t.alias(m.member_id), int(m.member_epoch),
-                                     sorted(t.alias(n) for n in m.subscribed_topic_names), m.subscribed_topic_regex,
+                                     sorted(t.alias(n) for n in m.subscribed_topic_names),
+                                     message(s, m.subscribed_topic_regex),
                                      _assignment(topic_labels, m.assignment.topic_partitions, exact),
                                      _assignment(topic_labels, m.target_assignment.topic_partitions, exact),
                                      int(m.member_type)] for m in described.members))

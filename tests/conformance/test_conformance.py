@@ -24,6 +24,12 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "Kafka 4.3 keeps the epoch each partition was assigned at and accepts a commit from an older member epoch "
         "for partitions the member already held then (KIP-1251); groupcoord answers STALE_MEMBER_EPOCH to any "
         "epoch but the member's current one, as Kafka 4.0-4.2 do."),
+    "consumer_group_regex_subscription": (
+        "Kafka resolves a new SubscribedTopicRegex asynchronously (RE2J, ConsumerGroupRegularExpression records), "
+        "so the joining member first gets the current epoch and an empty assignment and the group epoch is bumped "
+        "once the regex is resolved; groupcoord resolves it with Python's re in the heartbeat itself (the member "
+        "gets its partitions at once) and writes no regex records. The message of an invalid regex ends with "
+        "Python's description of the error instead of RE2J's."),
 }
 
 _LIVE_KAFKA_TRANSCRIPTS: dict[str, list[Observation]] = {}

@@ -5,6 +5,8 @@ Runs before the request reaches a group, so an invalid request changes nothing.
 
 from __future__ import annotations
 
+import re
+
 from coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
 from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from protocol.errors import ErrorCode
@@ -45,4 +47,11 @@ def invalid(req: ConsumerGroupHeartbeat, supported_assignors: tuple[str, ...]) -
             ErrorCode.unsupported_assignor,
             f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: {', '.join(supported_assignors)}.",
         )
+    if req.subscribed_topic_regex:
+        try:
+            re.compile(req.subscribed_topic_regex)
+        except re.error as e:
+            # Kafka's text up to the colon; what follows is Python's description of the error, not RE2J's.
+            return (ErrorCode.invalid_regular_expression,
+                    f"SubscribedTopicRegex `{req.subscribed_topic_regex}` is not a valid regular expression: {e.msg}.")
     return None

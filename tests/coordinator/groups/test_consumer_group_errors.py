@@ -94,3 +94,10 @@ def test_an_empty_classic_group_gives_way_and_its_offsets_stay(h):
     assert r["error_code"] == ErrorCode.none
     assert "g" not in h.shard.groups
     assert h.committed("g") == {("orders", 0): 42}
+
+
+def test_an_invalid_regex_is_refused(h):
+    r = h.cg("g", "m", 0, regex="[", owned={}, rebalance=1000)
+    assert r["error_code"] == ErrorCode.invalid_regular_expression
+    assert r["error_message"].startswith("SubscribedTopicRegex `[` is not a valid regular expression: ")
+    assert "g" not in h.shard.consumer_groups
