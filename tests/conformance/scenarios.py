@@ -656,3 +656,47 @@ async def consumer_group_regex_subscription(s: Session) -> None:
     # No ConsumerGroupDescribe here: Kafka resolves the regex on a background thread, so whether the group
     # epoch was already bumped when a describe arrives is a race inside Kafka itself.
     await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT, Api.LEAVE_GROUP)
+async def classic_apis_on_a_consumer_group(s: Session) -> None:
+    """Classic-protocol requests naming a consumer group and its consumer-protocol members."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-classic-apis", 1, labels)
+    group = await s.group("cg-classic-apis")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await b.join((topic,), instance_id="instance-b")
+    classic = await s.member("C", group)
+    classic.member_id, classic.generation = a.member_id, a.epoch
+    await classic.heartbeat(step="classic Heartbeat as A")
+    await classic.sync({}, step="classic SyncGroup as A")
+    ghost = s.name("member", "ghost")
+    await classic.heartbeat(step="classic Heartbeat as an unknown member", member_id=ghost)
+    await classic.sync({}, step="classic SyncGroup as an unknown member", member_id=ghost)
+    await s.leave("LeaveGroup of A and of an unknown member", group,
+                  ((a.member_id, None), (s.name("member", "ghost"), None)))
+    await s.leave("LeaveGroup of B's instance with a wrong member id", group, ((a.member_id, "instance-b"),))
+    await s.leave("LeaveGroup of B's instance by an admin", group, (("", "instance-b"),))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after the leaves", group, labels)
+    await a.leave()
+    empty = await s.member("D", group)
+    await empty.join(step="D JoinGroup into the empty consumer group")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after D joined", group, labels)
+    await s.describe(group, "DescribeGroups after D joined")
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP)
+async def classic_join_into_a_consumer_group_with_members(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-mixed", 1, labels)
+    group = await s.group("cg-mixed")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    classic = await s.member("C", group)
+    await classic.join_once(step="C JoinGroup v9 into the consumer group")

@@ -24,6 +24,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "Kafka 4.3 keeps the epoch each partition was assigned at and accepts a commit from an older member epoch "
         "for partitions the member already held then (KIP-1251); groupcoord answers STALE_MEMBER_EPOCH to any "
         "epoch but the member's current one, as Kafka 4.0-4.2 do."),
+    "classic_join_into_a_consumer_group_with_members": (
+        "Kafka 4.x lets a classic-protocol member join a consumer group that has members (KIP-848 online "
+        "migration: the member is driven through JoinGroup/SyncGroup inside the consumer group); groupcoord does "
+        "not serve mixed groups and answers INCONSISTENT_GROUP_PROTOCOL."),
     "consumer_group_regex_subscription": (
         "Kafka resolves a new SubscribedTopicRegex asynchronously (RE2J, ConsumerGroupRegularExpression records), "
         "so the joining member first gets the current epoch and an empty assignment and the group epoch is bumped "
