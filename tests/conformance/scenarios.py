@@ -700,3 +700,26 @@ async def classic_join_into_a_consumer_group_with_members(s: Session) -> None:
     await a.join((topic,))
     classic = await s.member("C", group)
     await classic.join_once(step="C JoinGroup v9 into the consumer group")
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_rebalance_timeout_fences_a_member(s: Session) -> None:
+    """A member told to revoke partitions that keeps them past its rebalance timeout is fenced from the group."""
+    import asyncio
+
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-slow", 2, labels)
+    group = await s.group("cg-slow")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.send("A joins with a 2 s rebalance timeout", 0, topics=(topic,), owned=(), rebalance_timeout_ms=2000)
+    await b.join((topic,))
+    await a.heartbeat(step="A is told to revoke one partition", exact=False)
+    await a.send("A heartbeats still owning both", a.epoch, owned=((next(iter(a.owned)), (0, 1)),), exact=False)
+    await asyncio.sleep(3.5)  # past A's rebalance timeout; B's session (45 s) is not at risk
+    await a.heartbeat(step="A after its rebalance timeout")
+    await b.heartbeat(step="B then gets every partition")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe at the end", group, labels)
+    await b.leave()
