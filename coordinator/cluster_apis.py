@@ -17,12 +17,13 @@ from .server.dispatch import Dispatcher, RequestContext
 OFFSETS_TOPIC = "__consumer_offsets"
 METADATA_CACHE_SIZE = 256
 # KIP-511: software name/version must start and end with a letter or digit; inside, also '-' and '.'.
+ZERO_UUID = uuid.UUID(int=0)
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$")
 
 
 @dataclass(frozen=True, slots=True)
 class TopicInfo:
-    name: str
+    name: str | None
     topic_id: uuid.UUID
     partitions: int
     is_internal: bool = False
@@ -80,14 +81,27 @@ class ClusterApis:
 
     async def metadata(self, ctx: RequestContext, request: Any) -> EncodedBody:
         names: list[str] | None
+        unknown_ids: list[TopicInfo] = []
         if request.topics is None or (ctx.api_version == 0 and not request.topics):
             names = None  # all topics
         else:
-            names = [t.name for t in request.topics if t.name is not None]
+            names = []
+            for t in request.topics:
+                if t.name is not None:
+                    names.append(t.name)
+                    continue
+                # v10+: a topic asked for by id only (KIP-848 consumers learn their assignment as topic ids).
+                topic_id = getattr(t, "topic_id", None)
+                found = self.topics.by_id(topic_id) if topic_id not in (None, ZERO_UUID) and hasattr(self.topics, "by_id") else None
+                if found is not None:
+                    names.append(found.name)
+                else:
+                    unknown_ids.append(TopicInfo(None, topic_id or ZERO_UUID, 0, False, int(ErrorCode.unknown_topic_id)))
         auto_create = bool(getattr(request, "allow_auto_topic_creation", True))
         infos = self.topics.describe(names, auto_create)
         if hasattr(infos, "__await__"):
             infos = await infos
+        infos = list(infos) + unknown_ids
         # The answer depends only on the version and what the catalog said, so identical questions
         # (clients refresh metadata constantly) reuse one encoding.
         key = (ctx.api_version, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos))

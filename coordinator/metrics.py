@@ -30,7 +30,8 @@ REBALANCE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0
 # Appends and fsyncs are disk operations: tens of microseconds to a slow disk's hundreds of milliseconds.
 DISK_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 LOAD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0)
-KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
+                      "Assigning", "Reconciling")  # the last two: KIP-848 consumer groups
 
 
 class MemberEvent(enum.Enum):
@@ -269,7 +270,7 @@ class StateCollector(Collector):
         for state in sorted(set(KNOWN_GROUP_STATES) | set(by_state)):
             states.add_metric([state], by_state.get(state, 0))
         yield states
-        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all classic groups")
+        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic and consumer)")
         members.add_metric([], sum(_count(getattr(g, "members", ())) for g in groups))
         yield members
         yield self._lag(groups)

@@ -22,6 +22,7 @@ from coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
+from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from coordinator.groups.service import GroupCoordinatorService
 from protocol.errors import ErrorCode
 
@@ -39,6 +40,8 @@ API_VERSIONS: dict[int, tuple[str, int, int]] = {
     16: ("ListGroups", 0, 5),
     42: ("DeleteGroups", 0, 2),
     47: ("OffsetDelete", 0, 0),
+    68: ("ConsumerGroupHeartbeat", 0, 1),
+    69: ("ConsumerGroupDescribe", 0, 1),
 }
 
 KEY_TYPE_GROUP = 0
@@ -134,6 +137,26 @@ def _fetch_topics(topics: Any) -> tuple[tuple[str, tuple[int, ...]], ...] | None
     return tuple((t.name, tuple(int(p) for p in t.partition_indexes)) for t in topics)
 
 
+def consumer_heartbeat_request(ctx: Any, r: Any) -> ConsumerGroupHeartbeat:
+    owned = r.topic_partitions
+    names = r.subscribed_topic_names
+    return ConsumerGroupHeartbeat(
+        group_id=_str(r.group_id),
+        member_id=_str(r.member_id),
+        member_epoch=int(r.member_epoch),
+        instance_id=r.instance_id,
+        rack_id=r.rack_id,
+        rebalance_timeout_ms=_ms(r.rebalance_timeout),
+        subscribed_topic_names=None if names is None else tuple(str(n) for n in names),
+        subscribed_topic_regex=getattr(r, "subscribed_topic_regex", None),
+        server_assignor=r.server_assignor,
+        topic_partitions=None if owned is None else tuple((tp.topic_id, tuple(int(p) for p in tp.partitions)) for tp in owned),
+        client_id=ctx.client_id or "",
+        client_host="/" + ctx.client_host if ctx.client_host and not ctx.client_host.startswith("/") else (ctx.client_host or ""),
+        version=ctx.api_version,
+    )
+
+
 # ---------------------------------------------------------------------------- registration
 
 
@@ -179,7 +202,13 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
     async def offset_fetch(ctx: Any, r: Any) -> dict:
         require_stable = bool(getattr(r, "require_stable", False))
         if ctx.api_version >= OFFSET_FETCH_MULTI_GROUP_VERSION:
-            groups = [await service.fetch_offsets(OffsetFetch(_str(g.group_id), _fetch_topics(g.topics), require_stable)) for g in r.groups]
+            groups = [
+                await service.fetch_offsets(OffsetFetch(
+                    _str(g.group_id), _fetch_topics(g.topics), require_stable,
+                    getattr(g, "member_id", None), int(getattr(g, "member_epoch", -1)),
+                ))
+                for g in r.groups
+            ]
             return {"throttle_time": 0, "groups": groups}
         result = await service.fetch_offsets(OffsetFetch(_str(r.group_id), _fetch_topics(r.topics), require_stable))
         return {"throttle_time": 0, "topics": result["topics"], "error_code": result["error_code"]}
@@ -203,7 +232,16 @@ def register(dispatcher: Any, service: GroupCoordinatorService) -> None:
         topics = tuple((t.name, tuple(int(p.partition_index) for p in t.partitions)) for t in r.topics)
         return await service.delete_offsets(OffsetDelete(_str(r.group_id), topics))
 
+    def consumer_group_heartbeat(ctx: Any, r: Any) -> Any:
+        return service.consumer_group_heartbeat(consumer_heartbeat_request(ctx, r))
+
+    async def consumer_group_describe(ctx: Any, r: Any) -> dict:
+        groups = await service.describe_consumer_groups([_str(g) for g in r.group_ids], bool(r.include_authorized_operations))
+        return {"throttle_time": 0, "groups": groups}
+
     handlers = {
+        68: consumer_group_heartbeat,
+        69: consumer_group_describe,
         8: offset_commit,
         9: offset_fetch,
         10: find_coordinator,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from coordinator.groups import rebalance as rb
+from coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
@@ -25,6 +26,12 @@ def handle_join(shard: GroupShard, req: JoinGroup, token: Any, now: int) -> Effe
         fx.reply(token, rb.join_error(req.member_id, error))
         return fx
     is_unknown = req.member_id == ""
+    consumer_group = shard.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        if consumer_group.members or not is_unknown:
+            fx.reply(token, rb.join_error(req.member_id, consumer_classic_apis.JOIN_NON_EMPTY_ERROR))
+            return fx
+        consumer_classic_apis.convert_empty_to_classic(shard, consumer_group, now, fx)
     group = shard.groups.get(req.group_id)
     if group is None:
         if not is_unknown:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from coordinator.groups import rebalance as rb
+from coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.requests import LeaveGroup, LeavingMember
@@ -21,10 +22,16 @@ def handle_leave(shard: GroupShard, req: LeaveGroup, token: Any, now: int) -> Ef
     fx = Effects()
     top_error = _top_level_error(shard, req)
     results: list[dict] = []
+    consumer_group = shard.consumer_groups.get(req.group_id) if not shard.loading else None
+    if consumer_group is not None:
+        top_error = None
     if top_error is None:
-        group = shard.groups[req.group_id]
+        group = shard.groups.get(req.group_id)
         for leaving in req.members:
-            code = _leave_one(shard, group, leaving, now, fx)
+            if consumer_group is not None:
+                code = consumer_classic_apis.leave_one(shard, consumer_group, leaving, now, fx)
+            else:
+                code = _leave_one(shard, group, leaving, now, fx)
             results.append({"member_id": leaving.member_id, "group_instance_id": leaving.group_instance_id, "error_code": code})
         top_error = ErrorCode.none
         if req.version < BATCH_VERSION and results:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from coordinator.groups.consumer import offsets as consumer_offsets
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.records import offset_record
@@ -59,8 +60,13 @@ def _commit_group_error(shard: GroupShard, group: ClassicGroup | None, req: Offs
 
 def handle_offset_commit(shard: GroupShard, req: OffsetCommit, token: Any, now: int) -> Effects:
     fx = Effects()
-    group = shard.groups.get(req.group_id)
-    group_error = _commit_group_error(shard, group, req)
+    consumer_group = shard.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        group_error = request_error(shard, req.group_id) or consumer_offsets.commit_error(
+            consumer_group, req.member_id, req.generation_id, req.version)
+    else:
+        group = shard.groups.get(req.group_id)
+        group_error = _commit_group_error(shard, group, req)
     expire = None
     if req.version in RETENTION_TIME_VERSIONS and req.retention_time_ms != -1:
         expire = now + req.retention_time_ms
@@ -113,8 +119,16 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
     offsets to report (UNSTABLE_OFFSET_COMMIT cannot arise).
     """
     error = request_error(shard, req.group_id) or ErrorCode.none
-    group = shard.groups.get(req.group_id) if error == ErrorCode.none else None
-    offsets = group.offsets if group is not None and group.state is not GroupState.DEAD else {}
+    consumer_group = shard.consumer_groups.get(req.group_id) if error == ErrorCode.none else None
+    if consumer_group is not None:
+        member_error = consumer_offsets.fetch_error(consumer_group, req.member_id, req.member_epoch)
+        if member_error is not None:
+            # Kafka answers a member it refuses at the group level only, with no topics.
+            return {"group_id": req.group_id, "error_code": member_error, "topics": []}
+        offsets = consumer_group.offsets
+    else:
+        group = shard.groups.get(req.group_id) if error == ErrorCode.none else None
+        offsets = group.offsets if group is not None and group.state is not GroupState.DEAD else {}
     topics_out = []
     if req.topics is None:
         by_topic: dict[str, list[int]] = {}
@@ -133,9 +147,11 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
 
 def handle_offset_delete(shard: GroupShard, req: OffsetDelete, token: Any, now: int) -> Effects:
     fx = Effects()
-    group = shard.groups.get(req.group_id)
+    group = shard.consumer_groups.get(req.group_id) or shard.groups.get(req.group_id)
     error = request_error(shard, req.group_id)
-    if error is None:
+    if error is None and req.group_id in shard.consumer_groups:
+        pass  # Kafka's ConsumerGroup.validateOffsetDelete accepts any state; subscribed topics are refused below
+    elif error is None:
         if group is None or group.state is GroupState.DEAD:
             error = ErrorCode.group_id_not_found
         elif group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL_TYPE:

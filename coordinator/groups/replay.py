@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from coordinator.groups.consumer import replay as consumer_replay
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.member import ClassicMember
 from coordinator.groups.state import GroupState
@@ -32,13 +33,15 @@ def apply_record(shard: GroupShard, key, value, now: int) -> None:
         apply_group_metadata(shard, key, value, now)
     elif isinstance(key, UnknownKey):
         shard.log.warning("skipping record of unknown type", record_type=key.record_type)
+    elif consumer_replay.is_consumer_record(key):
+        consumer_replay.apply(shard, key, value, now)
     else:
-        # KIP-848 consumer-protocol groups are not served by this coordinator; their records are left in the log.
-        shard.log.debug("skipping consumer-protocol group record", record=type(key).__name__)
+        # Share/streams group records: those groups are not served by this coordinator; the records stay in the log.
+        shard.log.debug("skipping record of a group type not served", record=type(key).__name__)
 
 
 def apply_offset(shard: GroupShard, key: OffsetCommitKey, value: OffsetCommitValue | None, now: int) -> None:
-    group = shard.groups.get(key.group)
+    group = shard.consumer_groups.get(key.group) or shard.groups.get(key.group)
     if value is None:
         if group is not None:
             group.offsets.pop((key.topic, key.partition), None)

@@ -87,6 +87,8 @@ class OffsetFetch:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...] | None  # None = every committed partition
     require_stable: bool = False
+    member_id: str | None = None  # OffsetFetch v9+ (KIP-848): checked against a consumer group's members
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from coordinator.groups.admin import delete_group
+from coordinator.groups.consumer import offsets as consumer_offsets
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.records import offset_record
@@ -61,4 +62,18 @@ def expire_offsets(shard: GroupShard, now: int) -> Effects:
                 shard.observer.on_offsets_expired(group.group_id, len(expired))
         if group.state is GroupState.EMPTY and not group.offsets and not group.members:
             delete_group(shard, group, "empty group without offsets removed by the retention pass", now, fx)
+    for cgroup in list(shard.consumer_groups.values()):
+        # Kafka's ConsumerGroup expiration: from the commit time, for topics the group does not subscribe to.
+        subscribed = cgroup.subscribed_topic_names()
+        expired = [tp for tp, value in cgroup.offsets.items()
+                   if tp[0] not in subscribed and is_expired(value, value.commit_timestamp, now, retention_ms)]
+        for topic, partition in sorted(expired):
+            key, value = offset_record(cgroup.group_id, topic, partition, None)
+            fx.write(key, value)
+            apply_offset(shard, key, value, now)
+        if expired:
+            shard.log.info("offsets expired", group_id=cgroup.group_id, count=len(expired))
+            shard.observer.on_offsets_expired(cgroup.group_id, len(expired))
+        if not cgroup.members and not cgroup.offsets:
+            consumer_offsets.delete_group(shard, cgroup, now, fx)
     return fx

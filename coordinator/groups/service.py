@@ -20,6 +20,8 @@ import structlog
 
 from coordinator.groups.admin import described_error
 from coordinator.groups.clock import Clock, SystemClock
+from coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
+from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from coordinator.groups.effects import Effects
 from coordinator.groups.hashing import partition_for
 from coordinator.groups.observer import ObserverAdapter
@@ -34,7 +36,7 @@ from coordinator.groups.requests import (
     SyncGroup,
 )
 from coordinator.groups.shard import GroupShard, random_member_id
-from coordinator.groups.views import GroupView, group_view
+from coordinator.groups.views import GroupView, consumer_group_view, group_view
 from protocol.errors import ErrorCode
 from protocol.record_batch import decode_records, encode_batch
 from storage.config import CleanupPolicy, LogConfig
@@ -127,7 +129,7 @@ class GroupCoordinatorService:
         _log.info(
             "offsets partitions loaded",
             partitions=len(self._runtimes),
-            groups=sum(len(rt.shard.groups) for rt in self._runtimes),
+            groups=sum(len(rt.shard.groups) + len(rt.shard.consumer_groups) for rt in self._runtimes),
             seconds=round(time.perf_counter() - started, 4),
         )
         for rt in self._runtimes:
@@ -314,6 +316,23 @@ class GroupCoordinatorService:
             req.group_id, lambda s, t, now: s.handle_leave(req, t, now), lambda e: {"throttle_time": 0, "error_code": e, "members": []}
         )
 
+    def consumer_group_heartbeat(self, req: ConsumerGroupHeartbeat) -> asyncio.Future[dict]:
+        return self._run(req.group_id, lambda s, t, now: s.handle_consumer_group_heartbeat(req, t, now),
+                         lambda e: cg_heartbeat.error_response(e, None))
+
+    async def describe_consumer_groups(self, group_ids: list[str], include_authorized_operations: bool = False) -> list[dict]:
+        """Each group as of its shard's last durable write (answered behind that shard's pending appends)."""
+
+        async def one(group_id: str) -> dict:
+            def op(shard: GroupShard, token: Any, now: int) -> Effects:
+                fx = Effects()
+                fx.reply(token, shard.describe_consumer_group(group_id, include_authorized_operations))
+                return fx
+
+            return await self._run(group_id, op, lambda e: {**cg_describe.error_row(group_id, e, None)})
+
+        return list(await asyncio.gather(*(one(g) for g in group_ids)))
+
     def commit_offsets(self, req: OffsetCommit) -> asyncio.Future[dict]:
         def on_error(e: ErrorCode) -> dict:
             return {
@@ -375,6 +394,8 @@ class GroupCoordinatorService:
         for rt in self._runtimes:
             for group in rt.shard.iter_groups():
                 yield group_view(group)
+            for cgroup in list(rt.shard.consumer_groups.values()):
+                yield consumer_group_view(cgroup)
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         return self.shard_for(group_id).committed_offsets(group_id)

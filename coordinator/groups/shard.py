@@ -15,6 +15,9 @@ from typing import Any, Callable, Iterator
 import structlog
 
 from coordinator.groups import admin, heartbeat, join, leave, offsets, rebalance as rb, replay, retention, sync
+from coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
+from coordinator.groups.consumer.group import ConsumerGroup
+from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.observer import ObserverAdapter
@@ -54,6 +57,7 @@ class GroupShard:
         self.topics = topics
         self.observer = ObserverAdapter(observer)
         self.groups: dict[str, ClassicGroup] = {}
+        self.consumer_groups: dict[str, ConsumerGroup] = {}  # KIP-848 groups; a group id is in one of the two
         self.timers = TimerHeap()
         self.loading = False
         self.log = structlog.get_logger("groupcoord.groups").bind(shard=partition)
@@ -109,6 +113,12 @@ class GroupShard:
     def handle_delete_group(self, group_id: str, token: Any, now: int) -> Effects:
         return admin.handle_delete_group(self, group_id, token, now)
 
+    def handle_consumer_group_heartbeat(self, req: ConsumerGroupHeartbeat, token: Any, now: int) -> Effects:
+        return cg_heartbeat.handle(self, req, token, now)
+
+    def describe_consumer_group(self, group_id: str, include_authorized_operations: bool = False) -> dict:
+        return cg_describe.describe(self, group_id, include_authorized_operations)
+
     def fetch_offsets(self, req: OffsetFetch) -> dict:
         return offsets.fetch_offsets(self, req)
 
@@ -132,6 +142,9 @@ class GroupShard:
                 fx.extend(retention.expire_offsets(self, now))
                 self.timers.schedule((RETENTION,), now + self.config.offsets_retention_check_interval_ms)
                 continue
+            if kind in (cg_heartbeat.SESSION, cg_heartbeat.REBALANCE):
+                cg_heartbeat.on_timer(self, key, now, fx)
+                continue
             group = self.groups.get(key[1])
             if group is None:
                 continue
@@ -153,6 +166,7 @@ class GroupShard:
         """Forget everything and answer COORDINATOR_LOAD_IN_PROGRESS until ``finish_load``."""
         self.loading = True
         self.groups.clear()
+        self.consumer_groups.clear()
         self.timers = TimerHeap()
 
     def replay(self, key: Any, value: Any, now: int) -> None:
@@ -163,6 +177,7 @@ class GroupShard:
         for group in self.groups.values():
             for member in group.members.values():
                 rb.schedule_heartbeat(self, group, member, now)
+        cg_heartbeat.schedule_loaded(self, now)
         self.timers.schedule((RETENTION,), now + self.config.offsets_retention_check_interval_ms)
         self.loading = False
 
@@ -172,7 +187,7 @@ class GroupShard:
         return iter(list(self.groups.values()))
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
-        group = self.groups.get(group_id)
+        group = self.consumer_groups.get(group_id) or self.groups.get(group_id)
         if group is None:
             return {}
         return {tp: value.offset for tp, value in sorted(tuple(group.offsets.items()))}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from coordinator.groups import rebalance as rb
+from coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from coordinator.groups.effects import Effects
 from coordinator.groups.group import ClassicGroup
 from coordinator.groups.records import group_metadata_record
@@ -23,6 +24,9 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 
 def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effects:
     fx = Effects()
+    if req.group_id in shard.consumer_groups and not shard.loading:
+        fx.reply(token, rb.sync_error(consumer_classic_apis.SYNC_ERROR))
+        return fx
     group = member_group(shard, req.group_id)
     if isinstance(group, ErrorCode):
         fx.reply(token, rb.sync_error(group))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coordinator.groups.consumer.group import ConsumerGroup, state_of
 from coordinator.groups.group import ClassicGroup
 
 
@@ -41,5 +42,21 @@ def group_view(group: ClassicGroup) -> GroupView:
         members=tuple(
             MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.assignment) for m in members
         ),
+        num_offsets=len(group.offsets),
+    )
+
+
+def consumer_group_view(group: ConsumerGroup) -> GroupView:
+    """A KIP-848 group in the same shape: the group epoch stands for the generation; there is no leader, and
+    assignments live in the coordinator as topic ids, not as the classic protocol's opaque bytes."""
+    members = tuple(group.members.values())
+    return GroupView(
+        group_id=group.group_id,
+        state=state_of(group.group_epoch, group.assignment_epoch, members).value,
+        protocol_type="consumer",
+        protocol=None,
+        generation=group.group_epoch,
+        leader=None,
+        members=tuple(MemberView(m.member_id, m.instance_id, m.client_id, m.client_host, b"") for m in members),
         num_offsets=len(group.offsets),
     )

@@ -40,6 +40,8 @@ class Api(IntEnum):
     CREATE_TOPICS = 19
     DELETE_GROUPS = 42
     OFFSET_DELETE = 47
+    CONSUMER_GROUP_HEARTBEAT = 68
+    CONSUMER_GROUP_DESCRIBE = 69
 
 
 # The versions scenarios pin; the data-plane APIs are listed in Api only for the served-API guard.
@@ -57,6 +59,8 @@ DEFAULT_VERSIONS: dict[Api, int] = {
     Api.DELETE_GROUPS: 2,
     Api.OFFSET_DELETE: 0,
     Api.METADATA: 12,
+    Api.CONSUMER_GROUP_HEARTBEAT: 1,
+    Api.CONSUMER_GROUP_DESCRIBE: 1,
 }
 
 COORDINATOR_KEY_GROUP = 0
@@ -152,13 +156,15 @@ def offset_commit(group_id: str, generation: int, member_id: str, offsets: dict[
         topics=tuple(m.OffsetCommitRequestTopic(name=t, partitions=tuple(ps)) for t, ps in topics.items()))
 
 
-def offset_fetch(group_id: str, partitions: dict[str, tuple[int, ...]] | None, require_stable: bool = False):
-    """partitions=None asks for every committed offset of the group."""
-    m = schema(Api.OFFSET_FETCH)
+def offset_fetch(group_id: str, partitions: dict[str, tuple[int, ...]] | None, require_stable: bool = False, *,
+                 member_id: str | None = None, member_epoch: int = -1, version: int | None = None):
+    """partitions=None asks for every committed offset of the group; v9 may name a KIP-848 member."""
+    m = schema(Api.OFFSET_FETCH, version)
     topics = None if partitions is None else tuple(
         m.OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in partitions.items())
-    return m.OffsetFetchRequest(groups=(m.OffsetFetchRequestGroup(group_id=group_id, topics=topics),),
-                                require_stable=require_stable)
+    group = build(m.OffsetFetchRequestGroup, group_id=group_id, topics=topics, member_id=member_id,
+                  member_epoch=member_epoch)
+    return m.OffsetFetchRequest(groups=(group,), require_stable=require_stable)
 
 
 def describe_groups(*group_ids: str):
@@ -166,8 +172,8 @@ def describe_groups(*group_ids: str):
     return m.DescribeGroupsRequest(groups=group_ids, include_authorized_operations=False)
 
 
-def list_groups(states: tuple[str, ...] = ()):
-    return schema(Api.LIST_GROUPS).ListGroupsRequest(states_filter=states)
+def list_groups(states: tuple[str, ...] = (), types: tuple[str, ...] = (), version: int | None = None):
+    return build(schema(Api.LIST_GROUPS, version).ListGroupsRequest, states_filter=states, types_filter=types)
 
 
 def delete_groups(*group_ids: str):
@@ -193,3 +199,23 @@ def create_topic(name: str, partitions: int, timeout_ms: int = 30000):
         topics=(m.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1, assignments=(),
                                  configs=()),),
         timeout=timedelta(milliseconds=timeout_ms), validate_only=False)
+
+
+UNSET = object()
+
+
+def consumer_group_heartbeat(group_id: str, member_id: str, epoch: int, *, topics=None, regex=None, owned=None,
+                             rebalance_timeout_ms: int = -1, instance_id: str | None = None, assignor: str | None = None,
+                             version: int | None = None):
+    """KIP-848 ConsumerGroupHeartbeat; ``owned`` is a tuple of (topic id, partitions) or None (not sent)."""
+    m = schema(Api.CONSUMER_GROUP_HEARTBEAT, version)
+    return build(
+        m.ConsumerGroupHeartbeatRequest, group_id=group_id, member_id=member_id, member_epoch=epoch,
+        instance_id=instance_id, rack_id=None, rebalance_timeout=timedelta(milliseconds=rebalance_timeout_ms),
+        subscribed_topic_names=topics, subscribed_topic_regex=regex, server_assignor=assignor,
+        topic_partitions=None if owned is None else tuple(m.TopicPartitions(topic_id=t, partitions=tuple(ps)) for t, ps in owned))
+
+
+def consumer_group_describe(*group_ids: str):
+    return schema(Api.CONSUMER_GROUP_DESCRIBE).ConsumerGroupDescribeRequest(group_ids=group_ids,
+                                                                            include_authorized_operations=False)

@@ -400,3 +400,326 @@ async def rebalance_timeout_drops_the_laggard(s: Session) -> None:
     await c.joined(pending_c)
     await b.heartbeat(step="B Heartbeat after the rebalance finished without it")
     await s.describe(group)
+
+
+# ---------------------------------------------------------------------------------------------- KIP-848
+
+CONSUMER_APIS = (Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.CREATE_TOPICS, Api.METADATA)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_heartbeat_validation(s: Session) -> None:
+    """Requests refused before they reach a group, each with Kafka's code and message."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, topic_id = await topic_with_id(s, "cg-orders", 2, labels)
+    group = await s.group("cg-validation")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.send("join without a rebalance timeout", 0, topics=(topic,), owned=())
+    await a.send("join without topic partitions", 0, topics=(topic,), rebalance_timeout_ms=30000)
+    await a.send("join owning partitions", 0, topics=(topic,), rebalance_timeout_ms=30000, owned=((topic_id, (0,)),))
+    await a.send("join without a subscription", 0, owned=(), rebalance_timeout_ms=30000)
+    await a.send("join with an empty member id (v1)", 0, member_id="", topics=(topic,), owned=(), rebalance_timeout_ms=30000)
+    await a.send("join with a blank instance id", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000, instance_id=" ")
+    await a.send("join with an unknown assignor", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000, assignor="sticky")
+    await a.send("static leave without an instance id", -2)
+    await a.send("epoch -3", -3)
+    await a.send("heartbeat of a group that does not exist", 5)
+    await a.send("leave of a group that does not exist", -1)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe of a group that does not exist", group, labels)
+
+
+async def describe_consumer_group_step(s: Session, step: str, group: str, labels: dict, exact: bool = True) -> None:
+    from tests.conformance.consumer import describe_consumer_group
+
+    await describe_consumer_group(s, step, group, labels, exact)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_v0_generates_the_member_id(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-v0", 2, labels)
+    group = await s.group("cg-v0")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    a.member_id = ""
+    response = await a.send("A joins with v0 and no member id", 0, topics=(topic,), owned=(), rebalance_timeout_ms=30000,
+                            version=0)
+    a.member_id = response.member_id
+    s.transcript.record("the generated member id", length=len(response.member_id))
+    await a.send("A heartbeats with its generated id", a.epoch, version=0)
+    await a.send("A leaves", -1, version=0)
+
+
+@scenario(*CONSUMER_APIS, Api.LIST_GROUPS, Api.DELETE_GROUPS, Api.OFFSET_COMMIT)
+async def consumer_group_members_share_and_leave(s: Session) -> None:
+    """Two members split a topic: the second gets partitions only once the first has revoked them. Then
+    fencing, unknown members, the other group APIs on a consumer group, and the leaves."""
+    from tests.conformance.consumer import ConsumerMember, list_groups_typed, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-share", 4, labels)
+    group = await s.group("cg-share")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with A", group, labels)
+    await b.join((topic,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after B joined", group, labels, exact=False)
+    await list_groups_typed(s, "ListGroups v5 consumer while reconciling", ("consumer",))
+    await a.heartbeat(step="A is told what to keep", exact=False)
+    await b.heartbeat(step="B waits for the partitions", exact=False)
+    await a.heartbeat(step="A reports it revoked", ack=True, exact=False)
+    await b.heartbeat(step="B gets the released partitions", exact=False)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe once stable", group, labels, exact=False)
+    await a.heartbeat(step="A with a future epoch", epoch=a.epoch + 5)
+    await a.send("a member that never joined", a.epoch, member_id=s.name("member", "ghost"))
+    await s.commit_offsets("OffsetCommit with A's epoch", group, {(topic, 0): 5}, generation=a.epoch, member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit with a future epoch", group, {(topic, 0): 6}, generation=a.epoch + 1,
+                           member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit as an admin", group, {(topic, 0): 7})
+    await s.fetch_offsets("OffsetFetch of the consumer group", group, {topic: (0,)})
+    await s.describe(group, "DescribeGroups v5 of a consumer group")
+    await list_groups_typed(s, "ListGroups v5 classic", ("classic",))
+    await list_groups_typed(s, "ListGroups v5 consumer", ("consumer",))
+    await list_groups_typed(s, "ListGroups v5 stable", (), ("Stable",))
+    await s.delete_groups("DeleteGroups while members remain", group)
+    await b.leave()
+    await a.heartbeat(step="A after B left", exact=False)
+    await a.leave()
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe when empty", group, labels)
+    await a.heartbeat(step="A after it left")
+    await s.delete_groups("DeleteGroups of the empty group", group)
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP)
+async def consumer_group_heartbeat_on_a_classic_group(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-classic", 2, labels)
+    group = await s.group("cg-classic")
+    classic = await s.member("C", group)
+    await classic.form_group()
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,), step="A joins a classic group with a member")
+    await a.send("A heartbeats a classic group", 3)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe of a classic group", group, labels)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_range_assignor(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-range", 4, labels)
+    group = await s.group("cg-range")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,), assignor="range")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with the range assignor", group, labels)
+    await b.join((topic,), assignor="range")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe with two members", group, labels)
+    await a.heartbeat(step="A is told what to keep")
+    await a.heartbeat(step="A reports it revoked", ack=True)
+    await b.heartbeat(step="B gets its range")
+    await b.leave()
+    await a.heartbeat(step="A after B left")
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT)
+async def consumer_group_commit_with_the_previous_epoch(s: Session) -> None:
+    """A member that moved to a new epoch commits with the one before (its commit raced the heartbeat)."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-previous", 2, labels)
+    group = await s.group("cg-previous")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await b.join((topic,))
+    await a.heartbeat(step="A is told what to keep", exact=False)
+    await a.heartbeat(step="A reports it revoked", ack=True, exact=False)
+    kept = next(iter(a.owned.values()))[0]
+    await s.commit_offsets("OffsetCommit of a kept partition with the previous epoch", group, {(topic, kept): 5},
+                           generation=a.epoch - 1, member_id=a.member_id)
+    await s.commit_offsets("OffsetCommit of a kept partition with the current epoch", group, {(topic, kept): 6},
+                           generation=a.epoch, member_id=a.member_id)
+    await b.leave()
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_static_member_rejoins(s: Session) -> None:
+    """A static member leaves with epoch -2 and its instance comes back under a new member id."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-static", 2, labels)
+    group = await s.group("cg-static")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    a2 = await ConsumerMember.create(s, "A2", group, labels)
+    instance = "instance-a"
+    await a.join((topic,), instance_id=instance)
+    await a2.join((topic,), instance_id=instance, step="A2 joins with A's instance id while A is there")
+    await a2.send("A2 heartbeats with A's instance id", 2, instance_id=instance)
+    await a.send("A heartbeats with an unknown instance id", a.epoch, instance_id="instance-unknown")
+    await a.send("A leaves temporarily", -2, instance_id=instance)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe while A is away", group, labels)
+    await a2.join((topic,), instance_id=instance, step="A2 takes A's place")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after A2 took A's place", group, labels)
+    await a.send("A heartbeats after it was replaced", a.epoch, instance_id=instance)
+    await a2.send("A2 leaves for good", -1, instance_id=instance)
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after A2 left", group, labels)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_member_changes_its_subscription(s: Session) -> None:
+    """A member drops a topic from its subscription, then subscribes to it again."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    first, _ = await topic_with_id(s, "cg-first", 2, labels)
+    second, _ = await topic_with_id(s, "cg-second", 2, labels)
+    group = await s.group("cg-subscription")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((first, second))
+    await a.send("A drops the second topic", a.epoch, topics=(first,))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after the change", group, labels)
+    await a.heartbeat(step="A heartbeats")
+    await a.send("A subscribes to both again, reporting what it owns", a.epoch, topics=(first, second),
+                 owned=tuple(a.owned.items()))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after subscribing again", group, labels)
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
+async def consumer_group_offset_fetch_with_member_epoch(s: Session) -> None:
+    """OffsetFetch v9 names the member and its epoch; the coordinator checks them against the consumer group."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-fetch", 1, labels)
+    group = await s.group("cg-fetch")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    await s.commit_offsets("A commits", group, {(topic, 0): 11}, generation=a.epoch, member_id=a.member_id)
+    parts = {topic: (0,)}
+    await s.fetch_offsets("OffsetFetch v9 as A", group, parts, member_id=a.member_id, member_epoch=a.epoch, version=9)
+    await s.fetch_offsets("OffsetFetch v9 with a stale epoch", group, parts, member_id=a.member_id,
+                          member_epoch=a.epoch - 1, version=9)
+    await s.fetch_offsets("OffsetFetch v9 with a future epoch", group, parts, member_id=a.member_id,
+                          member_epoch=a.epoch + 1, version=9)
+    await s.fetch_offsets("OffsetFetch v9 of an unknown member", group, parts, member_id=s.name("member", "ghost"),
+                          member_epoch=a.epoch, version=9)
+    await s.fetch_offsets("OffsetFetch v9 without a member", group, parts, version=9)
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_DELETE, Api.OFFSET_FETCH)
+async def consumer_group_offset_delete(s: Session) -> None:
+    """OffsetDelete on a consumer group with a member: refused for the subscribed topic only."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    subscribed, _ = await topic_with_id(s, "cg-subscribed", 1, labels)
+    other, _ = await topic_with_id(s, "cg-other", 1, labels)
+    group = await s.group("cg-offset-delete")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((subscribed,))
+    await s.commit_offsets("A commits both topics", group, {(subscribed, 0): 3, (other, 0): 4}, generation=a.epoch,
+                           member_id=a.member_id)
+    await s.delete_offsets("OffsetDelete of both topics", group, {subscribed: (0,), other: (0,)})
+    await s.fetch_offsets("OffsetFetch after the delete", group, None)
+    await a.leave()
+    await s.delete_offsets("OffsetDelete once the group is empty", group, {subscribed: (0,)})
+    await s.fetch_offsets("OffsetFetch at the end", group, None)
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_regex_subscription(s: Session) -> None:
+    """A member subscribes with a regular expression instead of topic names."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-regex", 2, labels)
+    group = await s.group("cg-regex")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await b.send("B joins with an invalid regex", 0, regex="[", owned=(), rebalance_timeout_ms=30000)
+    await a.send("A joins with a regex", 0, regex=topic.replace("cg-regex", "cg-reg.x"), owned=(),
+                 rebalance_timeout_ms=30000)
+    # No ConsumerGroupDescribe here: Kafka resolves the regex on a background thread, so whether the group
+    # epoch was already bumped when a describe arrives is a race inside Kafka itself.
+    await a.leave()
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT, Api.LEAVE_GROUP)
+async def classic_apis_on_a_consumer_group(s: Session) -> None:
+    """Classic-protocol requests naming a consumer group and its consumer-protocol members."""
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-classic-apis", 1, labels)
+    group = await s.group("cg-classic-apis")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.join((topic,))
+    await b.join((topic,), instance_id="instance-b")
+    classic = await s.member("C", group)
+    classic.member_id, classic.generation = a.member_id, a.epoch
+    await classic.heartbeat(step="classic Heartbeat as A")
+    await classic.sync({}, step="classic SyncGroup as A")
+    ghost = s.name("member", "ghost")
+    await classic.heartbeat(step="classic Heartbeat as an unknown member", member_id=ghost)
+    await classic.sync({}, step="classic SyncGroup as an unknown member", member_id=ghost)
+    await s.leave("LeaveGroup of A and of an unknown member", group,
+                  ((a.member_id, None), (s.name("member", "ghost"), None)))
+    await s.leave("LeaveGroup of B's instance with a wrong member id", group, ((a.member_id, "instance-b"),))
+    await s.leave("LeaveGroup of B's instance by an admin", group, (("", "instance-b"),))
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after the leaves", group, labels)
+    await a.leave()
+    empty = await s.member("D", group)
+    await empty.join(step="D JoinGroup into the empty consumer group")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe after D joined", group, labels)
+    await s.describe(group, "DescribeGroups after D joined")
+
+
+@scenario(*CONSUMER_APIS, Api.JOIN_GROUP)
+async def classic_join_into_a_consumer_group_with_members(s: Session) -> None:
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-mixed", 1, labels)
+    group = await s.group("cg-mixed")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    classic = await s.member("C", group)
+    await classic.join_once(step="C JoinGroup v9 into the consumer group")
+
+
+@scenario(*CONSUMER_APIS)
+async def consumer_group_rebalance_timeout_fences_a_member(s: Session) -> None:
+    """A member told to revoke partitions that keeps them past its rebalance timeout is fenced from the group."""
+    import asyncio
+
+    from tests.conformance.consumer import ConsumerMember, topic_with_id
+
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "cg-slow", 2, labels)
+    group = await s.group("cg-slow")
+    a = await ConsumerMember.create(s, "A", group, labels)
+    b = await ConsumerMember.create(s, "B", group, labels)
+    await a.send("A joins with a 2 s rebalance timeout", 0, topics=(topic,), owned=(), rebalance_timeout_ms=2000)
+    await b.join((topic,))
+    await a.heartbeat(step="A is told to revoke one partition", exact=False)
+    await a.send("A heartbeats still owning both", a.epoch, owned=((next(iter(a.owned)), (0, 1)),), exact=False)
+    await asyncio.sleep(3.5)  # past A's rebalance timeout; B's session (45 s) is not at risk
+    await a.heartbeat(step="A after its rebalance timeout")
+    await b.heartbeat(step="B then gets every partition")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe at the end", group, labels)
+    await b.leave()

@@ -154,8 +154,10 @@ class Session:
                       if g.group_id.endswith(self.run_id))
         t.record(step, error=error_name(response.error_code), groups=[list(g) for g in ours])
 
-    async def fetch_offsets(self, step: str, group_id: str, partitions: dict[str, tuple[int, ...]] | None) -> None:
-        response = await self.admin(rq.offset_fetch(group_id, partitions))
+    async def fetch_offsets(self, step: str, group_id: str, partitions: dict[str, tuple[int, ...]] | None,
+                            **member: Any) -> None:
+        """``member`` (member_id, member_epoch, version=9) names a KIP-848 member, as OffsetFetch v9 may."""
+        response = await self.admin(rq.offset_fetch(group_id, partitions, **member))
         group = response.groups[0]
         t = self.transcript
         t.record(step, error=error_name(group.error_code), offsets=sorted(

@@ -15,7 +15,26 @@ from tests.conformance.transcript import Observation
 pytestmark = pytest.mark.timeout(120)
 
 # scenario name -> why groupcoord deliberately answers differently from Kafka.
-KNOWN_DIFFERENCES: dict[str, str] = {}
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "consumer_group_heartbeat_on_a_classic_group": (
+        "Kafka 4.x converts a classic group with members into a consumer group when a consumer-protocol member "
+        "joins (online upgrade, group.consumer.migration.policy=bidirectional); groupcoord does not migrate groups "
+        "and answers GROUP_ID_NOT_FOUND as Kafka does when the migration policy forbids the upgrade."),
+    "consumer_group_commit_with_the_previous_epoch": (
+        "Kafka 4.3 keeps the epoch each partition was assigned at and accepts a commit from an older member epoch "
+        "for partitions the member already held then (KIP-1251); groupcoord answers STALE_MEMBER_EPOCH to any "
+        "epoch but the member's current one, as Kafka 4.0-4.2 do."),
+    "classic_join_into_a_consumer_group_with_members": (
+        "Kafka 4.x lets a classic-protocol member join a consumer group that has members (KIP-848 online "
+        "migration: the member is driven through JoinGroup/SyncGroup inside the consumer group); groupcoord does "
+        "not serve mixed groups and answers INCONSISTENT_GROUP_PROTOCOL."),
+    "consumer_group_regex_subscription": (
+        "Kafka resolves a new SubscribedTopicRegex asynchronously (RE2J, ConsumerGroupRegularExpression records), "
+        "so the joining member first gets the current epoch and an empty assignment and the group epoch is bumped "
+        "once the regex is resolved; groupcoord resolves it with Python's re in the heartbeat itself (the member "
+        "gets its partitions at once) and writes no regex records. The message of an invalid regex ends with "
+        "Python's description of the error instead of RE2J's."),
+}
 
 _LIVE_KAFKA_TRANSCRIPTS: dict[str, list[Observation]] = {}
 

@@ -77,6 +77,11 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": str(config.group_initial_rebalance_delay_ms),
+        # KIP-848 groups: Kafka 4.3 computes a target assignment at most once a second, on a background
+        # thread; groupcoord computes it in the heartbeat that bumps the group epoch, which is Kafka with
+        # these two settings (its behaviour before 4.3).
+        "group.consumer.assignment.interval.ms": "0",
+        "group.consumer.assignor.offload.enable": "false",
         **config.extra,
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())

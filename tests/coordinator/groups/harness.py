@@ -8,10 +8,12 @@ once, or when a parked JoinGroup/SyncGroup completes). Time only moves through
 from __future__ import annotations
 
 import itertools
+import uuid
 from dataclasses import dataclass, field
 
 from coordinator.config import BrokerConfig
 from coordinator.groups.clock import ManualClock
+from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from coordinator.groups.effects import Effects
 from coordinator.groups.requests import (
     CommitPartition,
@@ -34,12 +36,34 @@ def subscription(*topics: str) -> bytes:
     return encode_subscription(Subscription(topics=tuple(topics)))
 
 
+@dataclass(frozen=True)
+class FakeTopic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+
+
+def topic_id(name: str) -> uuid.UUID:
+    """Fake topics have ids derived from their names, so tests can name them."""
+    return uuid.uuid5(uuid.NAMESPACE_DNS, name)
+
+
 class FakeTopics:
     def __init__(self, **partitions: int) -> None:
         self.partitions = dict(partitions)
 
     def partition_count(self, topic: str) -> int | None:
         return self.partitions.get(topic)
+
+    def get(self, name: str) -> FakeTopic | None:
+        count = self.partitions.get(name)
+        return None if count is None else FakeTopic(name, topic_id(name), count)
+
+    def by_id(self, tid: uuid.UUID) -> FakeTopic | None:
+        return next((self.get(n) for n in self.partitions if topic_id(n) == tid), None)
+
+    def names(self) -> list[str]:
+        return sorted(self.partitions)
 
 
 @dataclass
@@ -181,6 +205,28 @@ class Harness:
 
     def group(self, group: str):
         return self.shard.groups[group]
+
+    # ---------------------------------------------------------------- KIP-848 consumer groups
+
+    def cg(self, group: str, member_id: str, epoch: int, *, topics=None, regex=None, owned=None, rebalance: int = -1,
+           assignor: str | None = None, instance: str | None = None, version: int = 1) -> dict:
+        """One ConsumerGroupHeartbeat; ``owned`` is {topic name: partitions}."""
+        t = self._ticket()
+        req = ConsumerGroupHeartbeat(
+            group_id=group, member_id=member_id, member_epoch=epoch, instance_id=instance,
+            rebalance_timeout_ms=rebalance, subscribed_topic_names=None if topics is None else tuple(topics),
+            subscribed_topic_regex=regex, server_assignor=assignor,
+            topic_partitions=None if owned is None else tuple((topic_id(n), tuple(ps)) for n, ps in owned.items()),
+            client_id="client", client_host="/127.0.0.1", version=version,
+        )
+        self._apply(self.shard.handle_consumer_group_heartbeat(req, t.token, self.now))
+        return t.response
+
+    def cg_join(self, group: str, member_id: str, topics=("orders",), rebalance: int = 30_000, **kw) -> dict:
+        return self.cg(group, member_id, 0, topics=topics, owned={}, rebalance=rebalance, **kw)
+
+    def cg_group(self, group: str):
+        return self.shard.consumer_groups[group]
 
     # ---------------------------------------------------------------- time and restarts
 

@@ -1,0 +1,84 @@
+"""The ``__consumer_offsets`` records of a consumer group, as Kafka's GroupCoordinatorRecordHelpers builds them."""
+
+from __future__ import annotations
+
+from coordinator.groups.consumer.member import Assignment, ConsumerMember
+from storage.offsets_records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupCurrentMemberAssignmentValue,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMemberMetadataValue,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupMetadataValue,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMemberValue,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataValue,
+    TopicPartitions,
+)
+
+
+def topic_partitions(assignment: Assignment) -> tuple[TopicPartitions, ...]:
+    """Sorted, so the same assignment always encodes to the same bytes."""
+    return tuple(TopicPartitions(t, tuple(sorted(ps))) for t, ps in sorted(assignment.items(), key=lambda kv: str(kv[0])) if ps)
+
+
+def from_topic_partitions(items) -> Assignment:
+    return {tp.topic_id: frozenset(tp.partitions) for tp in items if tp.partitions}
+
+
+def group_epoch(group_id: str, epoch: int):
+    return ConsumerGroupMetadataKey(group_id), ConsumerGroupMetadataValue(epoch)
+
+
+def group_epoch_tombstone(group_id: str):
+    return ConsumerGroupMetadataKey(group_id), None
+
+
+def member_subscription(group_id: str, m: ConsumerMember):
+    value = ConsumerGroupMemberMetadataValue(
+        instance_id=m.instance_id,
+        rack_id=m.rack_id,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        subscribed_topic_names=tuple(m.subscribed_topic_names),
+        subscribed_topic_regex=m.subscribed_topic_regex,
+        rebalance_timeout_ms=m.rebalance_timeout_ms,
+        server_assignor=m.server_assignor,
+    )
+    return ConsumerGroupMemberMetadataKey(group_id, m.member_id), value
+
+
+def member_subscription_tombstone(group_id: str, member_id: str):
+    return ConsumerGroupMemberMetadataKey(group_id, member_id), None
+
+
+def target_assignment(group_id: str, member_id: str, assignment: Assignment):
+    return ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), ConsumerGroupTargetAssignmentMemberValue(topic_partitions(assignment))
+
+
+def target_assignment_tombstone(group_id: str, member_id: str):
+    return ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None
+
+
+def target_assignment_epoch(group_id: str, epoch: int):
+    return ConsumerGroupTargetAssignmentMetadataKey(group_id), ConsumerGroupTargetAssignmentMetadataValue(epoch)
+
+
+def target_assignment_epoch_tombstone(group_id: str):
+    return ConsumerGroupTargetAssignmentMetadataKey(group_id), None
+
+
+def current_assignment(group_id: str, m: ConsumerMember):
+    value = ConsumerGroupCurrentMemberAssignmentValue(
+        member_epoch=m.member_epoch,
+        previous_member_epoch=m.previous_member_epoch,
+        state=int(m.state),
+        assigned_partitions=topic_partitions(m.assigned),
+        partitions_pending_revocation=topic_partitions(m.pending_revocation),
+    )
+    return ConsumerGroupCurrentMemberAssignmentKey(group_id, m.member_id), value
+
+
+def current_assignment_tombstone(group_id: str, member_id: str):
+    return ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None

@@ -1,0 +1,123 @@
+"""Applies consumer-group records to a shard: used live (every record the coordinator writes) and on load.
+
+Mirrors GroupMetadataManager.replay for the ConsumerGroup* records. A consumer
+group takes over the committed offsets of an empty classic group of the same id
+(Kafka keeps offsets apart from groups, so they survive that switch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
+from coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
+from coordinator.groups.consumer.records import from_topic_partitions
+from storage.offsets_records import (
+    ConsumerGroupCurrentMemberAssignmentKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupMetadataKey,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+)
+
+if TYPE_CHECKING:
+    from coordinator.groups.shard import GroupShard
+
+CONSUMER_KEYS = (
+    ConsumerGroupMetadataKey,
+    ConsumerGroupPartitionMetadataKey,
+    ConsumerGroupMemberMetadataKey,
+    ConsumerGroupTargetAssignmentMetadataKey,
+    ConsumerGroupTargetAssignmentMemberKey,
+    ConsumerGroupCurrentMemberAssignmentKey,
+)
+
+
+def is_consumer_record(key) -> bool:
+    return isinstance(key, CONSUMER_KEYS)
+
+
+def get_or_create(shard: GroupShard, group_id: str, now: int) -> ConsumerGroup:
+    group = shard.consumer_groups.get(group_id)
+    if group is None:
+        group = ConsumerGroup(group_id=group_id, state_timestamp=now)
+        classic = shard.groups.pop(group_id, None)
+        if classic is not None:
+            group.offsets = classic.offsets  # an empty classic group's offsets stay with the id
+        shard.consumer_groups[group_id] = group
+    return group
+
+
+def remove_group(shard: GroupShard, group_id: str, now: int) -> None:
+    group = shard.consumer_groups.pop(group_id, None)
+    if group is not None and group.offsets:
+        shell = shard.create_group(group_id, now)  # offsets outlive the group: a standalone group keeps them
+        shell.offsets = group.offsets
+
+
+def apply(shard: GroupShard, key, value, now: int) -> None:
+    gid = key.group_id
+    if isinstance(key, ConsumerGroupMetadataKey):
+        if value is None:
+            remove_group(shard, gid, now)
+        else:
+            get_or_create(shard, gid, now).group_epoch = value.epoch
+        return
+    if isinstance(key, ConsumerGroupPartitionMetadataKey):
+        return  # Kafka 4.x no longer relies on it; the subscription metadata is recomputed from the topic catalog
+    group = shard.consumer_groups.get(gid)
+    if group is None:
+        if value is None:
+            return
+        group = get_or_create(shard, gid, now)
+    if isinstance(key, ConsumerGroupMemberMetadataKey):
+        if value is None:
+            group.remove_member(key.member_id)
+            group.target.pop(key.member_id, None)
+            if not group.members:
+                group.state_timestamp = now
+            return
+        old = group.members.get(key.member_id)
+        member = old if old is not None else ConsumerMember(member_id=key.member_id)
+        if old is not None and old.instance_id != value.instance_id and old.instance_id is not None:
+            group.static_members.pop(old.instance_id, None)
+        member.instance_id = value.instance_id
+        if value.instance_id is not None:
+            group.static_members[value.instance_id] = key.member_id
+        member.rack_id = value.rack_id
+        member.client_id = value.client_id
+        member.client_host = value.client_host
+        member.subscribed_topic_names = tuple(value.subscribed_topic_names)
+        member.subscribed_topic_regex = value.subscribed_topic_regex or ""
+        member.rebalance_timeout_ms = value.rebalance_timeout_ms
+        member.server_assignor = value.server_assignor
+        if old is None:
+            group.set_member(member)
+    elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
+        if value is None:
+            group.target.pop(key.member_id, None)
+        else:
+            group.target[key.member_id] = from_topic_partitions(value.topic_partitions)
+    elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
+        group.assignment_epoch = INITIAL_EPOCH if value is None else value.assignment_epoch
+    elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
+        old = group.members.get(key.member_id)
+        if old is None:
+            if value is None:
+                return
+            old = ConsumerMember(member_id=key.member_id)
+        member = ConsumerMember(**{f: getattr(old, f) for f in old.__slots__})
+        if value is None:
+            member.member_epoch, member.previous_member_epoch = LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH
+            member.state, member.assigned, member.pending_revocation = MemberState.STABLE, {}, {}
+        else:
+            member.member_epoch = value.member_epoch
+            member.previous_member_epoch = value.previous_member_epoch
+            member.state = MemberState(value.state) if value.state in MemberState._value2member_map_ else MemberState.UNKNOWN
+            member.assigned = from_topic_partitions(value.assigned_partitions)
+            member.pending_revocation = from_topic_partitions(value.partitions_pending_revocation)
+        group.set_member(member)
+
+
+__all__ = ["apply", "is_consumer_record", "get_or_create", "remove_group"]
