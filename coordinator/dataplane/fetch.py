@@ -186,7 +186,9 @@ class FetchService:
             entry.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
                          log_start_offset=log.log_start_offset)
             if not log.log_start_offset <= part.fetch_offset <= high_watermark:
-                entry["error_code"] = ErrorCode.offset_out_of_range
+                # Kafka's ReplicaManager answers a failed read with unknown (-1) offsets, not the log's.
+                entry.update(error_code=ErrorCode.offset_out_of_range, high_watermark=-1, last_stable_offset=-1,
+                             log_start_offset=-1)
                 read_error = True
             elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
                 limit = max(0, min(part.max_bytes, remaining))

@@ -101,6 +101,13 @@ def _partition_error(index: int, error: ErrorCode, message: str | None = None) -
             "log_start_offset": -1, "record_errors": [], "error_message": message}
 
 
+def _rejected_by_log(index: int, log: Any, error: ErrorCode, message: str | None) -> dict:
+    """A refusal raised by the log's own producer-state check: Kafka's ReplicaManager answers these (its
+    catch-all branch of appendToLocalLog) with the partition's log start offset, unlike refusals made before
+    the partition's log is reached."""
+    return {**_partition_error(index, error, message), "log_start_offset": log.log_start_offset}
+
+
 class ProduceService:
     def __init__(self, catalog: TopicCatalog, clock: Clock, producer_states: ProducerStates,
                  observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
@@ -170,9 +177,9 @@ class ProduceService:
             verdict = state.check(header.producer_id, header.producer_epoch, header.base_sequence,
                                   header.records_count)
             if verdict.verdict is SequenceVerdict.INVALID_PRODUCER_EPOCH:
-                return _partition_error(index, ErrorCode.invalid_producer_epoch, verdict.message)
+                return _rejected_by_log(index, log, ErrorCode.invalid_producer_epoch, verdict.message)
             if verdict.verdict is SequenceVerdict.OUT_OF_ORDER_SEQUENCE:
-                return _partition_error(index, ErrorCode.out_of_order_sequence_number, verdict.message)
+                return _rejected_by_log(index, log, ErrorCode.out_of_order_sequence_number, verdict.message)
             if verdict.verdict is SequenceVerdict.APPEND:
                 # Admit the batch now and let the storage engine queue its write in this order; the lock
                 # is not held while the append waits to become durable, so concurrent appends share one

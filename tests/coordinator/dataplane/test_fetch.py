@@ -74,9 +74,20 @@ async def test_offsets_outside_the_log_are_out_of_range(dataplane):
     await append(dataplane, "orders", 0, batch(3))
     part = partitions_of(await dataplane.fetch.fetch(request((0, 4, 1 << 20))))[0]
     assert part["error_code"] is ErrorCode.offset_out_of_range
-    assert part["high_watermark"] == 3
     at_end = partitions_of(await dataplane.fetch.fetch(request((0, 3, 1 << 20))))[0]
     assert at_end["error_code"] is ErrorCode.none and at_end["records"] == b""
+
+
+async def test_an_out_of_range_fetch_reports_unknown_offsets_as_kafka_does(dataplane):
+    """Kafka answers OFFSET_OUT_OF_RANGE with high watermark, last stable offset and log start all -1 (its
+    ReplicaManager's createLogReadResult for a failed read), so a consumer resets from ListOffsets alone."""
+    await dataplane.topics.create("orders", 1)
+    await append(dataplane, "orders", 0, batch(3))
+    for offset in (4, -1):
+        part = partitions_of(await dataplane.fetch.fetch(request((0, offset, 1 << 20))))[0]
+        assert part["error_code"] is ErrorCode.offset_out_of_range
+        assert (part["high_watermark"], part["last_stable_offset"], part["log_start_offset"]) == (-1, -1, -1)
+        assert part["records"] == b""
 
 
 async def test_unknown_topics_partitions_and_ids(dataplane):

@@ -194,6 +194,21 @@ async def test_a_fenced_epoch_is_refused(dataplane):
     assert old["error_code"] is ErrorCode.invalid_producer_epoch
 
 
+async def test_sequence_and_epoch_refusals_carry_the_log_start_offset_as_kafka_does(dataplane):
+    """The producer-state check runs inside Kafka's log append, so its refusals report the partition's log
+    start offset (0 here), while a partition that does not exist answers -1."""
+    await dataplane.topics.create("orders", 1)
+    await produce(dataplane, "orders", 0, batch(1, pid=PID, epoch=1, seq=0))
+    gap = await produce(dataplane, "orders", 0, batch(1, pid=PID, epoch=1, seq=5))
+    fenced = await produce(dataplane, "orders", 0, batch(1, pid=PID, epoch=0, seq=1))
+    missing = await produce(dataplane, "orders", 3, batch(1))
+    assert (gap["error_code"], gap["base_offset"], gap["log_start_offset"]) == \
+        (ErrorCode.out_of_order_sequence_number, -1, 0)
+    assert (fenced["error_code"], fenced["base_offset"], fenced["log_start_offset"]) == \
+        (ErrorCode.invalid_producer_epoch, -1, 0)
+    assert (missing["error_code"], missing["log_start_offset"]) == (ErrorCode.unknown_topic_or_partition, -1)
+
+
 async def test_duplicates_are_still_recognised_after_a_restart(node):
     await node.dataplane.topics.create("orders", 1)
     first = await produce(node.dataplane, "orders", 0, batch(3, pid=PID, epoch=0, seq=0))
