@@ -403,9 +403,10 @@ def _read_kind(r: _Reader, kind: Any, flexible: bool, nullable: bool, version: i
             return None
         return tuple(_read_kind(r, kind[1], flexible, False, version) for _ in range(n))
     if isinstance(kind, type):
-        if nullable:
-            if r.int("int8") < 0:
-                return None
+        # A nullable struct is preceded by a presence marker: Kafka writes -1 (null) or 1 for a plain field,
+        # and the unsigned varint 0 (null) or 1 for a tagged one.
+        if nullable and r.int("int8") <= 0:
+            return None
         return _read_struct(r, kind, version)
     raise RecordFormatError(f"unknown schema kind {kind!r}")
 
@@ -489,6 +490,9 @@ def _write_kind(out: bytearray, kind: Any, value: Any, flexible: bool, nullable:
         raise ValueError(f"unknown schema kind {kind!r}")
 
 
+_TAGGED_NULL_STRUCT = b"\x00"
+
+
 def _write_struct(out: bytearray, obj: Any, version: int) -> None:
     schema, first_flexible = _SCHEMAS[type(obj)]
     flexible = first_flexible is not None and version >= first_flexible
@@ -496,7 +500,9 @@ def _write_struct(out: bytearray, obj: Any, version: int) -> None:
     for fld in schema:
         value = getattr(obj, fld.name)
         if fld.tag is not None:
-            if flexible and value != fld.default:
+            if flexible and value is None and fld.nullable and isinstance(fld.kind, type):
+                tagged.append((fld.tag, _TAGGED_NULL_STRUCT))  # Kafka writes a null tagged struct, marker 0
+            elif flexible and value != fld.default:
                 buf = bytearray()
                 _write_kind(buf, fld.kind, value, True, fld.nullable, version)
                 tagged.append((fld.tag, bytes(buf)))

@@ -41,8 +41,9 @@ def described_error(group_id: str, error: ErrorCode, authorized_operations: int 
 
 def describe_group(shard: GroupShard, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
     ops = GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    if shard.loading:
-        return described_error(group_id, ErrorCode.coordinator_load_in_progress, ops)
+    unavailable = shard.availability_error()
+    if unavailable is not None:
+        return described_error(group_id, unavailable, ops)
     out = described_error(group_id, ErrorCode.none, ops)
     if group_id in shard.consumer_groups:
         # Kafka's classicGroup lookup refuses other group types; before v6 that shows as a Dead group.
@@ -78,6 +79,8 @@ def describe_group(shard: GroupShard, group_id: str, *, include_authorized_opera
 
 
 def list_groups(shard: GroupShard, states_filter: tuple[str, ...] = (), types_filter: tuple[str, ...] = ()) -> tuple[ErrorCode, list[dict]]:
+    if shard.unavailable is not None:
+        return ErrorCode.none, []  # a partition that failed to load is not this coordinator's, as in Kafka
     if shard.loading:
         return ErrorCode.coordinator_load_in_progress, []
     states = {parse_state(s) for s in states_filter}
@@ -105,8 +108,8 @@ def handle_delete_group(shard: GroupShard, group_id: str, token: Any, now: int) 
     fx = Effects()
     group = shard.groups.get(group_id)
     consumer_group = shard.consumer_groups.get(group_id)
-    if shard.loading:
-        error = ErrorCode.coordinator_load_in_progress
+    if shard.availability_error() is not None:
+        error = shard.availability_error()
     elif consumer_group is not None:
         error = consumer_offsets.delete_error(consumer_group) or ErrorCode.none
         if error == ErrorCode.none:

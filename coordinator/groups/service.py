@@ -125,7 +125,7 @@ class GroupCoordinatorService:
         """Open and replay every shard's partition; each shard serves as soon as it is loaded."""
         self._started = True
         started = time.perf_counter()
-        await asyncio.gather(*(self._load(rt) for rt in self._runtimes))
+        await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
         _log.info(
             "offsets partitions loaded",
             partitions=len(self._runtimes),
@@ -150,6 +150,17 @@ class GroupCoordinatorService:
                 if not pending.future.done():
                     pending.future.set_result(pending.on_error(ErrorCode.coordinator_not_available))
             rt.outstanding.clear()
+
+    async def _load_or_refuse(self, rt: _ShardRuntime) -> None:
+        """A partition that cannot be read or replayed takes only its own groups out of service, never the
+        broker: they answer COORDINATOR_NOT_AVAILABLE, the log is left untouched for an operator (or
+        `groupcoord log verify`) to look at, and the error says which partition and why."""
+        try:
+            await self._load(rt)
+        except Exception as exc:
+            rt.shard.unavailable = repr(exc)
+            rt.shard.log.error("offsets partition could not be loaded; its groups answer COORDINATOR_NOT_AVAILABLE",
+                               partition=f"{OFFSETS_TOPIC}-{rt.shard.partition}", error=repr(exc))
 
     async def _load(self, rt: _ShardRuntime) -> None:
         started = time.perf_counter()
@@ -267,10 +278,7 @@ class GroupCoordinatorService:
                 if not future.done():
                     future.set_result(fail_response(response, ErrorCode.not_coordinator))
         rt.queue = []
-        try:
-            await self._load(rt)
-        except Exception as exc:
-            rt.shard.log.error("offsets partition reload failed; shard stays unavailable", error=repr(exc))
+        await self._load_or_refuse(rt)
 
     # ------------------------------------------------------------------ timers
 

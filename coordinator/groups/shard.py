@@ -60,10 +60,19 @@ class GroupShard:
         self.consumer_groups: dict[str, ConsumerGroup] = {}  # KIP-848 groups; a group id is in one of the two
         self.timers = TimerHeap()
         self.loading = False
+        self.unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
         self.log = structlog.get_logger("groupcoord.groups").bind(shard=partition)
         self._new_member_id = member_id_factory
 
     # ------------------------------------------------------------------ shared helpers (used by the API modules)
+
+    def availability_error(self) -> ErrorCode | None:
+        """Why this shard cannot answer for its groups right now, if it cannot."""
+        if self.unavailable is not None:
+            return ErrorCode.coordinator_not_available
+        if self.loading:
+            return ErrorCode.coordinator_load_in_progress
+        return None
 
     def new_member_id(self, prefix: str) -> str:
         return self._new_member_id(prefix)
@@ -165,6 +174,7 @@ class GroupShard:
     def begin_load(self) -> None:
         """Forget everything and answer COORDINATOR_LOAD_IN_PROGRESS until ``finish_load``."""
         self.loading = True
+        self.unavailable = None
         self.groups.clear()
         self.consumer_groups.clear()
         self.timers = TimerHeap()

@@ -15,13 +15,12 @@ if TYPE_CHECKING:
 
 
 def request_error(shard: GroupShard, group_id: str) -> ErrorCode | None:
-    """Every group request: an empty group id is invalid, and a shard still replaying its log answers
-    COORDINATOR_LOAD_IN_PROGRESS (the client retries)."""
+    """Every group request: an empty group id is invalid, a shard still replaying its log answers
+    COORDINATOR_LOAD_IN_PROGRESS (the client retries), and a shard whose log could not be loaded answers
+    COORDINATOR_NOT_AVAILABLE (the client looks for its coordinator again and retries)."""
     if not group_id:
         return ErrorCode.invalid_group_id
-    if shard.loading:
-        return ErrorCode.coordinator_load_in_progress
-    return None
+    return shard.availability_error()
 
 
 def member_group(shard: GroupShard, group_id: str) -> ClassicGroup | ErrorCode:

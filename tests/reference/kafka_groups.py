@@ -13,8 +13,10 @@ from coordinator.groups.hashing import partition_for
 OFFSETS_PARTITIONS = 50  # the reference broker's offsets.topic.num.partitions, and ours
 
 
-def form_group_and_commit(bootstrap: str, group: str, topic: str) -> None:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+def form_group_and_commit(bootstrap: str, group: str, topic: str, group_protocol: str = "classic") -> None:
+    """One stock consumer joins (the classic protocol, or KIP-848's with "consumer"), commits, and leaves."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "group.protocol": group_protocol})
     consumer.subscribe([topic])
     deadline = time.monotonic() + 30
     while len(consumer.assignment()) < 3 and time.monotonic() < deadline:

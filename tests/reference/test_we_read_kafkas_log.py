@@ -1,5 +1,6 @@
 """groupcoord opens the ``__consumer_offsets`` partitions a real Kafka broker wrote and serves what Kafka
-served: a user moving from Kafka keeps their consumer groups' committed offsets by copying the directories.
+served: a user moving from Kafka keeps their consumer groups (classic and KIP-848) and committed offsets by
+copying the directories.
 
 Kafka's live partition directories are copied as they are (its preallocated 10 MiB indexes, its
 ``leader-epoch-checkpoint`` and ``partition.metadata``, no clean-shutdown marker), so the copy is also a
@@ -26,26 +27,31 @@ def committed(admin: AdminClient, group: str) -> list[tuple[str, int, int, str |
     return sorted((tp.topic, tp.partition, tp.offset, tp.metadata, tp.leader_epoch) for tp in answer.topic_partitions)
 
 
-def described(admin: AdminClient, group: str) -> tuple[str, bool, int]:
+def described(admin: AdminClient, group: str) -> tuple[str, str, bool, int]:
     description = admin.describe_consumer_groups([group], request_timeout=30)[group].result(30)
-    return description.state.name, description.is_simple_consumer_group, len(description.members)
+    return (description.state.name, description.type.name, description.is_simple_consumer_group,
+            len(description.members))
 
 
 def test_groupcoord_serves_the_offsets_kafka_committed(kafka_reference, tmp_path):
     run = uuid.uuid4().hex[:8]
     topic, group, simple = f"migrating-{run}", f"orders-service-{run}", f"offset-tool-{run}"
+    kip848 = f"payments-service-{run}"  # a KIP-848 consumer group: its ConsumerGroup* records come along
     kafka_admin = AdminClient({"bootstrap.servers": kafka_reference})
     kafka_admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
     form_group_and_commit(kafka_reference, group, topic)
+    form_group_and_commit(kafka_reference, kip848, topic, group_protocol="consumer")
     kafka_admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(simple, [TopicPartition(topic, 1, 42)])])[simple].result(30)
-    expected = {g: committed(kafka_admin, g) for g in (group, simple)}
-    expected_description = described(kafka_admin, group)
+    groups = (group, simple, kip848)
+    expected = {g: committed(kafka_admin, g) for g in groups}
+    expected_description = {g: described(kafka_admin, g) for g in (group, kip848)}
+    assert expected_description[kip848][1] == "CONSUMER"
     assert [(t, p, o) for t, p, o, _, _ in expected[group]] == [(topic, p, 100 + p) for p in range(3)]
 
     data = tmp_path / "data"
-    copy_offsets_partitions(SHARED_BROKER.broker.workdir / "data", data, [group, simple])
+    copy_offsets_partitions(SHARED_BROKER.broker.workdir / "data", data, list(groups))
     with run_in_thread(data_dir=data, listen="127.0.0.1:0", metrics_port=-1) as broker:
         admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-        assert {g: committed(admin, g) for g in (group, simple)} == expected
-        assert described(admin, group) == expected_description
+        assert {g: committed(admin, g) for g in groups} == expected
+        assert {g: described(admin, g) for g in (group, kip848)} == expected_description

@@ -183,9 +183,36 @@ def test_member_metadata_classic_tag_is_a_tagged_field_and_unknown_tags_are_skip
     key = ConsumerGroupMemberMetadataKey("g", "m")
     plain = ConsumerGroupMemberMetadataValue("i", None, "c", "h", (), None, -1, None, None)
     data = encode_value(plain)
-    assert data.endswith(b"\x00")  # no tagged fields
-    with_unknown_tag = data[:-1] + bytes([1, 9, 2]) + b"zz"
+    # As Kafka 4.3.1 writes it (its generated code always writes this tag): one tagged field, tag 0, one byte,
+    # the null marker 0.
+    assert data.endswith(bytes([1, 0, 1, 0]))
+    with_unknown_tag = data[:-4] + bytes([2, 0, 1, 0, 9, 2]) + b"zz"
     assert decode_value(key, with_unknown_tag) == plain
+
+
+def test_member_metadata_as_kafka_4_3_1_wrote_it():
+    """Bytes copied from a Kafka 4.3.1 broker's __consumer_offsets (a consumer-protocol member, decoded by
+    Kafka's DumpLogSegments as classicMemberMetadata null)."""
+    raw = bytes.fromhex(
+        "000000001767726f7570636f6f72642d636f6e666f726d616e63650b2f3132372e302e302e310227636f6e666f726d616e6365"
+        "2d746f7069632d63672d70726576696f75732d613663643238363701000075300001000100")
+    value = decode_value(ConsumerGroupMemberMetadataKey("g", "m"), raw)
+    assert value == ConsumerGroupMemberMetadataValue(
+        None, None, "groupcoord-conformance", "/127.0.0.1", ("conformance-topic-cg-previous-a6cd2867",), "",
+        30000, None, None)
+    assert encode_value(value) == raw
+
+
+def test_a_classic_member_s_metadata_carries_a_presence_marker():
+    key = ConsumerGroupMemberMetadataKey("g", "m")
+    classic = ConsumerGroupMemberMetadataValue("i", None, "c", "h", ("t",), None, 5000, None,
+                                               ClassicMemberMetadata(45000, (ClassicProtocol("range", b"\x01"),)))
+    data = encode_value(classic)
+    assert decode_value(key, data) == classic
+    # session timeout, the protocols array (length, then "range", b"\x01" and that entry's tag count), tag count
+    struct_bytes = 4 + 1 + (6 + 2 + 1) + 1
+    assert data[-(struct_bytes + 4):-struct_bytes] == bytes([1, 0, struct_bytes + 1, 1]), \
+        "one tagged field, tag 0, then the presence marker 1 before the struct"
 
 
 def test_unknown_record_types_are_reported_not_failed():

@@ -193,3 +193,29 @@ def test_groups_are_routed_to_the_shard_kafka_would_use():
     assert service.num_partitions == 50
     assert service.shard_for("my-group").partition == 12
     assert service.shard_for("polygenelubricants").partition == 0
+
+
+async def test_an_undecodable_offsets_partition_takes_out_only_its_own_groups(tmp_path):
+    """A record the codecs cannot read (here a valid batch whose OffsetCommit value is cut short) keeps that
+    partition's groups out of service with a clear error; the broker and every other partition serve on,
+    and the log is left as it was."""
+    broken, healthy = "orders-service", next(g for g in (f"g{i}" for i in range(100))
+                                             if partition_for(g, PARTITIONS) != partition_for("orders-service", PARTITIONS))
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    log = await manager.get_or_create("__consumer_offsets", partition_for(broken, PARTITIONS), LogConfig())
+    key = encode_key(OffsetCommitKey(broken, "orders", 0))
+    await log.append(encode_batch([(key, encode_value(OffsetCommitValue(7, -1, "", 1, None))[:5], ())]))
+    size_before = log.log_end_offset
+    service = GroupCoordinatorService(config(), manager, FakeTopics(orders=1))
+    await service.start()
+
+    refused = await service.fetch_offsets(OffsetFetch(broken, None))
+    assert refused["error_code"] == ErrorCode.coordinator_not_available
+    described = await service.describe_groups([broken])
+    assert described[0]["error_code"] == ErrorCode.coordinator_not_available
+    committed = await service.commit_offsets(commit_req(healthy, 3))
+    assert committed["topics"][0]["partitions"][0]["error_code"] == ErrorCode.none
+    assert service.list_groups() == (ErrorCode.none, [{"group_id": healthy, "protocol_type": "", "group_state": "Empty", "group_type": "classic"}])
+    assert log.log_end_offset == size_before, "nothing was written to the refused partition"
+    await service.stop()
+    await manager.close()
