@@ -23,6 +23,7 @@ MAGIC: Final = 2
 LOG_OVERHEAD: Final = 12
 """baseOffset (8) + batchLength (4): the bytes not counted by batchLength."""
 
+PARTITION_LEADER_EPOCH_OFFSET: Final = 12
 CRC_OFFSET: Final = 17
 ATTRIBUTES_OFFSET: Final = 21
 MAX_TIMESTAMP_OFFSET: Final = 35
@@ -40,6 +41,7 @@ NO_TIMESTAMP: Final = -1
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _PREFIX = struct.Struct(">qi")
 _INT64 = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
 _INT16 = struct.Struct(">h")
 
@@ -428,6 +430,11 @@ def encode_batch(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tu
 def set_base_offset(batch: bytearray | memoryview, pos: int, base_offset: int) -> None:
     """Stamp the broker-assigned base offset; the CRC does not cover it."""
     _INT64.pack_into(batch, pos, base_offset)
+
+
+def set_partition_leader_epoch(batch: bytearray | memoryview, pos: int, epoch: int) -> None:
+    """Stamp the leader's epoch, as a Kafka leader does on append; the CRC does not cover it either."""
+    _INT32.pack_into(batch, pos + PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
 
 def set_log_append_time(batch: bytearray | memoryview, pos: int, timestamp: int) -> None:

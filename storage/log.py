@@ -23,7 +23,7 @@ from typing import Final
 import structlog
 
 from protocol.record_batch import (
-    BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time,
+    BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time, set_partition_leader_epoch,
 )
 from storage.config import FsyncPolicy, LogConfig, TimestampType
 from storage.errors import LogClosedError
@@ -73,6 +73,9 @@ class PartitionLog:
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.high_watermark = 0
+        self.leader_epoch = 0
+        """A single broker has led every partition since its creation: epoch 0, stamped on each appended batch
+        and reported by ListOffsets, as Kafka's leader does (its Metadata says 0 too)."""
         self._executor = executor
         self._owns_executor = owns_executor
         self._append_lock = asyncio.Lock()
@@ -157,6 +160,8 @@ class PartitionLog:
                 if assign_offsets:
                     set_base_offset(buf, pos, next_offset)
                     header.base_offset = next_offset
+                    set_partition_leader_epoch(buf, pos, self.leader_epoch)
+                    header.partition_leader_epoch = self.leader_epoch
                 elif header.base_offset < next_offset:
                     raise ValueError(f"batch base offset {header.base_offset} is below the log end "
                                      f"offset {next_offset} of {self.name}")
@@ -346,8 +351,8 @@ class PartitionLog:
         finally:
             segment.end_read()
 
-    async def offset_for_timestamp(self, ts: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record whose timestamp is >= ``ts``."""
+    async def offset_for_timestamp(self, ts: int) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch of its batch) of the first record whose timestamp is >= ``ts``."""
         self._check_open()
         high_watermark = self.high_watermark
         done: set[int] = set()

@@ -63,8 +63,9 @@ def locate_batch(segment: Segment, offset: int, start: int, limit: int) -> int |
 
 
 def find_timestamp(segment: Segment, ts: int, start: int, limit: int, high_watermark: int,
-                   log_start_offset: int) -> tuple[int, int] | None:
-    """First (offset, timestamp) at or after ``ts``; LogAppendTime batches answer with their append time."""
+                   log_start_offset: int) -> tuple[int, int, int] | None:
+    """First (offset, timestamp, batch leader epoch) at or after ``ts``; LogAppendTime batches answer with
+    their append time."""
     pos = start
     while pos + HEADER_SIZE <= limit:
         head = segment.read(pos, HEADER_SIZE)
@@ -79,10 +80,10 @@ def find_timestamp(segment: Segment, ts: int, start: int, limit: int, high_water
             if header.timestamp_type == 1:
                 records = decode_records(batch, 0, header)
                 if records:
-                    return max(records[0].offset, log_start_offset), header.max_timestamp
+                    return max(records[0].offset, log_start_offset), header.max_timestamp, header.partition_leader_epoch
             else:
                 for record in decode_records(batch, 0, header):
                     if record.timestamp >= ts and record.offset >= log_start_offset:
-                        return record.offset, record.timestamp
+                        return record.offset, record.timestamp, header.partition_leader_epoch
         pos += header.size
     return None

@@ -1,8 +1,10 @@
 """ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups.
 
 There are no transactions here, so the last stable offset equals the high watermark and the isolation
-level changes nothing. Leader epochs are reported as -1 (unknown) because the broker does not serve
-OffsetForLeaderEpoch, and a known epoch would invite clients to validate positions with it.
+level changes nothing. Leader epochs are Kafka's: the log's (0, a single node has always led) for earliest
+and latest, the found batch's for a timestamp lookup, -1 when nothing is found. Clients validate positions
+with OffsetForLeaderEpoch only where the broker serves it, and this one does not, so knowing the epoch changes
+nothing for them beyond matching Kafka's answers.
 """
 from __future__ import annotations
 
@@ -28,9 +30,9 @@ NO_TIMESTAMP = -1
 NO_EPOCH = -1
 
 
-def _found(partition: int, offset: int, timestamp: int) -> dict:
+def _found(partition: int, offset: int, timestamp: int, epoch: int = NO_EPOCH) -> dict:
     return {"partition_index": partition, "error_code": ErrorCode.none, "timestamp": timestamp,
-            "offset": offset, "leader_epoch": NO_EPOCH}
+            "offset": offset, "leader_epoch": epoch if offset != NO_OFFSET else NO_EPOCH}
 
 
 class ListOffsetsService:
@@ -57,9 +59,9 @@ class ListOffsetsService:
         if log is None:
             return self._error(partition, ErrorCode.unknown_topic_or_partition)
         if timestamp in (SpecialTimestamp.EARLIEST, SpecialTimestamp.EARLIEST_LOCAL):
-            return _found(partition, log.log_start_offset, NO_TIMESTAMP)
+            return _found(partition, log.log_start_offset, NO_TIMESTAMP, log.leader_epoch)
         if timestamp == SpecialTimestamp.LATEST:
-            return _found(partition, log.high_watermark, NO_TIMESTAMP)
+            return _found(partition, log.high_watermark, NO_TIMESTAMP, log.leader_epoch)
         if timestamp == SpecialTimestamp.LATEST_TIERED:
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
         if timestamp == SpecialTimestamp.MAX_TIMESTAMP:
@@ -69,8 +71,8 @@ class ListOffsetsService:
         hit = await log.offset_for_timestamp(timestamp)
         if hit is None:
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
-        offset, found_ts = hit
-        return _found(partition, offset, found_ts)
+        offset, found_ts, epoch = hit
+        return _found(partition, offset, found_ts, epoch)
 
     async def _max_timestamp(self, log: Any, partition: int) -> dict:
         """The first record carrying the largest timestamp (Kafka's offsetOfMaxTimestamp)."""
@@ -83,12 +85,13 @@ class ListOffsetsService:
         if best_data is None:
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
         header, data = best_data
+        epoch = header.partition_leader_epoch
         if header.timestamp_type == 1:           # LogAppendTime: every record carries the batch's time
-            return _found(partition, header.base_offset, best_ts)
+            return _found(partition, header.base_offset, best_ts, epoch)
         for record in decode_records(data, 0, header):
             if record.timestamp == best_ts:
-                return _found(partition, record.offset, best_ts)
-        return _found(partition, header.last_offset, best_ts)
+                return _found(partition, record.offset, best_ts, epoch)
+        return _found(partition, header.last_offset, best_ts, epoch)
 
     @staticmethod
     def _error(partition: int, error: ErrorCode) -> dict:

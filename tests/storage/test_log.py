@@ -75,14 +75,14 @@ async def test_offsets_by_timestamp_use_the_time_index(open_log):
     log = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
     for i in range(100):
         await log.append(encode_batch([(b"k", b"v" * 40, ())] * 2, timestamps=[10_000 + 10 * i, 10_005 + 10 * i]))
-    assert await log.offset_for_timestamp(0) == (0, 10_000)
-    assert await log.offset_for_timestamp(10_005) == (1, 10_005)
-    assert await log.offset_for_timestamp(10_006) == (2, 10_010)
-    assert await log.offset_for_timestamp(10_995) == (199, 10_995)
+    assert await log.offset_for_timestamp(0) == (0, 10_000, 0)
+    assert await log.offset_for_timestamp(10_005) == (1, 10_005, 0)
+    assert await log.offset_for_timestamp(10_006) == (2, 10_010, 0)
+    assert await log.offset_for_timestamp(10_995) == (199, 10_995, 0)
     assert await log.offset_for_timestamp(11_000) is None
     await log.close()
     reopened = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
-    assert await reopened.offset_for_timestamp(10_506) == (102, 10_510)
+    assert await reopened.offset_for_timestamp(10_506) == (102, 10_510, 0)
 
 
 async def test_listeners_hear_about_each_durable_append(open_log):

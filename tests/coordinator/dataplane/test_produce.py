@@ -46,7 +46,9 @@ async def test_compressed_batches_are_stored_as_they_came(dataplane):
     sent = batch(5, compression=4, size=200)
     await produce(dataplane, "orders", 0, sent)
     stored = await dataplane.topics.log("orders", 0).read(0, 1 << 20)
-    assert stored[12:] == sent[12:]        # all but the broker-assigned base offset
+    # all but what the broker stamps outside the CRC: the base offset and its leader epoch (0)
+    assert stored[16:] == sent[16:]
+    assert stored[12:16] == (0).to_bytes(4, "big") and sent[12:16] == (-1).to_bytes(4, "big", signed=True)
 
 
 async def test_producing_to_an_unknown_topic_auto_creates_it(dataplane):
