@@ -23,6 +23,7 @@ import structlog
 
 from storage.cleaner import CleanerStats, LogCleaner
 from storage.config import FsyncPolicy, LogConfig
+from storage.errors import CorruptLogError
 from storage.log import PartitionLog, parse_partition_dir
 from storage.observer import NULL_OBSERVER, StorageObserver
 from storage.retention import apply_retention
@@ -50,6 +51,8 @@ class LogManager:
         self._executor = executor or ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="storage-io")
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._creating: dict[tuple[str, int], asyncio.Future[PartitionLog]] = {}
+        self.refused: dict[tuple[str, int], CorruptLogError] = {}
+        """Partitions whose log is corrupt in the middle: offline until an operator repairs them."""
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -78,8 +81,15 @@ class LogManager:
             if parsed is None or parsed in self._logs:
                 continue
             config = await loop.run_in_executor(self._executor, self._load_config, path)
-            self._logs[parsed] = await PartitionLog.open(path, config, self.fsync, executor=self._executor,
-                                                         observer=self.observer)
+            try:
+                self._logs[parsed] = await PartitionLog.open(path, config, self.fsync, executor=self._executor,
+                                                             observer=self.observer)
+            except CorruptLogError as exc:
+                # Only this partition goes offline: its files stay as they are for `groupcoord log verify`
+                # and an operator, and every other partition is served.
+                self.refused[parsed] = exc
+                _log.error("partition offline: its log is corrupt in the middle and is left untouched",
+                           partition=entry, error=str(exc))
         return self.logs
 
     def get(self, topic: str, partition: int) -> PartitionLog | None:
@@ -91,6 +101,8 @@ class LogManager:
         existing = self._logs.get(key)
         if existing is not None:
             return existing
+        if key in self.refused:
+            raise self.refused[key]
         pending = self._creating.get(key)
         if pending is not None:
             return await asyncio.shield(pending)

@@ -153,7 +153,7 @@ class FetchService:
         if ref.topic is None:
             return ErrorCode.unknown_topic_id
         if self._catalog.log(ref.topic, ref.partition) is None:
-            return ErrorCode.unknown_topic_or_partition
+            return self._catalog.missing_partition_error(ref.topic, ref.partition)
         return None
 
     async def _read(self, request: FetchRequestData,

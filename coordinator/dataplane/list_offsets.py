@@ -57,7 +57,7 @@ class ListOffsetsService:
     async def lookup(self, topic: str, partition: int, timestamp: int) -> dict:
         log = self._catalog.log(topic, partition)
         if log is None:
-            return self._error(partition, ErrorCode.unknown_topic_or_partition)
+            return self._error(partition, self._catalog.missing_partition_error(topic, partition))
         if timestamp in (SpecialTimestamp.EARLIEST, SpecialTimestamp.EARLIEST_LOCAL):
             return _found(partition, log.log_start_offset, NO_TIMESTAMP, log.leader_epoch)
         if timestamp == SpecialTimestamp.LATEST:

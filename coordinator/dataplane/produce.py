@@ -153,8 +153,10 @@ class ProduceService:
             topic = found.topic
         log = self._catalog.log(topic_name, index)
         if log is None:
-            return _partition_error(index, ErrorCode.unknown_topic_or_partition,
-                                    "This server does not host this topic-partition.")
+            error = self._catalog.missing_partition_error(topic_name, index)
+            return _partition_error(index, error, "This server does not host this topic-partition."
+                                    if error is ErrorCode.unknown_topic_or_partition else
+                                    "The partition's log is corrupt; it is offline until repaired.")
         window = topic.timestamp_window_ms
         checked = validate_batch(records, api_version=api_version,
                                  max_message_bytes=topic.log_config.max_message_bytes,

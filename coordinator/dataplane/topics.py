@@ -94,7 +94,8 @@ class TopicCatalog:
                                          dict(entry.get("configs", {})))
                 self._index(topic)
                 for partition in range(topic.partitions):
-                    await self._open_partition(topic, partition)
+                    if not self._offline(name, partition):  # a corrupt log, already reported by the log manager
+                        await self._open_partition(topic, partition)
         for log in existing_logs:
             if log.topic not in self._topics:
                 self._adopt(log.topic)
@@ -120,6 +121,16 @@ class TopicCatalog:
     def partition_count(self, name: str) -> int | None:
         topic = self.get(name)
         return None if topic is None else topic.partitions
+
+    def _offline(self, topic: str, partition: int) -> bool:
+        return (topic, partition) in getattr(self._log_manager, "refused", {})
+
+    def missing_partition_error(self, topic: str, partition: int) -> ErrorCode:
+        """Why ``log(topic, partition)`` is None: a partition that is offline because its log is corrupt answers
+        KAFKA_STORAGE_ERROR, as Kafka answers for a partition on a failed log directory; otherwise it is unknown."""
+        if self._offline(topic, partition):
+            return ErrorCode.kafka_storage_error
+        return ErrorCode.unknown_topic_or_partition
 
     def log(self, topic: str, partition: int) -> Any | None:
         """The partition's PartitionLog, or None when the topic or partition does not exist."""

@@ -108,3 +108,37 @@ async def test_altered_topic_configs_are_applied_and_persisted(tmp_path):
     logs = await restarted.open_existing()
     assert logs[("orders", 1)].config.retention_ms == 1000
     await restarted.stop()
+
+
+def corrupt_the_middle(directory, position: int = 200) -> bytes:
+    """Flip a byte inside the first batch of a log that has valid batches after it; drop the clean marker so
+    recovery validates every batch. Returns the corrupted bytes, to check nothing rewrites them."""
+    segment = next(directory.glob("*.log"))
+    data = bytearray(segment.read_bytes())
+    data[position] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    (directory / CLEAN_SHUTDOWN_MARKER).unlink(missing_ok=True)
+    return bytes(data)
+
+
+async def test_a_partition_corrupt_in_the_middle_goes_offline_alone(tmp_path):
+    import pytest
+
+    from storage.errors import CorruptLogError
+
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    for partition in (0, 1):
+        log = await manager.get_or_create("orders", partition)
+        for _ in range(5):
+            await log.append(encode_batch([(b"k", b"v" * 100, ())]))
+    await manager.close()
+    corrupted = corrupt_the_middle(tmp_path / "orders-0")
+
+    reopened = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    opened = await reopened.open_existing()
+    assert set(opened) == {("orders", 1)} and set(reopened.refused) == {("orders", 0)}
+    assert "CRC mismatch" in str(reopened.refused[("orders", 0)])
+    with pytest.raises(CorruptLogError):
+        await reopened.get_or_create("orders", 0)
+    assert next((tmp_path / "orders-0").glob("*.log")).read_bytes() == corrupted, "left as it was"
+    await reopened.close()
