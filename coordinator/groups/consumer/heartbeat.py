@@ -190,10 +190,11 @@ def preferred_assignor(shard: GroupShard, members: dict[str, ConsumerMember]) ->
 def update_target_assignment(shard: GroupShard, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
                              fx: Effects, now: int) -> None:
     specs, partitions = [], {}
+    resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
     for m in sorted(members.values(), key=lambda m: m.member_id):
         ids = set()
         for name in subscribed_names(shard, m):
-            found = resolve(shard.topics, name)
+            found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(shard.topics, name))
             if found is not None:
                 ids.add(found[0])
                 partitions[found[0]] = found[1]

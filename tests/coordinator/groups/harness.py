@@ -7,6 +7,7 @@ once, or when a parked JoinGroup/SyncGroup completes). Time only moves through
 
 from __future__ import annotations
 
+import functools
 import itertools
 import uuid
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ class FakeTopic:
     partitions: int
 
 
+@functools.lru_cache(maxsize=None)
 def topic_id(name: str) -> uuid.UUID:
     """Fake topics have ids derived from their names, so tests can name them."""
     return uuid.uuid5(uuid.NAMESPACE_DNS, name)
