@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.golden import load_golden
+from tests.conformance.golden import GOLDEN_DIR
+from tests.conformance.differential import DifferentialSuite
 from tests.conformance.scenarios import SCENARIOS
-from tests.conformance.transcript import Observation
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -36,44 +36,25 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "Python's description of the error instead of RE2J's."),
 }
 
-_LIVE_KAFKA_TRANSCRIPTS: dict[str, list[Observation]] = {}
-
-
-async def kafka_transcript(name: str, kafka_bootstrap: str | None) -> list[Observation]:
-    """Kafka's transcript for a scenario: live (once per session) when the reference runs, else recorded."""
-    if kafka_bootstrap is None:
-        return load_golden(name)
-    if name not in _LIVE_KAFKA_TRANSCRIPTS:
-        _LIVE_KAFKA_TRANSCRIPTS[name] = await SCENARIOS[name].run(kafka_bootstrap)
-    return _LIVE_KAFKA_TRANSCRIPTS[name]
+SUITE = DifferentialSuite(SCENARIOS, GOLDEN_DIR, KNOWN_DIFFERENCES)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_kafka_still_answers_as_recorded(name, kafka_reference):
     """Keeps the golden files honest: today's Kafka gives the recorded transcript, run after run."""
-    assert await kafka_transcript(name, kafka_reference) == load_golden(name)
+    await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
 
 
 @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
-    scenario = SCENARIOS[name]
-    expected = await kafka_transcript(name, kafka_reference_if_available)
-    actual = await scenario.run(groupcoord_bootstrap)
-    if name in KNOWN_DIFFERENCES:
-        if actual == expected:
-            pytest.fail(f"{name} now matches Kafka: remove it from KNOWN_DIFFERENCES")
-        pytest.xfail(reason=KNOWN_DIFFERENCES[name])
-    assert actual == expected
+    await SUITE.assert_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available)
 
 
 def test_every_known_difference_names_a_scenario_and_a_reason():
-    for name, reason in KNOWN_DIFFERENCES.items():
-        assert name in SCENARIOS, f"KNOWN_DIFFERENCES names no scenario {name!r}"
-        assert reason.strip(), f"KNOWN_DIFFERENCES[{name!r}] gives no reason"
+    SUITE.assert_known_differences_are_explained()
 
 
 def test_every_scenario_has_a_recorded_kafka_transcript():
-    for name in SCENARIOS:
-        assert load_golden(name), f"no golden transcript for {name}; run python -m tests.conformance.golden"
+    SUITE.assert_every_scenario_is_recorded()

@@ -1,0 +1,94 @@
+"""What both differential suites (group protocol, data plane) share: golden files recorded from Kafka, Kafka's
+transcript of a scenario (live once per test session, else recorded), and the comparison with its list of
+deliberate differences."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conformance.transcript import Observation
+
+
+@dataclass
+class DifferentialSuite:
+    """``scenarios`` maps a name to an object with ``run(bootstrap) -> transcript``; ``known_differences`` maps a
+    scenario name to why groupcoord deliberately answers differently from Kafka."""
+
+    scenarios: Mapping[str, Any]
+    golden_dir: Path
+    known_differences: Mapping[str, str]
+    _live: dict[str, list[Observation]] = field(default_factory=dict)
+
+    # -- golden files ---------------------------------------------------------------------------------
+
+    def golden_path(self, name: str) -> Path:
+        return self.golden_dir / f"{name}.json"
+
+    def load_golden(self, name: str) -> list[Observation]:
+        return json.loads(self.golden_path(name).read_text())["transcript"]
+
+    def save_golden(self, name: str, transcript: list[Observation], kafka_version: str) -> None:
+        document = {"scenario": name, "recorded_from": f"Apache Kafka {kafka_version}", "transcript": transcript}
+        self.golden_path(name).write_text(json.dumps(document, indent=1) + "\n")
+
+    async def record(self, bootstrap: str, kafka_version: str, names: list[str] | None = None) -> None:
+        """Runs each scenario twice and keeps it only if both runs agree: a golden file must be reproducible."""
+        for name in names or list(self.scenarios):
+            run: Callable[[str], Awaitable[list[Observation]]] = self.scenarios[name].run
+            first, second = await run(bootstrap), await run(bootstrap)
+            if first != second:
+                raise AssertionError(f"scenario {name} is not deterministic against Kafka")
+            self.save_golden(name, first, kafka_version)
+            print(f"recorded {name}: {len(first)} observations")
+
+    def record_from_reference(self) -> None:
+        """The golden modules' entry point: start the Kafka reference and record the scenarios named on the
+        command line (all of them by default)."""
+        from tests.reference.kafka_broker import SHARED_BROKER
+
+        broker = SHARED_BROKER.acquire()
+        try:
+            asyncio.run(self.record(broker.bootstrap_servers, broker.distribution.version, sys.argv[1:] or None))
+        finally:
+            SHARED_BROKER.release()
+
+    # -- comparison -----------------------------------------------------------------------------------
+
+    async def kafka_transcript(self, name: str, kafka_bootstrap: str | None) -> list[Observation]:
+        """Kafka's transcript for a scenario: live (once per session) when the reference runs, else recorded."""
+        if kafka_bootstrap is None:
+            return self.load_golden(name)
+        if name not in self._live:
+            self._live[name] = await self.scenarios[name].run(kafka_bootstrap)
+        return self._live[name]
+
+    async def assert_kafka_still_answers_as_recorded(self, name: str, kafka_bootstrap: str) -> None:
+        assert await self.kafka_transcript(name, kafka_bootstrap) == self.load_golden(name)
+
+    async def assert_groupcoord_answers_like_kafka(self, name: str, groupcoord_bootstrap: str,
+                                                   kafka_bootstrap: str | None) -> None:
+        """Equal transcripts, or an xfail naming the deliberate difference (which fails once it is gone)."""
+        expected = await self.kafka_transcript(name, kafka_bootstrap)
+        actual = await self.scenarios[name].run(groupcoord_bootstrap)
+        if name in self.known_differences:
+            if actual == expected:
+                pytest.fail(f"{name} now matches Kafka: remove it from KNOWN_DIFFERENCES")
+            pytest.xfail(reason=self.known_differences[name])
+        assert actual == expected
+
+    def assert_known_differences_are_explained(self) -> None:
+        for name, reason in self.known_differences.items():
+            assert name in self.scenarios, f"KNOWN_DIFFERENCES names no scenario {name!r}"
+            assert reason.strip(), f"KNOWN_DIFFERENCES[{name!r}] gives no reason"
+
+    def assert_every_scenario_is_recorded(self) -> None:
+        for name in self.scenarios:
+            assert self.golden_path(name).exists() and self.load_golden(name), f"no golden transcript for {name}"
