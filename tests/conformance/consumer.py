@@ -67,6 +67,11 @@ class ConsumerMember:
         member.member_id = s.name("member", label)
         return member
 
+    @classmethod
+    async def create_all(cls, s: Session, group_id: str, topic_labels: dict, *labels: str) -> list["ConsumerMember"]:
+        """The members of a story, each on its own connection, in the order named."""
+        return [await cls.create(s, label, group_id, topic_labels) for label in labels]
+
     async def send(self, step: str, epoch: int, *, exact: bool = True, **fields: Any) -> Any:
         request = rq.consumer_group_heartbeat(self.group_id, fields.pop("member_id", self.member_id), epoch, **fields)
         response = await self.connection.send(request)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import wraps
 
 from tests.conformance import requests as rq
+from tests.conformance.consumer import ConsumerMember, describe_consumer_group, list_groups_typed, topic_with_id
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
 from tests.conformance.transcript import Observation
@@ -410,8 +411,6 @@ CONSUMER_APIS = (Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.
 @scenario(*CONSUMER_APIS)
 async def consumer_group_heartbeat_validation(s: Session) -> None:
     """Requests refused before they reach a group, each with Kafka's code and message."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, topic_id = await topic_with_id(s, "cg-orders", 2, labels)
     group = await s.group("cg-validation")
@@ -431,15 +430,11 @@ async def consumer_group_heartbeat_validation(s: Session) -> None:
 
 
 async def describe_consumer_group_step(s: Session, step: str, group: str, labels: dict, exact: bool = True) -> None:
-    from tests.conformance.consumer import describe_consumer_group
-
     await describe_consumer_group(s, step, group, labels, exact)
 
 
 @scenario(*CONSUMER_APIS)
 async def consumer_group_v0_generates_the_member_id(s: Session) -> None:
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-v0", 2, labels)
     group = await s.group("cg-v0")
@@ -457,13 +452,10 @@ async def consumer_group_v0_generates_the_member_id(s: Session) -> None:
 async def consumer_group_members_share_and_leave(s: Session) -> None:
     """Two members split a topic: the second gets partitions only once the first has revoked them. Then
     fencing, unknown members, the other group APIs on a consumer group, and the leaves."""
-    from tests.conformance.consumer import ConsumerMember, list_groups_typed, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-share", 4, labels)
     group = await s.group("cg-share")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await a.join((topic,))
     await describe_consumer_group_step(s, "ConsumerGroupDescribe with A", group, labels)
     await b.join((topic,))
@@ -496,8 +488,6 @@ async def consumer_group_members_share_and_leave(s: Session) -> None:
 
 @scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP)
 async def consumer_group_heartbeat_on_a_classic_group(s: Session) -> None:
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-classic", 2, labels)
     group = await s.group("cg-classic")
@@ -511,13 +501,10 @@ async def consumer_group_heartbeat_on_a_classic_group(s: Session) -> None:
 
 @scenario(*CONSUMER_APIS)
 async def consumer_group_range_assignor(s: Session) -> None:
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-range", 4, labels)
     group = await s.group("cg-range")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await a.join((topic,), assignor="range")
     await describe_consumer_group_step(s, "ConsumerGroupDescribe with the range assignor", group, labels)
     await b.join((topic,), assignor="range")
@@ -533,13 +520,10 @@ async def consumer_group_range_assignor(s: Session) -> None:
 @scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT)
 async def consumer_group_commit_with_the_previous_epoch(s: Session) -> None:
     """A member that moved to a new epoch commits with the one before (its commit raced the heartbeat)."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-previous", 2, labels)
     group = await s.group("cg-previous")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await a.join((topic,))
     await b.join((topic,))
     await a.heartbeat(step="A is told what to keep", exact=False)
@@ -556,13 +540,10 @@ async def consumer_group_commit_with_the_previous_epoch(s: Session) -> None:
 @scenario(*CONSUMER_APIS)
 async def consumer_group_static_member_rejoins(s: Session) -> None:
     """A static member leaves with epoch -2 and its instance comes back under a new member id."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-static", 2, labels)
     group = await s.group("cg-static")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    a2 = await ConsumerMember.create(s, "A2", group, labels)
+    a, a2 = await ConsumerMember.create_all(s, group, labels, "A", "A2")
     instance = "instance-a"
     await a.join((topic,), instance_id=instance)
     await a2.join((topic,), instance_id=instance, step="A2 joins with A's instance id while A is there")
@@ -580,8 +561,6 @@ async def consumer_group_static_member_rejoins(s: Session) -> None:
 @scenario(*CONSUMER_APIS)
 async def consumer_group_member_changes_its_subscription(s: Session) -> None:
     """A member drops a topic from its subscription, then subscribes to it again."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     first, _ = await topic_with_id(s, "cg-first", 2, labels)
     second, _ = await topic_with_id(s, "cg-second", 2, labels)
@@ -600,8 +579,6 @@ async def consumer_group_member_changes_its_subscription(s: Session) -> None:
 @scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_FETCH)
 async def consumer_group_offset_fetch_with_member_epoch(s: Session) -> None:
     """OffsetFetch v9 names the member and its epoch; the coordinator checks them against the consumer group."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-fetch", 1, labels)
     group = await s.group("cg-fetch")
@@ -623,8 +600,6 @@ async def consumer_group_offset_fetch_with_member_epoch(s: Session) -> None:
 @scenario(*CONSUMER_APIS, Api.OFFSET_COMMIT, Api.OFFSET_DELETE, Api.OFFSET_FETCH)
 async def consumer_group_offset_delete(s: Session) -> None:
     """OffsetDelete on a consumer group with a member: refused for the subscribed topic only."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     subscribed, _ = await topic_with_id(s, "cg-subscribed", 1, labels)
     other, _ = await topic_with_id(s, "cg-other", 1, labels)
@@ -643,13 +618,10 @@ async def consumer_group_offset_delete(s: Session) -> None:
 @scenario(*CONSUMER_APIS)
 async def consumer_group_regex_subscription(s: Session) -> None:
     """A member subscribes with a regular expression instead of topic names."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-regex", 2, labels)
     group = await s.group("cg-regex")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await b.send("B joins with an invalid regex", 0, regex="[", owned=(), rebalance_timeout_ms=30000)
     await a.send("A joins with a regex", 0, regex=topic.replace("cg-regex", "cg-reg.x"), owned=(),
                  rebalance_timeout_ms=30000)
@@ -661,13 +633,10 @@ async def consumer_group_regex_subscription(s: Session) -> None:
 @scenario(*CONSUMER_APIS, Api.JOIN_GROUP, Api.SYNC_GROUP, Api.HEARTBEAT, Api.LEAVE_GROUP)
 async def classic_apis_on_a_consumer_group(s: Session) -> None:
     """Classic-protocol requests naming a consumer group and its consumer-protocol members."""
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-classic-apis", 1, labels)
     group = await s.group("cg-classic-apis")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await a.join((topic,))
     await b.join((topic,), instance_id="instance-b")
     classic = await s.member("C", group)
@@ -691,8 +660,6 @@ async def classic_apis_on_a_consumer_group(s: Session) -> None:
 
 @scenario(*CONSUMER_APIS, Api.JOIN_GROUP)
 async def classic_join_into_a_consumer_group_with_members(s: Session) -> None:
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-mixed", 1, labels)
     group = await s.group("cg-mixed")
@@ -707,13 +674,10 @@ async def consumer_group_rebalance_timeout_fences_a_member(s: Session) -> None:
     """A member told to revoke partitions that keeps them past its rebalance timeout is fenced from the group."""
     import asyncio
 
-    from tests.conformance.consumer import ConsumerMember, topic_with_id
-
     labels: dict = {}
     topic, _ = await topic_with_id(s, "cg-slow", 2, labels)
     group = await s.group("cg-slow")
-    a = await ConsumerMember.create(s, "A", group, labels)
-    b = await ConsumerMember.create(s, "B", group, labels)
+    a, b = await ConsumerMember.create_all(s, group, labels, "A", "B")
     await a.send("A joins with a 2 s rebalance timeout", 0, topics=(topic,), owned=(), rebalance_timeout_ms=2000)
     await b.join((topic,))
     await a.heartbeat(step="A is told to revoke one partition", exact=False)
