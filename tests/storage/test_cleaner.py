@@ -15,6 +15,7 @@ from storage import swap as swap_module
 from storage.cleaner import LogCleaner
 from storage.config import FsyncPolicy
 from storage.log import PartitionLog
+from storage.observer import NullObserver
 from tests.storage.conftest import all_records, small_config
 
 TOMBSTONE_RETENTION_MS = 3_600_000
@@ -212,13 +213,7 @@ async def test_a_compressed_batch_that_loses_records_keeps_its_codec(open_log):
 async def test_the_observer_hears_about_each_cleaning_pass(log_dir):
     seen = []
 
-    class Observer:
-        def on_append(self, seconds, nbytes):
-            pass
-
-        def on_fsync(self, seconds):
-            pass
-
+    class Observer(NullObserver):
         def on_clean(self, stats):
             seen.append(stats)
 

@@ -9,6 +9,7 @@ import pytest
 
 from protocol.record_batch import encode_batch, iter_batches
 from storage.config import FsyncPolicy
+from storage.observer import NullObserver
 from tests.storage.conftest import small_config
 
 
@@ -83,7 +84,7 @@ async def test_batch_policy_shares_fsyncs_but_never_acknowledges_early(open_log,
 async def test_batch_policy_observer_counts_the_shared_fsyncs(log_dir, fsyncs):
     from storage.log import PartitionLog
 
-    class Counting:
+    class Counting(NullObserver):
         def __init__(self):
             self.appends = 0
             self.fsyncs = 0
@@ -93,9 +94,6 @@ async def test_batch_policy_observer_counts_the_shared_fsyncs(log_dir, fsyncs):
 
         def on_fsync(self, seconds):
             self.fsyncs += 1
-
-        def on_clean(self, stats):
-            pass
 
     observer = Counting()
     log = await PartitionLog.open(log_dir, CONFIG, FsyncPolicy.BATCH, observer=observer)

@@ -31,7 +31,7 @@ GROUP = GroupDescription(
 
 
 def test_columns_are_as_wide_as_their_widest_cell_and_unknowns_are_dashes():
-    assert table(("A", "LONG-HEADER"), [("xxxx", None)]).splitlines() == ["A    LONG-HEADER", "xxxx -"]
+    assert table(("A", "LONG-HEADER"), [("abcd", None)]).splitlines() == ["A    LONG-HEADER", "abcd -"]
 
 
 def test_describe_table_has_kafka_consumer_groups_columns():
