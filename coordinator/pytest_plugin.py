@@ -4,7 +4,8 @@
         consumer = KafkaConsumer(bootstrap_servers=groupcoord_broker.bootstrap_servers, ...)
 
     @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=3000)   # settings for this test's broker
-    def test_slow_first_join(groupcoord_broker): ...
+    def test_slow_first_join(groupcoord_broker):
+        assert groupcoord_broker.config.group_initial_rebalance_delay_ms == 3000
 
 The broker runs on its own event loop in a background thread, so blocking clients (kafka-python,
 confluent-kafka) and asyncio clients (aiokafka) both work from the test. Test defaults differ from the

@@ -37,6 +37,14 @@ def test_the_kafka_python_quick_start_runs_as_written(groupcoord_broker):
     assert sorted(line[2] for line in lines) == sorted(f"b'order-{i}'" for i in range(10))
 
 
+def test_the_pytest_plugin_example_passes_as_written(tmp_path):
+    example = next(block for block in _python_blocks() if "groupcoord_broker" in block)
+    (tmp_path / "test_example.py").write_text(example)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0 and "2 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+
+
 @pytest.mark.skipif(not (ROOT / ".venv" / "bin" / "groupcoord").exists(), reason="make run needs the project's .venv (make test creates it)")
 def test_make_run_serves_until_interrupted(tmp_path):
     proc = subprocess.Popen(
