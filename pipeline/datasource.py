@@ -58,7 +58,7 @@ class ConsumerOffsetsReader(DataSourceReader):
         from pipeline.segment_reader import read_segment
 
         if not isinstance(partition, SegmentPartition):
-            return  # with no segments at all, Spark still reads one placeholder partition
+            return  # no segments: Spark still calls read() once, with its own default partition; nothing to yield
         yield from read_segment(
             partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows
         )
