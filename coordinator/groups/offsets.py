@@ -148,10 +148,11 @@ def fetch_offsets(shard: GroupShard, req: OffsetFetch) -> dict:
 def handle_offset_delete(shard: GroupShard, req: OffsetDelete, token: Any, now: int) -> Effects:
     fx = Effects()
     group = shard.consumer_groups.get(req.group_id) or shard.groups.get(req.group_id)
+    # A KIP-848 group accepts OffsetDelete in any state (Kafka's ConsumerGroup.validateOffsetDelete); only its
+    # subscribed topics are refused, below. A classic group must exist and, unless it is a consumer group,
+    # be Empty.
     error = request_error(shard, req.group_id)
-    if error is None and req.group_id in shard.consumer_groups:
-        pass  # Kafka's ConsumerGroup.validateOffsetDelete accepts any state; subscribed topics are refused below
-    elif error is None:
+    if error is None and req.group_id not in shard.consumer_groups:
         if group is None or group.state is GroupState.DEAD:
             error = ErrorCode.group_id_not_found
         elif group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
