@@ -23,7 +23,9 @@ from kio.schema.consumer_protocol_subscription.v0 import ConsumerProtocolSubscri
 from kio.schema.consumer_protocol_subscription.v1 import ConsumerProtocolSubscription as _SubscriptionV1
 from kio.schema.consumer_protocol_subscription.v2 import ConsumerProtocolSubscription as _SubscriptionV2
 from kio.schema.consumer_protocol_subscription.v3 import ConsumerProtocolSubscription as _SubscriptionV3
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
+
+from .wire_bounds import checked_reader
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 _VERSION = struct.Struct(">h")
@@ -60,7 +62,7 @@ def _split(data: bytes, schemas: tuple) -> tuple[int, object]:
         raise ConsumerProtocolError(f"negative consumer protocol version {version}")
     schema = schemas[min(version, len(schemas) - 1)]
     try:
-        entity, _ = entity_reader(schema)(bytes(data), 2)
+        entity, _ = checked_reader(schema)(bytes(data), 2)
     except Exception as exc:  # kio raises assorted errors on short or garbled input
         raise ConsumerProtocolError(f"cannot decode consumer protocol v{version}: {exc}") from exc
     return version, entity

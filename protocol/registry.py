@@ -14,8 +14,10 @@ from typing import Any, Callable
 
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.index import api_key_map, schema_name_map
-from kio.serial import entity_reader, entity_writer
+from kio.serial import entity_writer
 from kio.static.constants import EntityType
+
+from .wire_bounds import checked_reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +74,13 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 @cache
 def request_reader(api_key: int, version: int) -> Callable[[Any, int], tuple[Any, int]]:
-    return entity_reader(request_class(api_key, version))
+    """kio's reader behind the bounds check (wire_bounds.py): request bytes come from anyone."""
+    return checked_reader(request_class(api_key, version))
 
 
 @cache
 def response_reader(api_key: int, version: int) -> Callable[[Any, int], tuple[Any, int]]:
-    return entity_reader(response_class(api_key, version))
+    return checked_reader(response_class(api_key, version))
 
 
 @cache

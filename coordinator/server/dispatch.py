@@ -126,7 +126,10 @@ class Dispatcher:
             request, end = request_reader(api_key, api_version)(frame, header.body_offset)
         except CloseConnection:
             raise
-        except Exception as exc:  # kio raises several types on malformed input
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # kio raises several types on malformed input, and a native
+            # panic arrives as pyo3's PanicException, a BaseException: either way this request is bad
             raise CloseConnection(
                 "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
             ) from exc
