@@ -7,8 +7,8 @@ import struct
 from collections import deque
 from typing import Any
 
-from protocol.headers import parse_response_header
-from protocol.registry import is_flexible, response_reader
+from groupcoord.protocol.headers import parse_response_header
+from groupcoord.protocol.registry import is_flexible, response_reader
 
 from .requests import encode
 

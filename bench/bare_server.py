@@ -12,8 +12,8 @@ import argparse
 import asyncio
 import struct
 
-from protocol.build import build
-from protocol.registry import encode_entity, response_class
+from groupcoord.protocol.build import build
+from groupcoord.protocol.registry import encode_entity, response_class
 
 _SIZE = struct.Struct(">i")
 

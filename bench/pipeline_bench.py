@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from protocol.record_batch import encode_batch, set_base_offset
-from storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+from groupcoord.protocol.record_batch import encode_batch, set_base_offset
+from groupcoord.storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
 
 SEGMENT_BYTES = 16 * 1024 * 1024
 PARTITIONS_PER_COMMIT = 5
@@ -95,8 +95,8 @@ def generate(directory: Path, records: int, groups: int, offsets_partitions: int
 
 
 def local_decode_rate(directory: Path) -> tuple[int, float]:
-    from pipeline.segment_reader import read_segment
-    from pipeline.segments import discover_segments
+    from groupcoord.pipeline.segment_reader import read_segment
+    from groupcoord.pipeline.segments import discover_segments
 
     segment = discover_segments(str(directory))[0]
     started = time.perf_counter()
@@ -106,8 +106,8 @@ def local_decode_rate(directory: Path) -> tuple[int, float]:
 
 def measure(kind: str, directory: str, master: str) -> dict:
     """Runs in a child process: one SparkContext, one measurement."""
-    from pipeline.cli import main as cli_main
-    from pipeline.session import SessionSettings, read_offsets, start_session
+    from groupcoord.pipeline.cli import main as cli_main
+    from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
 
     started = time.perf_counter()
     spark = start_session(SessionSettings(master=master))

@@ -8,9 +8,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from protocol.build import build
-from protocol.headers import encode_request_header, parse_response_header
-from protocol.registry import encode_entity, is_flexible, request_class, response_reader
+from groupcoord.protocol.build import build
+from groupcoord.protocol.headers import encode_request_header, parse_response_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, response_reader
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import aiofiles
 
-from protocol.record_batch import decode_records, encode_batch
-from storage.cleaner import LogCleaner
-from storage.config import FsyncPolicy, LogConfig
-from storage.log import CLEAN_SHUTDOWN_MARKER, PartitionLog
+from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log import CLEAN_SHUTDOWN_MARKER, PartitionLog
 
 RECORD = b"x" * 100
 RECORDS_PER_BATCH = 10

@@ -32,7 +32,7 @@ def _cores() -> tuple[list[int] | None, list[int] | None]:
 
 
 def embedded_startup_seconds(rounds: int = 5) -> float:
-    from coordinator.broker import Broker, new_event_loop
+    from groupcoord.coordinator.broker import Broker, new_event_loop
 
     times = []
     for _ in range(rounds):

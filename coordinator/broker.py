@@ -24,8 +24,8 @@ from typing import Any, Iterator
 
 import structlog
 
-from storage.config import FsyncPolicy, LogConfig
-from storage.log_manager import LogManager
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log_manager import LogManager
 
 from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .cluster_apis import ClusterApis

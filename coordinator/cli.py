@@ -54,7 +54,7 @@ def _add_optional_commands(sub: argparse._SubParsersAction) -> None:
     add_admin_commands(sub)
     add_log_commands(sub)
     try:
-        from pipeline.cli import add_pipeline_command
+        from groupcoord.pipeline.cli import add_pipeline_command
     except ImportError as exc:  # pyspark is an optional extra
         note = str(exc)
         p = sub.add_parser("pipeline", help="offsets analytics on PySpark (needs the 'pipeline' extra)")

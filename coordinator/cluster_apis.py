@@ -7,9 +7,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
-from protocol.encode import EncodedBody, encode_body
-from protocol.errors import ErrorCode
-from protocol.registry import ApiRegistry, response_class
+from groupcoord.protocol.encode import EncodedBody, encode_body
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.registry import ApiRegistry, response_class
 
 from .cluster import ClusterIdentity
 from .server.dispatch import Dispatcher, RequestContext

@@ -16,9 +16,9 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from storage.config import FsyncPolicy, LogConfig
-from storage.errors import CorruptLogError
-from storage.log_manager import LogManager
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.log_manager import LogManager
 
 from .data_dir_lock import DataDirInUse, DataDirLock
 from .logging import configure_logging

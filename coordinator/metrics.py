@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
 PREFIX = "groupcoord"
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.timeparse import format_instant, parse_instant
+from groupcoord.pipeline.timeparse import format_instant, parse_instant
 
 JOB_HELP = {
     "snapshot": "committed offsets as of --at (snapshot.csv for `groupcoord offsets reset --from-file`)",
@@ -78,26 +78,26 @@ def add_pipeline_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _history_rules(args: argparse.Namespace):
-    from pipeline.jobs.history import HistoryRules
+    from groupcoord.pipeline.jobs.history import HistoryRules
 
     return HistoryRules(window=args.window, min_idle_ms=args.min_idle_ms)
 
 
 def _storm_rules(args: argparse.Namespace):
-    from pipeline.jobs.rebalances import StormRules
+    from groupcoord.pipeline.jobs.rebalances import StormRules
 
     return StormRules(window_ms=args.storm_window_ms, threshold=args.storm_threshold)
 
 
 def _health_settings(args: argparse.Namespace):
-    from pipeline.jobs.health import HealthSettings
+    from groupcoord.pipeline.jobs.health import HealthSettings
 
     return HealthSettings(replay_records_per_sec=args.replay_rate) if args.replay_rate else HealthSettings()
 
 
 def _dispatch(job: str, df, args: argparse.Namespace, segment_bytes: dict[int, int]) -> str:
     """Run one job; returns a one-line description of what was written."""
-    from pipeline.jobs import health, history, rebalances, report, snapshot
+    from groupcoord.pipeline.jobs import health, history, rebalances, report, snapshot
 
     out = args.out
     if job == "snapshot":
@@ -126,10 +126,10 @@ def _dispatch(job: str, df, args: argparse.Namespace, segment_bytes: dict[int, i
 def run_job(args: argparse.Namespace) -> int:
     from pyspark import StorageLevel
 
-    from pipeline.integrity import summarize
-    from pipeline.segments import NoSegmentsError, discover_segments
-    from pipeline.session import SessionSettings, read_offsets, start_session
-    from pipeline.progress import SparkProgress
+    from groupcoord.pipeline.integrity import summarize
+    from groupcoord.pipeline.segments import NoSegmentsError, discover_segments
+    from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
+    from groupcoord.pipeline.progress import SparkProgress
 
     started = time.monotonic()
     try:

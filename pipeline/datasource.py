@@ -19,8 +19,8 @@ from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from pipeline.schema import spark_schema
-from pipeline.segments import discover_segments, split_paths
+from groupcoord.pipeline.schema import spark_schema
+from groupcoord.pipeline.segments import discover_segments, split_paths
 
 SOURCE_NAME = "consumer_offsets"
 _TRUE = {"true", "1", "yes", "on"}
@@ -55,7 +55,7 @@ class ConsumerOffsetsReader(DataSourceReader):
         return [SegmentPartition(segment.path, segment.offsets_partition) for segment in self.segments]
 
     def read(self, partition: SegmentPartition) -> Iterator:
-        from pipeline.segment_reader import read_segment
+        from groupcoord.pipeline.segment_reader import read_segment
 
         if not isinstance(partition, SegmentPartition):
             return  # no segments: Spark still calls read() once, with its own default partition; nothing to yield

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.schema import RecordKind
+from groupcoord.pipeline.schema import RecordKind
 
 _REPORTED = [RecordKind.CORRUPT, RecordKind.TORN_TAIL, RecordKind.MALFORMED, RecordKind.UNKNOWN]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.schema import DAMAGE_KINDS, RecordKind
+from groupcoord.pipeline.schema import DAMAGE_KINDS, RecordKind
 
 _NOT_KEYED = [kind.value for kind in (*DAMAGE_KINDS, RecordKind.TXN_COMMIT, RecordKind.TXN_ABORT, RecordKind.CONTROL,
                                       RecordKind.UNKNOWN, RecordKind.MALFORMED)]

@@ -15,14 +15,14 @@ import json
 import uuid
 from typing import Any
 
-from protocol.consumer_protocol import (
+from groupcoord.protocol.consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
     ConsumerProtocolError,
     decode_assignment,
     decode_subscription,
 )
-from protocol.record_batch import Record
-from storage.offsets_records import (
+from groupcoord.protocol.record_batch import Record
+from groupcoord.storage.offsets_records import (
     GroupMetadataValue,
     MemberMetadata,
     OffsetCommitKey,
@@ -31,14 +31,14 @@ from storage.offsets_records import (
     decode_value,
 )
 
-from pipeline.schema import (
+from groupcoord.pipeline.schema import (
     EXTRA_SECTION,
     GROUP_SECTION,
     OFFSET_KEY_SECTION,
     OFFSET_VALUE_SECTION,
     RecordKind,
 )
-from pipeline.segment_scan import Damage, GoodBatch
+from groupcoord.pipeline.segment_scan import Damage, GoodBatch
 
 _KEY_CACHE_LIMIT = 200_000
 _CONTROL_TYPES = {0: RecordKind.TXN_ABORT, 1: RecordKind.TXN_COMMIT}

@@ -11,9 +11,9 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from pipeline.record_rows import RowDecoder
-from pipeline.schema import ARROW_SCHEMA
-from pipeline.segment_scan import Damage, scan_batches
+from groupcoord.pipeline.record_rows import RowDecoder
+from groupcoord.pipeline.schema import ARROW_SCHEMA
+from groupcoord.pipeline.segment_scan import Damage, scan_batches
 
 DEFAULT_BATCH_ROWS = 16_384
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from protocol.record_batch import (
+from groupcoord.protocol.record_batch import (
     LOG_OVERHEAD,
     MAGIC,
     MAGIC_OFFSET,
@@ -24,7 +24,7 @@ from protocol.record_batch import (
     verify_crc,
 )
 
-from pipeline.schema import RecordKind
+from groupcoord.pipeline.schema import RecordKind
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from pipeline.segments import split_paths
+from groupcoord.pipeline.segments import split_paths
 
 DEFAULT_MASTER = "local[*]"
 
@@ -53,7 +53,7 @@ def ensure_worker_python() -> None:
 
 
 def register_source(spark) -> None:
-    from pipeline.datasource import ConsumerOffsetsDataSource
+    from groupcoord.pipeline.datasource import ConsumerOffsetsDataSource
 
     spark.dataSource.register(ConsumerOffsetsDataSource)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipeline.schema import RecordKind
+from groupcoord.pipeline.schema import RecordKind
 
 TRANSACTION_MARKERS = [RecordKind.TXN_COMMIT.value, RecordKind.TXN_ABORT.value]
 # The columns `applied_records` needs; callers keep these when they project early.

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from protocol.compression import CompressionError, CompressionType, compress, decompress
-from protocol.crc import crc32c
-from protocol.varint import encode_varint, encode_varlong
+from groupcoord.protocol.compression import CompressionError, CompressionType, compress, decompress
+from groupcoord.protocol.crc import crc32c
+from groupcoord.protocol.varint import encode_varint, encode_varlong
 
 HEADER_SIZE: Final = 61
 MAGIC: Final = 2

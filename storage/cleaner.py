@@ -31,15 +31,15 @@ from weakref import WeakKeyDictionary
 
 import structlog
 
-from protocol.record_batch import (
+from groupcoord.protocol.record_batch import (
     HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header,
 )
-from storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
-from storage.config import LONG_MAX
-from storage.log import PartitionLog
-from storage.segment import SCAN_CHUNK, Segment
-from storage.swap import commit_swap, install_swap, write_cleaned
-from storage.throttle import Throttler
+from groupcoord.storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
+from groupcoord.storage.config import LONG_MAX
+from groupcoord.storage.log import PartitionLog
+from groupcoord.storage.segment import SCAN_CHUNK, Segment
+from groupcoord.storage.swap import commit_swap, install_swap, write_cleaned
+from groupcoord.storage.throttle import Throttler
 
 _log = structlog.get_logger("groupcoord.storage.cleaner")
 

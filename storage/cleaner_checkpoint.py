@@ -25,7 +25,7 @@ from typing import Final
 
 import structlog
 
-from storage.segment import fsync_directory
+from groupcoord.storage.segment import fsync_directory
 
 CLEANER_CHECKPOINT_FILE: Final = "cleaner-offset-checkpoint"
 CHECKPOINT_VERSION: Final = 0

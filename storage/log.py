@@ -22,17 +22,17 @@ from typing import Final
 
 import structlog
 
-from protocol.record_batch import (
+from groupcoord.protocol.record_batch import (
     BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time, set_partition_leader_epoch,
 )
-from storage.config import FsyncPolicy, LogConfig, TimestampType
-from storage.errors import LogClosedError
-from storage.observer import NULL_OBSERVER, StorageObserver
-from storage.recovery import (
+from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
+from groupcoord.storage.errors import LogClosedError
+from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
+from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
 )
-from storage.segment import Segment, fsync_directory
-from storage.segment_reads import find_timestamp, read_batches
+from groupcoord.storage.segment import Segment, fsync_directory
+from groupcoord.storage.segment_reads import find_timestamp, read_batches
 
 __all__ = ["CLEAN_SHUTDOWN_MARKER", "AppendResult", "PartitionLog", "parse_partition_dir"]
 

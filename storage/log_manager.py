@@ -21,13 +21,13 @@ from typing import Final
 
 import structlog
 
-from storage.cleaner import CleanerStats, LogCleaner
-from storage.config import FsyncPolicy, LogConfig
-from storage.errors import CorruptLogError
-from storage.log import PartitionLog, parse_partition_dir
-from storage.observer import NULL_OBSERVER, StorageObserver
-from storage.retention import apply_retention
-from storage.throttle import Throttler
+from groupcoord.storage.cleaner import CleanerStats, LogCleaner
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.log import PartitionLog, parse_partition_dir
+from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
+from groupcoord.storage.retention import apply_retention
+from groupcoord.storage.throttle import Throttler
 
 TOPIC_CONFIG_FILE: Final = "topic-config.json"
 DELETE_SUFFIX: Final = "-delete"

@@ -18,10 +18,10 @@ from typing import Final
 
 import structlog
 
-from storage.config import LogConfig
-from storage.errors import CorruptLogError
-from storage.segment import LOG_SUFFIX, Segment, fsync_directory, parse_segment_filename
-from storage.swap import recover_interrupted_swaps
+from groupcoord.storage.config import LogConfig
+from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.segment import LOG_SUFFIX, Segment, fsync_directory, parse_segment_filename
+from groupcoord.storage.swap import recover_interrupted_swaps
 
 CLEAN_SHUTDOWN_MARKER: Final = ".kafka_cleanshutdown"
 RECOVERY_POINT_FILE: Final = "recovery-point-offset"

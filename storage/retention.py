@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from storage.log import PartitionLog
-from storage.segment import Segment
+from groupcoord.storage.log import PartitionLog
+from groupcoord.storage.segment import Segment
 
 
 def expired_by_time(log: PartitionLog, now_ms: int) -> list[Segment]:

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from protocol.record_batch import (
+from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
 )
-from storage.index import IndexFormatError, OffsetIndex, TimeIndex
+from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
 
 LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"

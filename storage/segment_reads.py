@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from protocol.record_batch import HEADER_SIZE, BatchHeader, decode_records, parse_header
-from storage.segment import Segment
+from groupcoord.protocol.record_batch import HEADER_SIZE, BatchHeader, decode_records, parse_header
+from groupcoord.storage.segment import Segment
 
 LOCATE_CHUNK: Final = 64 * 1024
 

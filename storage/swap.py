@@ -17,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from storage.segment import (
+from groupcoord.storage.segment import (
     CLEANED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIMEINDEX_SUFFIX, fsync_directory,
     parse_segment_filename, segment_filename,
 )

@@ -18,11 +18,11 @@ from typing import Any, Mapping
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
 
-from protocol.errors import kafka_name
-from protocol.framing import encode_frame
-from protocol import registry
-from protocol.build import build
-from protocol.headers import encode_request_header, parse_response_header
+from groupcoord.protocol.errors import kafka_name
+from groupcoord.protocol.framing import encode_frame
+from groupcoord.protocol import registry
+from groupcoord.protocol.build import build
+from groupcoord.protocol.headers import encode_request_header, parse_response_header
 
 
 DEFAULT_TIMEOUT_S = 10.0

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from protocol.errors import kafka_name
+from groupcoord.protocol.errors import kafka_name
 
 from . import operations as ops
 from . import render

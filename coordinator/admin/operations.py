@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 from kio.schema.errors import ErrorCode
 
-from protocol.consumer_protocol import ConsumerProtocolError, decode_assignment
+from groupcoord.protocol.consumer_protocol import ConsumerProtocolError, decode_assignment
 
 from .client import AdminClient, AdminError, ApiKey, KafkaApiError, TopicMetadata, check_error
 from .lag import lag_rows

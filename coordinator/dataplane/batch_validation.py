@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import (HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import (HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
                                    verify_crc)
 
 LOG_OVERHEAD = 12           # base offset + batch length

@@ -9,13 +9,13 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator import config as broker_settings
-from coordinator.dataplane import topic_configs
-from coordinator.dataplane.names import topic_name_error
-from coordinator.dataplane.topic_configs import ConfigSource, ConfigType
-from coordinator.dataplane.topics import TopicCatalog
+from groupcoord.coordinator import config as broker_settings
+from groupcoord.coordinator.dataplane import topic_configs
+from groupcoord.coordinator.dataplane.names import topic_name_error
+from groupcoord.coordinator.dataplane.topic_configs import ConfigSource, ConfigType
+from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 
 class ResourceType(enum.IntEnum):

@@ -16,14 +16,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from coordinator.dataplane.clock import Clock
-from coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
-from coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
+from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
+from groupcoord.coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
+from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
                                                   PartitionResult, TopicPartitionRef)
-from coordinator.dataplane.topics import TopicCatalog
+from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 READ_COMMITTED = 1
 ZERO_UUID = uuid.UUID(int=0)

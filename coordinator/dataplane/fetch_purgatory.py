@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from coordinator.dataplane.clock import Clock, TimerHandle
+from groupcoord.coordinator.dataplane.clock import Clock, TimerHandle
 
 TopicPartition = tuple[str, int]
 

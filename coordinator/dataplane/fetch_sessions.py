@@ -32,9 +32,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.dataplane.clock import Clock
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0

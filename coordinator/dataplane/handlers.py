@@ -12,13 +12,13 @@ from typing import Any
 
 import structlog
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator.dataplane.fetch import parse_request as parse_fetch
-from coordinator.dataplane.produce import PartitionData, TopicData
-from coordinator.dataplane.service import DataPlane
-from coordinator.dataplane.topics import TopicResult
-from coordinator.server.dispatch import CLOSE_CONNECTION, NO_RESPONSE   # acks=0: nothing is sent
+from groupcoord.coordinator.dataplane.fetch import parse_request as parse_fetch
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.service import DataPlane
+from groupcoord.coordinator.dataplane.topics import TopicResult
+from groupcoord.coordinator.server.dispatch import CLOSE_CONNECTION, NO_RESPONSE   # acks=0: nothing is sent
 
 log = structlog.get_logger("groupcoord.produce")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import decode_records
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import decode_records
 
-from coordinator.dataplane.topics import TopicCatalog
+from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 
 class SpecialTimestamp(enum.IntEnum):

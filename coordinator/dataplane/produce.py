@@ -15,16 +15,16 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from protocol.errors import ErrorCode
-from storage.config import TimestampType
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.config import TimestampType
 
-from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
-from coordinator.dataplane.clock import Clock
-from coordinator.dataplane.names import is_internal
-from coordinator.dataplane.producer_snapshot import read_snapshot, write_snapshot
-from coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict
-from coordinator.dataplane.topics import TopicCatalog
+from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
+from groupcoord.coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
+from groupcoord.coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.dataplane.names import is_internal
+from groupcoord.coordinator.dataplane.producer_snapshot import read_snapshot, write_snapshot
+from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict
+from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 VALID_ACKS = (-1, 0, 1)
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from coordinator.dataplane.producer_state import PartitionProducerState, sequence_count
+from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState, sequence_count
 
 SNAPSHOT_FILE = "producer-state.json"
 VERSION = 1

@@ -6,18 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from coordinator.dataplane.clock import Clock, SystemClock, TimerHandle
-from coordinator.dataplane.configs import DescribeConfigsService
-from coordinator.dataplane.fetch import FetchService
-from coordinator.dataplane.fetch_purgatory import FetchPurgatory
-from coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
-from coordinator.dataplane.list_offsets import ListOffsetsService
-from coordinator.dataplane.produce import ProduceService, ProducerStates
-from coordinator.dataplane.producer_ids import ProducerIdAllocator
-from coordinator.dataplane.topics import Topic, TopicCatalog
+from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
+from groupcoord.coordinator.dataplane.clock import Clock, SystemClock, TimerHandle
+from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
+from groupcoord.coordinator.dataplane.fetch import FetchService
+from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
+from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
+from groupcoord.coordinator.dataplane.list_offsets import ListOffsetsService
+from groupcoord.coordinator.dataplane.produce import ProduceService, ProducerStates
+from groupcoord.coordinator.dataplane.producer_ids import ProducerIdAllocator
+from groupcoord.coordinator.dataplane.topics import Topic, TopicCatalog
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1

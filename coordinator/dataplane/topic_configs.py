@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from storage.config import InvalidConfigError, LogConfig
+from groupcoord.storage.config import InvalidConfigError, LogConfig
 
 LONG_MAX = 2**63 - 1
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from protocol.errors import ErrorCode
-from storage.config import InvalidConfigError, LogConfig
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.config import InvalidConfigError, LogConfig
 
-from coordinator.dataplane import topic_configs
-from coordinator.dataplane.names import collision_key, is_internal, topic_name_error
-from coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
+from groupcoord.coordinator.dataplane import topic_configs
+from groupcoord.coordinator.dataplane.names import collision_key, is_internal, topic_name_error
+from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
 
 CATALOG_FILE = "topic-catalog.json"
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups import rebalance as rb
-from coordinator.groups.consumer import describe as consumer_describe
-from coordinator.groups.consumer import offsets as consumer_offsets
-from coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.records import group_tombstone, offset_record
-from coordinator.groups.replay import apply_group_metadata, apply_offset
-from coordinator.groups.state import GroupState, parse_state
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.consumer import describe as consumer_describe
+from groupcoord.coordinator.groups.consumer import offsets as consumer_offsets
+from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.records import group_tombstone, offset_record
+from groupcoord.coordinator.groups.replay import apply_group_metadata, apply_offset
+from groupcoord.coordinator.groups.state import GroupState, parse_state
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 CLASSIC_GROUP_TYPE = "classic"
 # Without an authorizer every principal may READ, DELETE and DESCRIBE a group (AclOperation codes 3, 6, 8).

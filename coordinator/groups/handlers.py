@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from coordinator.groups.requests import (
+from groupcoord.coordinator.groups.requests import (
     CommitPartition,
     Heartbeat,
     JoinGroup,
@@ -22,9 +22,9 @@ from coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
-from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from coordinator.groups.service import GroupCoordinatorService
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.service import GroupCoordinatorService
+from groupcoord.protocol.errors import ErrorCode
 
 # api key -> (name, lowest, highest version served). OffsetCommit/OffsetFetch v10 name topics by id (KIP-848
 # topic ids), which this coordinator does not serve; kio has no OffsetCommit v0-1 nor OffsetFetch v0.

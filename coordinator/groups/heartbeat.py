@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups import rebalance as rb
-from coordinator.groups.effects import Effects
-from coordinator.groups.requests import Heartbeat
-from coordinator.groups.state import GroupState
-from coordinator.groups.validation import member_group, validate_member
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.requests import Heartbeat
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.validation import member_group, validate_member
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def handle_heartbeat(shard: GroupShard, req: Heartbeat, token: Any, now: int) -> Effects:

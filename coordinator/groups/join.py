@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups import rebalance as rb
-from coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.member import ClassicMember
-from coordinator.groups.records import group_metadata_record
-from coordinator.groups.requests import JoinGroup
-from coordinator.groups.state import GroupState
-from coordinator.groups.validation import request_error
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.member import ClassicMember
+from groupcoord.coordinator.groups.records import group_metadata_record
+from groupcoord.coordinator.groups.requests import JoinGroup
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.validation import request_error
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def handle_join(shard: GroupShard, req: JoinGroup, token: Any, now: int) -> Effects:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups import rebalance as rb
-from coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.requests import LeaveGroup, LeavingMember
-from coordinator.groups.validation import member_group
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.requests import LeaveGroup, LeavingMember
+from groupcoord.coordinator.groups.validation import member_group
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 BATCH_VERSION = 3  # from v3 a request names several members and errors are per member
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups.consumer import offsets as consumer_offsets
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.records import offset_record
-from coordinator.groups.replay import apply_offset
-from coordinator.groups.requests import OffsetCommit, OffsetDelete, OffsetFetch
-from coordinator.groups.state import GroupState
-from coordinator.groups.validation import request_error, validate_member
-from protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from protocol.errors import ErrorCode
-from storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.consumer import offsets as consumer_offsets
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.records import offset_record
+from groupcoord.coordinator.groups.replay import apply_offset
+from groupcoord.coordinator.groups.requests import OffsetCommit, OffsetDelete, OffsetFetch
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.validation import request_error, validate_member
+from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.offsets_records import OffsetCommitValue
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 GROUP_ID_NOT_FOUND_VERSION = 9  # OffsetCommit v9+ (KIP-848) reports an unknown group as such
 RETENTION_TIME_VERSIONS = range(2, 5)  # OffsetCommit v2-v4 carry a client-chosen retention time

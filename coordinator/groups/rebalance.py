@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.member import ClassicMember
-from coordinator.groups.records import group_metadata_record
-from coordinator.groups.state import CAN_REBALANCE, GroupState
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.member import ClassicMember
+from groupcoord.coordinator.groups.records import group_metadata_record
+from groupcoord.coordinator.groups.state import CAN_REBALANCE, GroupState
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 

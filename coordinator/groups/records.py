@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coordinator.groups.group import ClassicGroup
-from storage.offsets_records import (
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.storage.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

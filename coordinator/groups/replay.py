@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer import replay as consumer_replay
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.member import ClassicMember
-from coordinator.groups.state import GroupState
-from storage.offsets_records import (
+from groupcoord.coordinator.groups.consumer import replay as consumer_replay
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.member import ClassicMember
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.storage.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,
@@ -23,7 +23,7 @@ from storage.offsets_records import (
 )
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def apply_record(shard: GroupShard, key, value, now: int) -> None:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from coordinator.groups.admin import delete_group
-from coordinator.groups.consumer import offsets as consumer_offsets
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.records import offset_record
-from coordinator.groups.replay import apply_offset
-from coordinator.groups.state import GroupState
-from protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.admin import delete_group
+from groupcoord.coordinator.groups.consumer import offsets as consumer_offsets
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.records import offset_record
+from groupcoord.coordinator.groups.replay import apply_offset
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from groupcoord.storage.offsets_records import OffsetCommitValue
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def expiry_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:

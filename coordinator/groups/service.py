@@ -18,15 +18,15 @@ from typing import Any, Callable, Iterator
 
 import structlog
 
-from coordinator.groups.admin import described_error
-from coordinator.groups.clock import Clock, SystemClock
-from coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
-from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from coordinator.groups.effects import Effects
-from coordinator.groups.hashing import partition_for
-from coordinator.groups.observer import ObserverAdapter
-from coordinator.groups.rebalance import join_error, sync_error
-from coordinator.groups.requests import (
+from groupcoord.coordinator.groups.admin import described_error
+from groupcoord.coordinator.groups.clock import Clock, SystemClock
+from groupcoord.coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
+from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.hashing import partition_for
+from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.rebalance import join_error, sync_error
+from groupcoord.coordinator.groups.requests import (
     Heartbeat,
     JoinGroup,
     LeaveGroup,
@@ -35,12 +35,12 @@ from coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
-from coordinator.groups.shard import GroupShard, random_member_id
-from coordinator.groups.views import GroupView, consumer_group_view, group_view
-from protocol.errors import ErrorCode
-from protocol.record_batch import decode_records, encode_batch
-from storage.config import CleanupPolicy, LogConfig
-from storage.offsets_records import decode_record, encode_key, encode_value
+from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
+from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.storage.config import CleanupPolicy, LogConfig
+from groupcoord.storage.offsets_records import decode_record, encode_key, encode_value
 
 _log = structlog.get_logger("groupcoord.groups")
 

@@ -14,14 +14,14 @@ from typing import Any, Callable, Iterator
 
 import structlog
 
-from coordinator.groups import admin, heartbeat, join, leave, offsets, rebalance as rb, replay, retention, sync
-from coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
-from coordinator.groups.consumer.group import ConsumerGroup
-from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.observer import ObserverAdapter
-from coordinator.groups.requests import (
+from groupcoord.coordinator.groups import admin, heartbeat, join, leave, offsets, rebalance as rb, replay, retention, sync
+from groupcoord.coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.requests import (
     Heartbeat,
     JoinGroup,
     LeaveGroup,
@@ -30,9 +30,9 @@ from coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
-from coordinator.groups.state import GroupState
-from coordinator.groups.timers import TimerHeap
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.timers import TimerHeap
+from groupcoord.protocol.errors import ErrorCode
 
 RETENTION = "retention"
 

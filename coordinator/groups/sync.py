@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from coordinator.groups import rebalance as rb
-from coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from coordinator.groups.effects import Effects
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.records import group_metadata_record
-from coordinator.groups.requests import SyncGroup
-from coordinator.groups.state import GroupState
-from coordinator.groups.validation import member_group, validate_member
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.records import group_metadata_record
+from groupcoord.coordinator.groups.requests import SyncGroup
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.validation import member_group, validate_member
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.group import ClassicGroup
-from coordinator.groups.state import GroupState
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.group import ClassicGroup
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def request_error(shard: GroupShard, group_id: str) -> ErrorCode | None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from protocol.framing import FrameDecoder, FrameTooLarge
+from groupcoord.protocol.framing import FrameDecoder, FrameTooLarge
 
 from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
 

@@ -14,12 +14,12 @@ from typing import Any, Callable, Protocol
 
 import structlog
 
-from protocol.build import error_response
-from protocol.encode import encode_body
-from protocol.errors import ErrorCode, ProtocolError
-from protocol.framing import frame_parts
-from protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
-from protocol.registry import (
+from groupcoord.protocol.build import error_response
+from groupcoord.protocol.encode import encode_body
+from groupcoord.protocol.errors import ErrorCode, ProtocolError
+from groupcoord.protocol.framing import frame_parts
+from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
+from groupcoord.protocol.registry import (
     ApiRegistry,
     api_name,
     is_flexible,

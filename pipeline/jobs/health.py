@@ -20,10 +20,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipeline.keys import compaction_key_column, keyed_records, latest_per_key
-from pipeline.output import write_table
-from pipeline.schema import RecordKind
-from pipeline.transactions import APPLY_COLUMNS, applied_records
+from groupcoord.pipeline.keys import compaction_key_column, keyed_records, latest_per_key
+from groupcoord.pipeline.output import write_table
+from groupcoord.pipeline.schema import RecordKind
+from groupcoord.pipeline.transactions import APPLY_COLUMNS, applied_records
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipeline.jobs.snapshot import OFFSET_KEY, offset_records
-from pipeline.output import write_table
-from pipeline.schema import RecordKind
+from groupcoord.pipeline.jobs.snapshot import OFFSET_KEY, offset_records
+from groupcoord.pipeline.output import write_table
+from groupcoord.pipeline.schema import RecordKind
 
 
 class Status(str, Enum):

@@ -26,8 +26,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipeline.output import write_table
-from pipeline.schema import RecordKind
+from groupcoord.pipeline.output import write_table
+from groupcoord.pipeline.schema import RecordKind
 
 HOUR_MS = 3_600_000
 

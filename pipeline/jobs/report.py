@@ -11,15 +11,15 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline import plots
-from pipeline.integrity import IntegritySummary, summarize
-from pipeline.jobs.health import HealthSettings, health
-from pipeline.jobs.history import HistoryRules, Status, history, reference_time
-from pipeline.jobs.rebalances import StormRules, generations, rebalance_summary
-from pipeline.jobs.snapshot import snapshot
-from pipeline.report_html import Section, render
-from pipeline.schema import RecordKind
-from pipeline.timeparse import format_instant
+from groupcoord.pipeline import plots
+from groupcoord.pipeline.integrity import IntegritySummary, summarize
+from groupcoord.pipeline.jobs.health import HealthSettings, health
+from groupcoord.pipeline.jobs.history import HistoryRules, Status, history, reference_time
+from groupcoord.pipeline.jobs.rebalances import StormRules, generations, rebalance_summary
+from groupcoord.pipeline.jobs.snapshot import snapshot
+from groupcoord.pipeline.report_html import Section, render
+from groupcoord.pipeline.schema import RecordKind
+from groupcoord.pipeline.timeparse import format_instant
 
 REPORT_FILE = "report.html"
 TOP_GROUPS = 8

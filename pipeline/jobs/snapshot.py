@@ -18,10 +18,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.keys import latest_per_key
-from pipeline.output import write_table
-from pipeline.schema import RecordKind
-from pipeline.transactions import APPLY_COLUMNS, TRANSACTION_MARKERS, applied_records
+from groupcoord.pipeline.keys import latest_per_key
+from groupcoord.pipeline.output import write_table
+from groupcoord.pipeline.schema import RecordKind
+from groupcoord.pipeline.transactions import APPLY_COLUMNS, TRANSACTION_MARKERS, applied_records
 
 SNAPSHOT_COLUMNS = ["group", "topic", "partition", "offset", "leader_epoch", "metadata", "commit_timestamp"]
 OFFSET_KEY = ["group", "topic", "partition"]

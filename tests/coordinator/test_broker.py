@@ -1,7 +1,7 @@
 """The embedded broker wires the broker-wide log.* settings into every log it opens."""
 
-from coordinator.broker import Broker
-from storage.config import CleanupPolicy
+from groupcoord.coordinator.broker import Broker
+from groupcoord.storage.config import CleanupPolicy
 
 
 async def test_consumer_offsets_inherits_the_broker_cleaner_settings_as_in_kafka(tmp_path):
@@ -21,11 +21,11 @@ async def test_a_corrupt_partition_is_offline_and_everything_else_serves(tmp_pat
     """A data partition and an offsets partition corrupt in the middle: the broker starts, the data partition
     answers KAFKA_STORAGE_ERROR (as a Kafka partition on a failed log directory), the offsets partition's groups
     COORDINATOR_NOT_AVAILABLE, and the other partitions and groups work."""
-    from coordinator.dataplane.produce import PartitionData, TopicData
-    from coordinator.groups.hashing import partition_for
-    from coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
-    from protocol.errors import ErrorCode
-    from protocol.record_batch import encode_batch
+    from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
+    from groupcoord.coordinator.groups.hashing import partition_for
+    from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+    from groupcoord.protocol.errors import ErrorCode
+    from groupcoord.protocol.record_batch import encode_batch
     from tests.storage.test_log_manager import corrupt_the_middle
 
     broken_group = "billing"

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from coordinator.groups.state import GroupState
-from coordinator.metrics import BrokerMetrics
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.metrics import BrokerMetrics
 
 
 @dataclass
@@ -111,7 +111,7 @@ def test_offsets_storage_and_traffic_counters():
 
 
 def test_a_cleaner_pass_is_counted_from_its_stats():
-    from storage.cleaner import CleanerStats
+    from groupcoord.storage.cleaner import CleanerStats
 
     m = BrokerMetrics()
     m.on_clean(CleanerStats(partitions_cleaned=2, bytes_read=4096, bytes_written=1024, seconds=0.5))
@@ -201,8 +201,8 @@ async def test_metrics_endpoint_serves_the_exposition_on_a_free_port():
 
 
 def test_fetch_sessions_are_counted_from_the_session_cache():
-    from coordinator.dataplane.clock import ManualClock
-    from coordinator.dataplane.fetch_sessions import FetchSessionCache
+    from groupcoord.coordinator.dataplane.clock import ManualClock
+    from groupcoord.coordinator.dataplane.fetch_sessions import FetchSessionCache
 
     m, clock = BrokerMetrics(), ManualClock()
     cache = FetchSessionCache(max_entries=1, eviction_ms=100, clock=clock)

@@ -8,8 +8,8 @@ import uuid
 
 from kafka import KafkaProducer
 
-from protocol.build import build
-from protocol.registry import encode_entity, request_class
+from groupcoord.protocol.build import build
+from groupcoord.protocol.registry import encode_entity, request_class
 
 FETCH_VERSION = 11            # non-flexible: request header v1, response header v0
 

@@ -5,8 +5,8 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from coordinator.groups.hashing import partition_for
-from storage.offsets_records import OffsetCommitKey, decode_key, decode_value
+from groupcoord.coordinator.groups.hashing import partition_for
+from groupcoord.storage.offsets_records import OffsetCommitKey, decode_key, decode_value
 
 
 def test_a_plain_consumer_reads_the_commits_of_a_group_from_its_offsets_partition(groupcoord_broker):

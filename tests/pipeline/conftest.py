@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from pipeline.session import SessionSettings, read_offsets, start_session
+from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
 from tests.pipeline.scenario import build_story
 
 # The pipeline is an optional extra and Spark needs Java: without them there is nothing to test here.

@@ -11,9 +11,9 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from protocol.record_batch import Record, decode_records, encode_batch, iter_batches
-from storage.offsets_records import (
+from groupcoord.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from groupcoord.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
+from groupcoord.storage.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

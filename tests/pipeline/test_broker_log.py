@@ -4,9 +4,9 @@ import uuid
 
 import pytest
 
-from pipeline.jobs.rebalances import generations
-from pipeline.jobs.snapshot import snapshot
-from pipeline.session import read_offsets
+from groupcoord.pipeline.jobs.rebalances import generations
+from groupcoord.pipeline.jobs.snapshot import snapshot
+from groupcoord.pipeline.session import read_offsets
 from tests.support.kafka_python_members import commit_when_settled, poll_until, subscribed_consumer
 
 pytestmark = pytest.mark.timeout(240)

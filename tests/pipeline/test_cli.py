@@ -3,9 +3,9 @@
 import base64
 import re
 
-from coordinator.admin.offsets_csv import read_offsets_csv
-from coordinator.cli import main as groupcoord_main
-from pipeline.cli import main as pipeline_main
+from groupcoord.coordinator.admin.offsets_csv import read_offsets_csv
+from groupcoord.coordinator.cli import main as groupcoord_main
+from groupcoord.pipeline.cli import main as pipeline_main
 from tests.pipeline.scenario import REFERENCE, SECOND, T0
 
 
@@ -38,9 +38,9 @@ def test_the_report_is_one_html_file_with_embedded_plots(spark, story_dir, tmp_p
 def test_history_rebalances_and_health_write_the_tables_their_functions_compute(spark, story_df, story_dir, tmp_path):
     import csv
 
-    from pipeline.jobs.health import health
-    from pipeline.jobs.history import history
-    from pipeline.jobs.rebalances import generations, rebalance_summary
+    from groupcoord.pipeline.jobs.health import health
+    from groupcoord.pipeline.jobs.history import history
+    from groupcoord.pipeline.jobs.rebalances import generations, rebalance_summary
 
     for job in ("history", "rebalances", "health"):  # history without --at: "now" is the newest record
         assert pipeline_main([job, "--data-dir", str(story_dir), "--out", str(tmp_path), "--master", "local[2]"]) == 0

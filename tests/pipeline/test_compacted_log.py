@@ -4,12 +4,12 @@ import asyncio
 
 import pytest
 
-from pipeline.jobs.health import health
-from pipeline.jobs.snapshot import snapshot
-from pipeline.session import read_offsets
-from storage.cleaner import LogCleaner
-from storage.config import FsyncPolicy, LogConfig
-from storage.log import PartitionLog
+from groupcoord.pipeline.jobs.health import health
+from groupcoord.pipeline.jobs.snapshot import snapshot
+from groupcoord.pipeline.session import read_offsets
+from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log import PartitionLog
 from tests.pipeline.offsets_history import Member, OffsetsHistory
 from tests.pipeline.scenario import SECOND, T0
 

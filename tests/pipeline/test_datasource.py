@@ -3,8 +3,8 @@
 
 from pyspark.sql import functions as F
 
-from pipeline.integrity import summarize
-from pipeline.session import read_offsets
+from groupcoord.pipeline.integrity import summarize
+from groupcoord.pipeline.session import read_offsets
 from tests.pipeline.offsets_history import Member, OffsetsHistory
 from tests.pipeline.scenario import SECOND, T0
 

@@ -7,9 +7,9 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from pipeline.jobs.rebalances import generations
-from pipeline.jobs.snapshot import snapshot
-from pipeline.session import read_offsets
+from groupcoord.pipeline.jobs.rebalances import generations
+from groupcoord.pipeline.jobs.snapshot import snapshot
+from groupcoord.pipeline.session import read_offsets
 from tests.reference.kafka_broker import SHARED_BROKER
 from tests.reference.kafka_groups import copy_offsets_partitions, form_group_and_commit
 

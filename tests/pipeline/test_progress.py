@@ -4,7 +4,7 @@ import io
 import time
 from types import SimpleNamespace
 
-from pipeline.progress import SparkProgress
+from groupcoord.pipeline.progress import SparkProgress
 
 
 class _Tracker:

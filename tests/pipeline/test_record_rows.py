@@ -3,8 +3,8 @@
 import json
 import struct
 
-from protocol.record_batch import encode_batch
-from storage.offsets_records import (
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.offsets_records import (
     ConsumerGroupMemberMetadataKey,
     ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataKey,
@@ -18,9 +18,9 @@ from storage.offsets_records import (
     encode_value,
 )
 
-from pipeline.record_rows import RowDecoder
-from pipeline.schema import COLUMN_NAMES
-from pipeline.segment_scan import scan_batches
+from groupcoord.pipeline.record_rows import RowDecoder
+from groupcoord.pipeline.schema import COLUMN_NAMES
+from groupcoord.pipeline.segment_scan import scan_batches
 
 
 def _rows(*batches: bytes) -> list[dict]:

@@ -1,9 +1,9 @@
 """A damaged segment is walked to its end: bad batches and torn tails are reported, good batches still read."""
 
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.record_batch import encode_batch
 
-from pipeline.schema import RecordKind
-from pipeline.segment_scan import Damage, GoodBatch, scan_batches
+from groupcoord.pipeline.schema import RecordKind
+from groupcoord.pipeline.segment_scan import Damage, GoodBatch, scan_batches
 
 
 def _segment(batches: int = 4, records_per_batch: int = 3) -> tuple[bytes, list[int]]:

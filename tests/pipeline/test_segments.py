@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.segments import NoSegmentsError, discover_segments
+from groupcoord.pipeline.segments import NoSegmentsError, discover_segments
 
 
 def _touch(path, size=0):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.timeparse import format_instant, parse_instant
+from groupcoord.pipeline.timeparse import format_instant, parse_instant
 
 
 def test_epoch_milliseconds_are_taken_as_is():

@@ -4,8 +4,8 @@ import datetime
 
 import pytest
 
-from protocol.build import build, error_response
-from protocol.registry import request_class, response_class
+from groupcoord.protocol.build import build, error_response
+from groupcoord.protocol.registry import request_class, response_class
 
 ADMIN_COMMIT = {
     "group_id": "g",

@@ -5,7 +5,7 @@ import gzip
 import cramjam
 import pytest
 
-from protocol.compression import XERIAL_MAGIC, CompressionError, CompressionType, compress, decompress
+from groupcoord.protocol.compression import XERIAL_MAGIC, CompressionError, CompressionType, compress, decompress
 
 PAYLOAD = b"".join(b"record-%05d|" % i for i in range(20000))  # > 32 KiB, several xerial blocks
 

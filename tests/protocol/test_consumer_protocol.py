@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from protocol.consumer_protocol import (
+from groupcoord.protocol.consumer_protocol import (
     Assignment,
     ConsumerProtocolError,
     Subscription,

@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 
-from protocol.build import build
-from protocol.encode import MissingField, encode_body
-from protocol.registry import encode_entity, kio_versions, response_class
+from groupcoord.protocol.build import build
+from groupcoord.protocol.encode import MissingField, encode_body
+from groupcoord.protocol.registry import encode_entity, kio_versions, response_class
 
 SAMPLES = {
     3: {  # Metadata

@@ -5,7 +5,7 @@ import struct
 import pytest
 from hypothesis import given, strategies as st
 
-from protocol.framing import FrameDecoder, FrameTooLarge, encode_frame, frame_parts
+from groupcoord.protocol.framing import FrameDecoder, FrameTooLarge, encode_frame, frame_parts
 
 
 @given(

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from protocol.errors import ProtocolError
-from protocol.headers import (
+from groupcoord.protocol.errors import ProtocolError
+from groupcoord.protocol.headers import (
     encode_request_header,
     encode_response_header,
     parse_request_header,
     request_header_version,
     response_header_version,
 )
-from protocol.registry import is_flexible, kio_versions
+from groupcoord.protocol.registry import is_flexible, kio_versions
 
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "kafka-spec" / "messages"
 

@@ -6,8 +6,8 @@ import pytest
 from crc32c import crc32c
 from hypothesis import given, settings, strategies as st
 
-from protocol.compression import CompressionType
-from protocol.record_batch import (
+from groupcoord.protocol.compression import CompressionType
+from groupcoord.protocol.record_batch import (
     HEADER_SIZE, CorruptBatchError, Record, decode_records, encode_batch, iter_batches, parse_header,
     set_base_offset, set_log_append_time, verify_crc,
 )
@@ -200,7 +200,7 @@ def test_header_layout_matches_the_spec_table():
 
 @pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.ZSTD])
 def test_key_scan_agrees_with_full_decoding(codec):
-    from protocol.record_batch import decode_keys
+    from groupcoord.protocol.record_batch import decode_keys
 
     batch = encode_batch([(b"a", b"1", [("h", b"x")]), (None, b"2", ()), (b"c", None, ())], base_offset=40,
                          compression=codec)

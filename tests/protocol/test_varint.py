@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from protocol.varint import (
+from groupcoord.protocol.varint import (
     VarintError, decode_unsigned_varint, decode_varint, decode_varlong, encode_unsigned_varint,
     encode_varint, encode_varlong, varint_size,
 )

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.headers import parse_request_header, peek_api
-from protocol.registry import is_flexible, request_class, request_reader
-from protocol.wire_bounds import WireBoundsError, check
+from groupcoord.protocol.headers import parse_request_header, peek_api
+from groupcoord.protocol.registry import is_flexible, request_class, request_reader
+from groupcoord.protocol.wire_bounds import WireBoundsError, check
 from tests.support.wire_fuzz import body, every_request_version
 
 # Frames from the reliability report: each made kio's native reader ask for tens of GB and abort.
@@ -65,11 +65,11 @@ def test_a_nested_array_inside_a_tagged_field_is_checked():
 FUZZ_CHILD = textwrap.dedent(
     """
     import random, sys
-    from protocol.registry import request_class, request_reader
-    from protocol.errors import ProtocolError
+    from groupcoord.protocol.registry import request_class, request_reader
+    from groupcoord.protocol.errors import ProtocolError
     from tests.support.wire_fuzz import body, every_request_version, mutate, request_frame
-    from protocol.headers import parse_request_header, peek_api
-    from protocol.registry import is_flexible
+    from groupcoord.protocol.headers import parse_request_header, peek_api
+    from groupcoord.protocol.registry import is_flexible
     rng = random.Random(int(sys.argv[1]))
     refused = read = 0
     for api_key, version in every_request_version():

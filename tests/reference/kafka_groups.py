@@ -8,7 +8,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
 
-from coordinator.groups.hashing import partition_for
+from groupcoord.coordinator.groups.hashing import partition_for
 
 OFFSETS_PARTITIONS = 50  # the reference broker's offsets.topic.num.partitions, and ours
 

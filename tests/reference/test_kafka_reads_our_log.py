@@ -16,8 +16,8 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from coordinator.broker import run_in_thread
-from coordinator.groups.hashing import partition_for
+from groupcoord.coordinator.broker import run_in_thread
+from groupcoord.coordinator.groups.hashing import partition_for
 from tests.reference.kafka_tools import dump_log_segments
 
 pytestmark = pytest.mark.reference

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from coordinator.broker import run_in_thread
+from groupcoord.coordinator.broker import run_in_thread
 from tests.reference.kafka_broker import SHARED_BROKER
 from tests.reference.kafka_groups import copy_offsets_partitions, form_group_and_commit
 

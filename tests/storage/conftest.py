@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from protocol.record_batch import Record, decode_records
-from storage.config import FsyncPolicy, LogConfig
-from storage.log import PartitionLog
+from groupcoord.protocol.record_batch import Record, decode_records
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log import PartitionLog
 
 
 def small_config(**overrides) -> LogConfig:

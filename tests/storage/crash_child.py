@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from protocol.record_batch import encode_batch
-from storage.config import FsyncPolicy, LogConfig
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.config import FsyncPolicy, LogConfig
 
 MAX_APPENDS = 20_000
 MAX_SECONDS = 15.0
@@ -18,7 +18,7 @@ WRITERS = 4
 
 
 async def main(directory: Path, round_no: int) -> None:
-    from storage.log import PartitionLog
+    from groupcoord.storage.log import PartitionLog
 
     config = LogConfig.from_topic_configs({"segment.bytes": "8192", "index.interval.bytes": "512"})
     log = await PartitionLog.open(directory, config, FsyncPolicy.ALWAYS)

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from protocol.compression import CompressionType
-from protocol.record_batch import decode_records, encode_batch, parse_header
-from storage import cleaner as cleaner_module
-from storage import swap as swap_module
-from storage.cleaner import LogCleaner
-from storage.config import FsyncPolicy
-from storage.log import PartitionLog
-from storage.observer import NullObserver
+from groupcoord.protocol.compression import CompressionType
+from groupcoord.protocol.record_batch import decode_records, encode_batch, parse_header
+from groupcoord.storage import cleaner as cleaner_module
+from groupcoord.storage import swap as swap_module
+from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.config import FsyncPolicy
+from groupcoord.storage.log import PartitionLog
+from groupcoord.storage.observer import NullObserver
 from tests.storage.conftest import all_records, small_config
 
 TOMBSTONE_RETENTION_MS = 3_600_000

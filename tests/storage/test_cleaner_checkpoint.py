@@ -4,12 +4,12 @@ import os
 
 import pytest
 
-from protocol.record_batch import encode_batch
-from storage import cleaner_checkpoint as checkpoint_module
-from storage.cleaner import LogCleaner
-from storage.cleaner_checkpoint import CLEANER_CHECKPOINT_FILE, CleanerCheckpoint
-from storage.config import FsyncPolicy, LogConfig
-from storage.log_manager import LogManager
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage import cleaner_checkpoint as checkpoint_module
+from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.cleaner_checkpoint import CLEANER_CHECKPOINT_FILE, CleanerCheckpoint
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log_manager import LogManager
 from tests.storage.conftest import all_records, small_config
 
 T0 = 1_700_000_000_000

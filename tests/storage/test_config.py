@@ -2,7 +2,7 @@
 
 import pytest
 
-from storage.config import CleanupPolicy, InvalidConfigError, LogConfig, TimestampType
+from groupcoord.storage.config import CleanupPolicy, InvalidConfigError, LogConfig, TimestampType
 
 
 def test_kafka_names_override_the_defaults():

@@ -10,8 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from storage.config import FsyncPolicy, LogConfig
-from storage.log import PartitionLog
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log import PartitionLog
 from tests.storage.conftest import all_records
 
 ROOT = Path(__file__).resolve().parents[2]

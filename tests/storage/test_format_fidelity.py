@@ -5,7 +5,7 @@ import struct
 from crc32c import crc32c
 from kio.records.readers import read_batch
 
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.record_batch import encode_batch
 from tests.storage.conftest import small_config
 
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from protocol.record_batch import encode_batch, iter_batches
-from storage.config import FsyncPolicy
-from storage.observer import NullObserver
+from groupcoord.protocol.record_batch import encode_batch, iter_batches
+from groupcoord.storage.config import FsyncPolicy
+from groupcoord.storage.observer import NullObserver
 from tests.storage.conftest import small_config
 
 
@@ -82,7 +82,7 @@ async def test_batch_policy_shares_fsyncs_but_never_acknowledges_early(open_log,
 
 
 async def test_batch_policy_observer_counts_the_shared_fsyncs(log_dir, fsyncs):
-    from storage.log import PartitionLog
+    from groupcoord.storage.log import PartitionLog
 
     class Counting(NullObserver):
         def __init__(self):

@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from storage.index import IndexFormatError, OffsetIndex, TimeIndex
+from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
 
 
 def test_offset_lookup_returns_the_last_entry_at_or_below_the_target():

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
-from storage.config import FsyncPolicy
-from storage.errors import LogClosedError
+from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
+from groupcoord.storage.config import FsyncPolicy
+from groupcoord.storage.errors import LogClosedError
 from tests.storage.conftest import all_records, small_config
 
 

@@ -5,10 +5,10 @@ import json
 import os
 import time
 
-from protocol.record_batch import encode_batch
-from storage.config import FsyncPolicy, LogConfig
-from storage.log import CLEAN_SHUTDOWN_MARKER
-from storage.log_manager import TOPIC_CONFIG_FILE, LogManager
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log import CLEAN_SHUTDOWN_MARKER
+from groupcoord.storage.log_manager import TOPIC_CONFIG_FILE, LogManager
 from tests.storage.conftest import all_records, small_config
 
 
@@ -124,7 +124,7 @@ def corrupt_the_middle(directory, position: int = 200) -> bytes:
 async def test_a_partition_corrupt_in_the_middle_goes_offline_alone(tmp_path):
     import pytest
 
-    from storage.errors import CorruptLogError
+    from groupcoord.storage.errors import CorruptLogError
 
     manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
     for partition in (0, 1):

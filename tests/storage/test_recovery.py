@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-from protocol.record_batch import encode_batch
-from storage.config import FsyncPolicy
-from storage.errors import CorruptLogError
-from storage.log import CLEAN_SHUTDOWN_MARKER, PartitionLog
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.config import FsyncPolicy
+from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.log import CLEAN_SHUTDOWN_MARKER, PartitionLog
 from tests.storage.conftest import all_records, small_config
 
 CONFIG = small_config(segment_bytes=1 << 20, index_interval_bytes=64)
@@ -152,7 +152,7 @@ class CrcCounter:
                                                                 (FsyncPolicy.NEVER, True)])
 async def test_after_a_crash_only_data_past_the_recovery_point_is_rechecked(open_log, log_dir, monkeypatch,
                                                                             policy, old_segments_rechecked):
-    from storage import segment as segment_module
+    from groupcoord.storage import segment as segment_module
 
     config = small_config(segment_bytes=2048, index_interval_bytes=64)
     log = await open_log(config, policy)

@@ -2,8 +2,8 @@
 
 import time
 
-from protocol.record_batch import encode_batch
-from storage.retention import apply_retention
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.retention import apply_retention
 from tests.storage.conftest import all_records, small_config
 
 HOUR_MS = 3_600_000

@@ -2,7 +2,7 @@
 
 import math
 
-from storage.throttle import Throttler
+from groupcoord.storage.throttle import Throttler
 
 
 class FakeClock:

@@ -10,9 +10,9 @@ import socket
 import struct
 from typing import Any
 
-from protocol.build import build
-from protocol.headers import encode_request_header, parse_response_header
-from protocol.registry import encode_entity, is_flexible, request_class, response_reader
+from groupcoord.protocol.build import build
+from groupcoord.protocol.headers import encode_request_header, parse_response_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, response_reader
 
 
 class WireClient:

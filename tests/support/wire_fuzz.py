@@ -22,7 +22,7 @@ from kio.serial._introspect import (
     is_optional,
 )
 
-from protocol.registry import is_flexible, kio_versions, request_class
+from groupcoord.protocol.registry import is_flexible, kio_versions, request_class
 
 _FIXED = {
     "int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "error_code": 2, "int32": 4, "uint32": 4,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from coordinator.groups.consumer.member import Assignment
+from groupcoord.coordinator.groups.consumer.member import Assignment
 
 UNIFORM = "uniform"
 RANGE = "range"

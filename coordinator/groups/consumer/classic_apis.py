@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer import records
-from coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
-from coordinator.groups.effects import Effects
-from coordinator.groups.requests import LeavingMember
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer import records
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 SYNC_ERROR = ErrorCode.inconsistent_group_protocol
 JOIN_NON_EMPTY_ERROR = ErrorCode.inconsistent_group_protocol  # Kafka would join the member (online migration)
@@ -26,7 +26,7 @@ JOIN_NON_EMPTY_ERROR = ErrorCode.inconsistent_group_protocol  # Kafka would join
 
 def leave_one(shard: GroupShard, group: ConsumerGroup, leaving: LeavingMember, now: int, fx: Effects) -> ErrorCode:
     """One member of a LeaveGroup: Kafka's classicGroupLeaveToConsumerGroup for consumer-protocol members."""
-    from coordinator.groups.consumer.heartbeat import fence_member
+    from groupcoord.coordinator.groups.consumer.heartbeat import fence_member
 
     if leaving.group_instance_id is None:
         member = group.members.get(leaving.member_id)
@@ -48,7 +48,7 @@ def leave_one(shard: GroupShard, group: ConsumerGroup, leaving: LeavingMember, n
 
 def convert_empty_to_classic(shard: GroupShard, group: ConsumerGroup, now: int, fx: Effects) -> None:
     """An empty consumer group gives way to a classic one: its tombstones are written; its offsets stay."""
-    from coordinator.groups.consumer.heartbeat import emit
+    from groupcoord.coordinator.groups.consumer.heartbeat import emit
 
     assert group.state is ConsumerGroupState.EMPTY
     gid = group.group_id

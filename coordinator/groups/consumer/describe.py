@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE, ConsumerGroupState
-from coordinator.groups.consumer.heartbeat import preferred_assignor
-from coordinator.groups.consumer.member import Assignment
-from coordinator.groups.consumer.topics import name_of
-from coordinator.groups.state import GroupState
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE, ConsumerGroupState
+from groupcoord.coordinator.groups.consumer.heartbeat import preferred_assignor
+from groupcoord.coordinator.groups.consumer.member import Assignment
+from groupcoord.coordinator.groups.consumer.topics import name_of
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE (no authorizer)
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)

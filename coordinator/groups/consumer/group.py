@@ -11,8 +11,8 @@ import enum
 import uuid
 from dataclasses import dataclass, field
 
-from coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState
-from storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState
+from groupcoord.storage.offsets_records import OffsetCommitValue
 
 CONSUMER_GROUP_TYPE = "consumer"
 # Kafka 4.3's ModernGroup starts a new group at group and assignment epoch 1, so its first member joins at 2.

@@ -15,28 +15,28 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from coordinator.dataplane.topic_ids import random_topic_id, to_kafka_string
-from coordinator.groups.consumer import assignors, records, replay
-from coordinator.groups.consumer.group import ConsumerGroup
-from coordinator.groups.consumer.member import (
+from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka_string
+from groupcoord.coordinator.groups.consumer import assignors, records, replay
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+from groupcoord.coordinator.groups.consumer.member import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     Assignment,
     ConsumerMember,
     MemberState,
     is_subset,
 )
-from coordinator.groups.consumer.reconciliation import next_assignment, same_assignment_state
-from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from coordinator.groups.consumer.topics import resolve, subscription_metadata
-from coordinator.groups.consumer.validation import invalid
-from coordinator.groups.effects import Effects
-from coordinator.groups.records import group_tombstone
-from coordinator.groups.replay import apply_group_metadata
-from coordinator.groups.state import GroupState
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer.reconciliation import next_assignment, same_assignment_state
+from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.consumer.topics import resolve, subscription_metadata
+from groupcoord.coordinator.groups.consumer.validation import invalid
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.records import group_tombstone
+from groupcoord.coordinator.groups.replay import apply_group_metadata
+from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 SESSION = "cg-session"
 REBALANCE = "cg-rebalance"

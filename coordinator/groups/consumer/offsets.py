@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer import records
-from coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
-from coordinator.groups.effects import Effects
-from coordinator.groups.records import offset_record
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer import records
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.records import offset_record
+from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 MEMBER_EPOCH_COMMIT_VERSION = 9  # members of the consumer protocol commit with OffsetCommit v9+
 
@@ -47,8 +47,8 @@ def delete_error(group: ConsumerGroup) -> ErrorCode | None:
 
 def delete_group(shard: GroupShard, group: ConsumerGroup, now: int, fx: Effects) -> None:
     """Offsets first, then the group's own tombstones in Kafka's order (an empty group has no member records)."""
-    from coordinator.groups.consumer.heartbeat import emit
-    from coordinator.groups.replay import apply_offset
+    from groupcoord.coordinator.groups.consumer.heartbeat import emit
+    from groupcoord.coordinator.groups.replay import apply_offset
 
     for topic, partition in sorted(group.offsets):
         key, value = offset_record(group.group_id, topic, partition, None)

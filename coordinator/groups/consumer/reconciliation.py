@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Callable
 
-from coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState, normalize
+from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState, normalize
 
 PartitionEpoch = Callable[[uuid.UUID, int], int]
 

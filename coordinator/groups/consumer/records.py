@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coordinator.groups.consumer.member import Assignment, ConsumerMember
-from storage.offsets_records import (
+from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember
+from groupcoord.storage.offsets_records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataKey,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
-from coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
-from coordinator.groups.consumer.records import from_topic_partitions
-from storage.offsets_records import (
+from groupcoord.coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
+from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
+from groupcoord.coordinator.groups.consumer.records import from_topic_partitions
+from groupcoord.storage.offsets_records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
     ConsumerGroupMetadataKey,
@@ -22,7 +22,7 @@ from storage.offsets_records import (
 )
 
 if TYPE_CHECKING:
-    from coordinator.groups.shard import GroupShard
+    from groupcoord.coordinator.groups.shard import GroupShard
 
 CONSUMER_KEYS = (
     ConsumerGroupMetadataKey,

@@ -23,7 +23,7 @@ from types import ModuleType
 from kio.index import load_payload_module
 from kio.static.constants import EntityType
 
-from protocol.record_batch import decode_records, encode_batch, iter_batches
+from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches
 
 
 class DataApi(IntEnum):

@@ -17,7 +17,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from protocol.record_batch import iter_batches
+from groupcoord.protocol.record_batch import iter_batches
 
 from tests.conformance.dataplane import requests as dq
 from tests.conformance.session import POLL_INTERVAL_S, SETTLE_TIMEOUT_S, ScenarioError, Session

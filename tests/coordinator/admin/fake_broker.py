@@ -11,11 +11,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from protocol import consumer_protocol
-from protocol.build import build
-from protocol.framing import FrameDecoder, encode_frame
-from protocol.headers import encode_response_header, parse_request_header
-from protocol.registry import encode_entity, is_flexible, request_reader, response_class
+from groupcoord.protocol import consumer_protocol
+from groupcoord.protocol.build import build
+from groupcoord.protocol.framing import FrameDecoder, encode_frame
+from groupcoord.protocol.headers import encode_response_header, parse_request_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_reader, response_class
 
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35

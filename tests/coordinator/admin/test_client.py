@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from coordinator.admin.client import (
+from groupcoord.coordinator.admin.client import (
     AdminClient,
     AdminError,
     ApiKey,
@@ -15,7 +15,7 @@ from coordinator.admin.client import (
     choose_version,
     parse_bootstrap,
 )
-from coordinator.admin.operations import describe_topics, list_groups
+from groupcoord.coordinator.admin.operations import describe_topics, list_groups
 
 from .fake_broker import FakeBroker, FakeCluster, FakeGroup
 

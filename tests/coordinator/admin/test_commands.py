@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from coordinator.admin.cli import add_admin_commands
+from groupcoord.coordinator.admin.cli import add_admin_commands
 
 from .fake_broker import DEFAULT_RANGES, FakeBroker, FakeCluster, FakeGroup, FakeMember
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coordinator.admin.lag import lag_rows
-from coordinator.admin.model import CommittedOffset, GroupDescription, MemberDescription
+from groupcoord.coordinator.admin.lag import lag_rows
+from groupcoord.coordinator.admin.model import CommittedOffset, GroupDescription, MemberDescription
 
 
 def group(*members: MemberDescription) -> GroupDescription:

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from coordinator.admin.client import AdminError
-from coordinator.admin.model import CommittedOffset
-from coordinator.admin.offsets_csv import CSV_HEADER, read_offsets_csv, write_offsets_csv
+from groupcoord.coordinator.admin.client import AdminError
+from groupcoord.coordinator.admin.model import CommittedOffset
+from groupcoord.coordinator.admin.offsets_csv import CSV_HEADER, read_offsets_csv, write_offsets_csv
 
 
 def test_export_writes_the_snapshot_header_and_sorted_rows():

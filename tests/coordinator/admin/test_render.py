@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from coordinator.admin.model import GroupDescription, GroupListing, LagRow, MemberDescription
-from coordinator.admin.render import (
+from groupcoord.coordinator.admin.model import GroupDescription, GroupListing, LagRow, MemberDescription
+from groupcoord.coordinator.admin.render import (
     groups_table,
     lag_json,
     lag_table,
@@ -17,7 +17,7 @@ from coordinator.admin.render import (
     table,
     to_json,
 )
-from coordinator.admin.reset_plan import PlannedReset
+from groupcoord.coordinator.admin.reset_plan import PlannedReset
 
 ROWS = [
     LagRow("payments", "orders", 0, 4, 10, 6, "consumer-1-abc", "/10.0.0.1", "consumer-1"),

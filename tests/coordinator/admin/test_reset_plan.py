@@ -6,9 +6,9 @@ import datetime
 
 import pytest
 
-from coordinator.admin.client import AdminError
-from coordinator.admin.model import PartitionOffsets
-from coordinator.admin.reset_plan import (
+from groupcoord.coordinator.admin.client import AdminError
+from groupcoord.coordinator.admin.model import PartitionOffsets
+from groupcoord.coordinator.admin.reset_plan import (
     PlannedReset,
     ResetSpec,
     ResetStrategy,

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator.config import BrokerConfig
-from coordinator.dataplane.clock import ManualClock
-from coordinator.dataplane.service import DataPlane
-from storage.config import FsyncPolicy, LogConfig
-from storage.log_manager import LogManager
+from groupcoord.coordinator.config import BrokerConfig
+from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.dataplane.service import DataPlane
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log_manager import LogManager
 
 
 class Node:

@@ -3,8 +3,8 @@ connection closed when any partition fails, as Kafka does so that the producer n
 metadata and reconnects."""
 import socket
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch
 
 from tests.support.waiting import wait_for
 from tests.support.wire import WireClient

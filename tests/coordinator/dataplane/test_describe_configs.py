@@ -1,8 +1,8 @@
 """DescribeConfigs as kafka-configs.sh, AdminClient and librdkafka ask it."""
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 
-from coordinator.dataplane.configs import ResourceType
-from coordinator.dataplane.topic_configs import ConfigSource
+from groupcoord.coordinator.dataplane.configs import ResourceType
+from groupcoord.coordinator.dataplane.topic_configs import ConfigSource
 
 from tests.coordinator.dataplane.conftest import Node
 

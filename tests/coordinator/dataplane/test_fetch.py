@@ -2,11 +2,11 @@
 import asyncio
 import uuid
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch, iter_batches
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch, iter_batches
 
-from coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic
-from coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 
 def batch(n=3, size=10):

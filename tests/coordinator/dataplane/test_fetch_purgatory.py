@@ -1,8 +1,8 @@
 """A long-polling fetch parks until data arrives or max_wait_ms passes, on an injected clock."""
 import asyncio
 
-from coordinator.dataplane.clock import ManualClock
-from coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
+from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 
 TP = ("orders", 0)
 

@@ -7,15 +7,15 @@ import asyncio
 import random
 import uuid
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch, iter_batches
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch, iter_batches
 
-from coordinator.dataplane.clock import ManualClock
-from coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic, ForgottenTopic
-from coordinator.dataplane.fetch_sessions import (
+from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic, ForgottenTopic
+from groupcoord.coordinator.dataplane.fetch_sessions import (
     FetchManager, FetchSessionCache, FullFetchContext, IncrementalFetchContext, PartitionRequest,
     SessionErrorContext, SessionlessFetchContext, TopicPartitionRef, next_epoch)
-from coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 EVICTION_MS = 120_000
 

@@ -4,12 +4,12 @@ import uuid
 
 import pytest
 
-from protocol.build import build
-from protocol.record_batch import encode_batch
-from protocol.registry import encode_entity, request_class, response_class
+from groupcoord.protocol.build import build
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.protocol.registry import encode_entity, request_class, response_class
 
-from coordinator.dataplane import handlers
-from coordinator.server.dispatch import NO_RESPONSE, RequestContext
+from groupcoord.coordinator.dataplane import handlers
+from groupcoord.coordinator.server.dispatch import NO_RESPONSE, RequestContext
 
 
 class RecordingDispatcher:

@@ -1,8 +1,8 @@
 """ListOffsets as consumers resolve auto.offset.reset and offsetsForTimes."""
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch
 
-from coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 
 async def append(dataplane, timestamps):

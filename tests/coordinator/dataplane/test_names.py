@@ -1,6 +1,6 @@
 import pytest
 
-from coordinator.dataplane.names import collision_key, is_internal, topic_name_error
+from groupcoord.coordinator.dataplane.names import collision_key, is_internal, topic_name_error
 
 
 @pytest.mark.parametrize("name", ["orders", "orders.v2", "a_b-c", "x" * 249, "__consumer_offsets", "A9"])

@@ -3,11 +3,11 @@ import struct
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
 
-from coordinator.dataplane.clock import ManualClock
-from coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 PID = 4242
 SENT_AT = ManualClock().wall_ms()   # the test clock's start: batches sent "now", so no producer is idle
@@ -119,7 +119,7 @@ async def test_invalid_batches_are_refused(dataplane, records, error):
 async def test_inconsistent_record_count_is_invalid(dataplane):
     await dataplane.topics.create("orders", 1)
     data = bytearray(count_mismatch(batch(3)))
-    from protocol.crc import crc32c
+    from groupcoord.protocol.crc import crc32c
     struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
     assert (await produce(dataplane, "orders", 0, bytes(data)))["error_code"] is ErrorCode.invalid_record
 

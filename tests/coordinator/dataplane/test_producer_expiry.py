@@ -2,11 +2,11 @@
 producer.id.expiration.check.interval.ms (Kafka's removeExpiredProducers), on a fake clock."""
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch
 
-from coordinator.dataplane.produce import PartitionData, TopicData
-from coordinator.dataplane.producer_state import PartitionProducerState
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState
 
 from tests.coordinator.dataplane.conftest import Node
 

@@ -1,10 +1,10 @@
 """Idempotence survives restarts, clean (from the producer snapshot) or not (replaying the log)."""
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch
 
-from coordinator.dataplane.produce import PartitionData, TopicData
-from coordinator.dataplane.producer_snapshot import SNAPSHOT_FILE, read_snapshot, write_snapshot
-from coordinator.dataplane.producer_state import INT32_MAX, PartitionProducerState
+from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
+from groupcoord.coordinator.dataplane.producer_snapshot import SNAPSHOT_FILE, read_snapshot, write_snapshot
+from groupcoord.coordinator.dataplane.producer_state import INT32_MAX, PartitionProducerState
 
 PID = 77
 

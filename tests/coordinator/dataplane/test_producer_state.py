@@ -1,5 +1,5 @@
 """Idempotent producer rules, as a retrying librdkafka/Java producer exercises them."""
-from coordinator.dataplane.producer_state import (INT32_MAX, PartitionProducerState, SequenceVerdict,
+from groupcoord.coordinator.dataplane.producer_state import (INT32_MAX, PartitionProducerState, SequenceVerdict,
                                                   increment_sequence)
 
 PID = 1000

@@ -2,10 +2,10 @@
 import asyncio
 import uuid
 
-from protocol.errors import ErrorCode
-from storage.config import CleanupPolicy
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.config import CleanupPolicy
 
-from coordinator.dataplane.topic_ids import read_partition_metadata, to_kafka_string
+from groupcoord.coordinator.dataplane.topic_ids import read_partition_metadata, to_kafka_string
 from tests.coordinator.dataplane.conftest import Node
 
 

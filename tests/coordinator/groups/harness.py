@@ -12,11 +12,11 @@ import itertools
 import uuid
 from dataclasses import dataclass, field
 
-from coordinator.config import BrokerConfig
-from coordinator.groups.clock import ManualClock
-from coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from coordinator.groups.effects import Effects
-from coordinator.groups.requests import (
+from groupcoord.coordinator.config import BrokerConfig
+from groupcoord.coordinator.groups.clock import ManualClock
+from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.requests import (
     CommitPartition,
     Heartbeat,
     JoinGroup,
@@ -27,10 +27,10 @@ from coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
-from coordinator.groups.shard import GroupShard
-from protocol.consumer_protocol import Subscription, encode_subscription
-from protocol.errors import ErrorCode
-from storage.offsets_records import decode_record, encode_key, encode_value
+from groupcoord.coordinator.groups.shard import GroupShard
+from groupcoord.protocol.consumer_protocol import Subscription, encode_subscription
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.offsets_records import decode_record, encode_key, encode_value
 
 
 def subscription(*topics: str) -> bytes:

@@ -2,7 +2,7 @@
 
 import uuid
 
-from coordinator.groups.consumer.assignors import MemberSpec, range_assign, uniform_assign
+from groupcoord.coordinator.groups.consumer.assignors import MemberSpec, range_assign, uniform_assign
 
 T = uuid.UUID(int=7)
 U = uuid.UUID(int=9)

@@ -3,8 +3,8 @@ JoinGroup turns an empty consumer group back into a classic group and is refused
 
 import pytest
 
-from coordinator.groups.requests import LeavingMember
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness, subscription
 
 

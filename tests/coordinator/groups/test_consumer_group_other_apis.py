@@ -2,8 +2,8 @@
 
 import pytest
 
-from coordinator.groups.requests import OffsetFetch
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.requests import OffsetFetch
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
 
 
@@ -107,7 +107,7 @@ def test_offsets_of_an_empty_consumer_group_expire_and_the_group_goes(h):
 
 
 def test_consumer_groups_are_seen_by_metrics_views(h):
-    from coordinator.groups.views import consumer_group_view
+    from groupcoord.coordinator.groups.views import consumer_group_view
 
     h.cg_join("cg", "m1")
     h.commit("cg", {("orders", 0): 1}, generation=2, member_id="m1", version=9)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from coordinator.groups.consumer.member import MemberState
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.consumer.member import MemberState
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
 
 ORDERS = topic_id("orders")

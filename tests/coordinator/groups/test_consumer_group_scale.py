@@ -1,7 +1,7 @@
 """A large KIP-848 group: hundreds of members join one by one, reconcile by revoking before they receive, and
 end balanced with every partition owned exactly once — never by two members at any step."""
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness
 
 MEMBERS, PARTITIONS = 500, 1000

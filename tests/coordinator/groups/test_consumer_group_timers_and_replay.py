@@ -2,9 +2,9 @@
 
 import pytest
 
-from coordinator.groups.consumer.member import MemberState
-from protocol.errors import ErrorCode
-from storage.offsets_records import decode_record
+from groupcoord.coordinator.groups.consumer.member import MemberState
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.offsets_records import decode_record
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
 
 ORDERS = topic_id("orders")

@@ -1,6 +1,6 @@
 """Session, join and sync timeouts in every state, on the fake clock."""
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import Harness, subscription
 
 

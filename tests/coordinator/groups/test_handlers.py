@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import pytest
 from kio.serial import entity_writer
 
-from coordinator.groups.handlers import API_VERSIONS, register
-from coordinator.groups.service import GroupCoordinatorService
-from protocol.build import build
-from protocol.errors import ErrorCode
-from protocol.registry import request_class, response_class
+from groupcoord.coordinator.groups.handlers import API_VERSIONS, register
+from groupcoord.coordinator.groups.service import GroupCoordinatorService
+from groupcoord.protocol.build import build
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.registry import request_class, response_class
 from tests.coordinator.groups.harness import FakeTopics, subscription
 from tests.coordinator.groups.test_service import PARTITIONS, GateLog, GateManager, config
 

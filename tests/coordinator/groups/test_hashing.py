@@ -2,7 +2,7 @@
 
 import pytest
 
-from coordinator.groups.hashing import java_string_hash, partition_for
+from groupcoord.coordinator.groups.hashing import java_string_hash, partition_for
 
 
 @pytest.mark.parametrize(

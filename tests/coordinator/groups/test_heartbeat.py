@@ -1,7 +1,7 @@
 """Heartbeat answers in every state, exactly where Kafka answers them."""
 
-from coordinator.groups.requests import LeavingMember
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.protocol.errors import ErrorCode
 
 
 def test_a_stable_member_heartbeats_fine(h):

@@ -1,6 +1,6 @@
 """JoinGroup scenarios: first join, the initial delay, rejoins, the protocol vote and every JoinGroup error."""
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import Harness, subscription
 
 RANGE = ("range", subscription("orders"))

@@ -1,8 +1,8 @@
 """LeaveGroup: members leave at once; the last one leaving empties the group immediately."""
 
-from coordinator.groups.requests import LeavingMember
-from protocol.errors import ErrorCode
-from storage.offsets_records import GroupMetadataKey, decode_key, decode_value
+from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.storage.offsets_records import GroupMetadataKey, decode_key, decode_value
 
 
 def test_the_last_member_leaving_empties_the_group_at_once_and_persists_it(h):

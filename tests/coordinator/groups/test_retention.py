@@ -1,6 +1,6 @@
 """Offset expiry (KIP-211): offsets outlive an empty group by offsets.retention.minutes, then the group goes."""
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import Harness, subscription
 
 MINUTE = 60_000

@@ -1,6 +1,6 @@
 """Large groups: a thousand members join and sync through one rebalance without quadratic work."""
 
-from protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import Harness
 
 

@@ -4,15 +4,15 @@ import asyncio
 
 import pytest
 
-from coordinator.config import BrokerConfig
-from coordinator.groups.hashing import partition_for
-from coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, OffsetFetch, SyncGroup
-from coordinator.groups.service import GroupCoordinatorService
-from protocol.errors import ErrorCode
-from protocol.record_batch import encode_batch
-from storage.config import FsyncPolicy, LogConfig
-from storage.log_manager import LogManager
-from storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+from groupcoord.coordinator.config import BrokerConfig
+from groupcoord.coordinator.groups.hashing import partition_for
+from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, OffsetFetch, SyncGroup
+from groupcoord.coordinator.groups.service import GroupCoordinatorService
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.log_manager import LogManager
+from groupcoord.storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
 from tests.coordinator.groups.harness import FakeTopics, subscription
 
 pytestmark = pytest.mark.timeout(60)
@@ -92,7 +92,7 @@ class GateLog:
         self.appended.append(bytes(data))
 
     async def batches(self, start_offset=0):
-        from protocol.record_batch import iter_batches
+        from groupcoord.protocol.record_batch import iter_batches
 
         await self.load_gate.wait()
         for raw in self.initial + self.appended:

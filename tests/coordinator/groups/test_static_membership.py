@@ -1,7 +1,7 @@
 """Static membership (KIP-345): a restarted instance takes its old place without a rebalance."""
 
-from coordinator.groups.requests import LeavingMember
-from protocol.errors import ErrorCode
+from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import subscription
 
 

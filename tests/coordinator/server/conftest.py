@@ -5,15 +5,15 @@ from typing import Any, Sequence
 
 import pytest
 
-from coordinator.cluster import ClusterIdentity
-from coordinator.cluster_apis import OFFSETS_TOPIC, ClusterApis, TopicInfo
-from coordinator.config import BrokerConfig
-from coordinator.server.dispatch import Dispatcher
-from coordinator.server.server import KafkaServer
-from protocol.build import build
-from protocol.errors import ErrorCode
-from protocol.headers import encode_request_header, parse_response_header
-from protocol.registry import encode_entity, is_flexible, request_class, response_reader
+from groupcoord.coordinator.cluster import ClusterIdentity
+from groupcoord.coordinator.cluster_apis import OFFSETS_TOPIC, ClusterApis, TopicInfo
+from groupcoord.coordinator.config import BrokerConfig
+from groupcoord.coordinator.server.dispatch import Dispatcher
+from groupcoord.coordinator.server.server import KafkaServer
+from groupcoord.protocol.build import build
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.headers import encode_request_header, parse_response_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, response_reader
 
 
 class InternalTopicsOnly:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.registry import kio_versions, request_class, response_class
+from groupcoord.protocol.registry import kio_versions, request_class, response_class
 from tests.support.wire import WireClient
 
 

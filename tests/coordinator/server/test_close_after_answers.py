@@ -4,7 +4,7 @@ handler; nothing behind the closing request is answered; other connections carry
 
 import asyncio
 
-from coordinator.server.dispatch import CLOSE_CONNECTION
+from groupcoord.coordinator.server.dispatch import CLOSE_CONNECTION
 
 from .parking import API_VERSIONS, HEARTBEAT, park_heartbeats_and_count_api_versions
 from .test_robustness import _api_versions_ok, _closed_by_server

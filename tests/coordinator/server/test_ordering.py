@@ -3,7 +3,7 @@ behind it meanwhile (as a Kafka client pipelining a JoinGroup and its heartbeats
 
 import asyncio
 
-from coordinator.server.dispatch import NO_RESPONSE
+from groupcoord.coordinator.server.dispatch import NO_RESPONSE
 
 from .parking import API_VERSIONS, HEARTBEAT, park_heartbeats_and_count_api_versions
 

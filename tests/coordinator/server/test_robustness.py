@@ -8,9 +8,9 @@ import struct
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from protocol.build import build
-from protocol.headers import encode_request_header
-from protocol.registry import encode_entity, is_flexible, request_class
+from groupcoord.protocol.build import build
+from groupcoord.protocol.headers import encode_request_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class
 
 from .conftest import AsyncWire
 

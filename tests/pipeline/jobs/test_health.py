@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.jobs.health import HealthSettings, health
+from groupcoord.pipeline.jobs.health import HealthSettings, health
 
 
 def test_records_live_keys_and_replay_estimate_per_offsets_partition(story, story_df):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.jobs.history import HistoryRules, history
+from groupcoord.pipeline.jobs.history import HistoryRules, history
 from tests.pipeline.scenario import REFERENCE, SECOND
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.jobs.rebalances import StormRules, generations, hourly, rebalance_summary
+from groupcoord.pipeline.jobs.rebalances import StormRules, generations, hourly, rebalance_summary
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.jobs.snapshot import SNAPSHOT_COLUMNS, run, snapshot
+from groupcoord.pipeline.jobs.snapshot import SNAPSHOT_COLUMNS, run, snapshot
 from tests.pipeline.scenario import REFERENCE, SECOND, T0
 
 

@@ -1,0 +1,7 @@
+"""`python -m groupcoord ...`: the same as the `groupcoord` console script."""
+
+import sys
+
+from groupcoord.coordinator.cli import main
+
+sys.exit(main())
