@@ -9,15 +9,14 @@ from typing import Any, Protocol, Sequence
 
 from groupcoord.protocol.encode import EncodedBody, encode_body
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.registry import ApiRegistry, response_class
 
 from .cluster import ClusterIdentity
 from .server.dispatch import Dispatcher, RequestContext
 
-OFFSETS_TOPIC = "__consumer_offsets"
 METADATA_CACHE_SIZE = 256
 # KIP-511: software name/version must start and end with a letter or digit; inside, also '-' and '.'.
-ZERO_UUID = uuid.UUID(int=0)
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$")
 
 

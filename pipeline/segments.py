@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-OFFSETS_TOPIC = "__consumer_offsets"
+from groupcoord.protocol.names import OFFSETS_TOPIC
+
 _PARTITION_DIR = re.compile(rf"^{OFFSETS_TOPIC}-(\d+)$")
 _SEGMENT_FILE = re.compile(r"^(\d{20})\.log$")
 

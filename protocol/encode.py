@@ -11,7 +11,6 @@ so the wire rules stay kio's) and writes straight from the handler's dict into o
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import struct
 import uuid
 from dataclasses import MISSING
@@ -29,6 +28,9 @@ from kio.serial._introspect import (
     is_optional,
 )
 
+from .names import ZERO_UUID
+from .values import as_epoch_ms, as_ms
+
 Write = Callable[[bytearray, Any], None]
 
 _b = struct.Struct(">b").pack
@@ -40,7 +42,6 @@ _I = struct.Struct(">I").pack
 _q = struct.Struct(">q").pack
 _Q = struct.Struct(">Q").pack
 _d = struct.Struct(">d").pack
-_ZERO_UUID = bytes(16)
 
 
 def _uvarint(out: bytearray, value: int) -> None:
@@ -48,20 +49,6 @@ def _uvarint(out: bytearray, value: int) -> None:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
-
-
-def _ms(value: Any) -> int:
-    if isinstance(value, datetime.timedelta):
-        return round(value.total_seconds() * 1000)
-    return int(value)
-
-
-def _epoch_ms(value: Any) -> int:
-    if value is None:
-        return -1
-    if isinstance(value, datetime.datetime):
-        return round(value.timestamp() * 1000)
-    return int(value)
 
 
 def _raw(value: Any) -> bytes:
@@ -81,13 +68,13 @@ def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
     if kafka_type == "bool":
         return lambda out, v: out.append(1 if v else 0)
     if kafka_type == "timedelta_i32":
-        return lambda out, v: out.extend(_i(_ms(v)))
+        return lambda out, v: out.extend(_i(as_ms(v)))
     if kafka_type == "timedelta_i64":
-        return lambda out, v: out.extend(_q(_ms(v)))
+        return lambda out, v: out.extend(_q(as_ms(v)))
     if kafka_type == "datetime_i64":
-        return lambda out, v: out.extend(_q(_epoch_ms(v)))
+        return lambda out, v: out.extend(_q(as_epoch_ms(v)))
     if kafka_type == "uuid":
-        return lambda out, v: out.extend(_ZERO_UUID if v is None else (v.bytes if isinstance(v, uuid.UUID) else bytes(v)))
+        return lambda out, v: out.extend(ZERO_UUID.bytes if v is None else (v.bytes if isinstance(v, uuid.UUID) else bytes(v)))
     if kafka_type in ("string", "bytes", "records"):
         legacy_len = _h if kafka_type == "string" else _i
         if flexible:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import (HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
+from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, decode_records, parse_header,
                                    verify_crc)
 
-LOG_OVERHEAD = 12           # base offset + batch length
-MAGIC_OFFSET = 16
 ZSTD = 4
 MIN_ZSTD_PRODUCE_VERSION = 7
 

@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import ZERO_UUID
+from groupcoord.protocol.values import as_ms as _ms
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from groupcoord.coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
                                                   PartitionResult, TopicPartitionRef)
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 READ_COMMITTED = 1
-ZERO_UUID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +121,12 @@ class FetchService:
                              targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
         """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
         a fetch with nothing readable is answered at once."""
-        deadline = self._clock.now_ms() + max(0, request.max_wait_ms)
+        deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
         while True:
             ends_before = self._end_offsets(self._readable(targets))
             read = await self._read(request, targets)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
-                    or request.max_wait_ms <= 0 or self._clock.now_ms() >= deadline):
+                    or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
             if self._end_offsets(read.readable) != ends_before:
                 continue          # an append landed while we were reading: look again before parking
@@ -244,6 +245,3 @@ def parse_request(request: Any, api_version: int) -> FetchRequestData:
         uses_topic_ids=by_id)
 
 
-def _ms(value: Any) -> int:
-    seconds = getattr(value, "total_seconds", None)
-    return int(seconds() * 1000) if seconds is not None else int(value)

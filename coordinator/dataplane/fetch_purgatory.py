@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from groupcoord.coordinator.dataplane.clock import Clock, TimerHandle
+from groupcoord.coordinator.clock import Clock, TimerHandle
 
 TopicPartition = tuple[str, int]
 
@@ -40,7 +40,7 @@ class FetchPurgatory:
         """A future resolved with the first of: data on a key, the deadline, shutdown."""
         future: asyncio.Future[WakeReason] = asyncio.get_running_loop().create_future()
         waiter = _Waiter(tuple(keys), future)
-        delay = deadline_ms - self._clock.now_ms()
+        delay = deadline_ms - self._clock.monotonic_ms()
         if delay <= 0:
             future.set_result(WakeReason.DEADLINE)
             return future

@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Protocol
 
 from groupcoord.protocol.errors import ErrorCode
 
-from groupcoord.coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.clock import Clock
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -162,12 +162,12 @@ class FetchSessionCache:
         return tuple(self._sessions.values())
 
     def now_ms(self) -> int:
-        return self._clock.now_ms()
+        return self._clock.monotonic_ms()
 
     def maybe_create_session(self, privileged: bool, uses_topic_ids: bool,
                              partitions: list[CachedPartition]) -> int:
         """A new session's id, or INVALID_SESSION_ID when the cache is full and nothing may be evicted."""
-        now = self._clock.now_ms()
+        now = self._clock.monotonic_ms()
         if len(self._sessions) >= self._max_entries and not self._try_evict(privileged, len(partitions), now):
             return INVALID_SESSION_ID
         session = FetchSession(self._new_session_id(), privileged, uses_topic_ids, now, now,

@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 
 MAX_NAME_LENGTH = 249
-OFFSETS_TOPIC = "__consumer_offsets"
-TRANSACTION_STATE_TOPIC = "__transaction_state"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+from groupcoord.protocol.names import INTERNAL_TOPICS
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 

@@ -20,7 +20,7 @@ from groupcoord.storage.config import TimestampType
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
-from groupcoord.coordinator.dataplane.clock import Clock
+from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.names import is_internal
 from groupcoord.coordinator.dataplane.producer_snapshot import read_snapshot, write_snapshot
 from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict

@@ -9,7 +9,7 @@ from typing import Any
 from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from groupcoord.coordinator.dataplane.clock import Clock, SystemClock, TimerHandle
+from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
 from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
 from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 PARTITION_METADATA = "partition.metadata"
-ZERO_UUID = uuid.UUID(int=0)
+from groupcoord.protocol.names import ZERO_UUID
 _RESERVED = {ZERO_UUID, uuid.UUID(int=1)}   # "no id" and the KRaft metadata topic's id
 
 

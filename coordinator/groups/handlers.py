@@ -8,7 +8,6 @@ multi-group, LeaveGroup batching).
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from groupcoord.coordinator.groups.requests import (
@@ -25,6 +24,7 @@ from groupcoord.coordinator.groups.requests import (
 from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.values import as_ms as _ms
 
 # api key -> (name, lowest, highest version served). OffsetCommit/OffsetFetch v10 name topics by id (KIP-848
 # topic ids), which this coordinator does not serve; kio has no OffsetCommit v0-1 nor OffsetFetch v0.
@@ -48,12 +48,6 @@ KEY_TYPE_GROUP = 0
 FIND_COORDINATOR_BATCH_VERSION = 4
 OFFSET_FETCH_MULTI_GROUP_VERSION = 8
 JOIN_NULLABLE_PROTOCOL_VERSION = 7
-
-
-def _ms(value: Any) -> int:
-    if isinstance(value, datetime.timedelta):
-        return value // datetime.timedelta(milliseconds=1)
-    return int(value)
 
 
 def _str(value: Any) -> str:

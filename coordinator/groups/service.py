@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import structlog
 
 from groupcoord.coordinator.groups.admin import described_error
-from groupcoord.coordinator.groups.clock import Clock, SystemClock
+from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.consumer import describe as cg_describe, heartbeat as cg_heartbeat
 from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.effects import Effects
@@ -38,13 +38,13 @@ from groupcoord.coordinator.groups.requests import (
 from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
 from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.record_batch import decode_records, encode_batch
 from groupcoord.storage.config import CleanupPolicy, LogConfig
 from groupcoord.storage.offsets_records import decode_record, encode_key, encode_value
 
 _log = structlog.get_logger("groupcoord.groups")
 
-OFFSETS_TOPIC = "__consumer_offsets"
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
 
 ErrorShape = Callable[[ErrorCode], dict]
@@ -169,7 +169,7 @@ class GroupCoordinatorService:
         if rt.log is None:
             rt.log = await self.log_manager.get_or_create(OFFSETS_TOPIC, shard.partition, self.log_config)
         count = 0
-        now = self.clock.now_ms()
+        now = self.clock.wall_ms()
         async for header, raw in rt.log.batches(0):
             if header.is_control:
                 continue
@@ -182,7 +182,7 @@ class GroupCoordinatorService:
                     continue
                 shard.replay(*decode_record(record.key, record.value), now)
                 count += 1
-        shard.finish_load(self.clock.now_ms())
+        shard.finish_load(self.clock.wall_ms())
         seconds = time.perf_counter() - started
         shard.log.debug("offsets partition loaded", records=count, groups=len(shard.groups), seconds=round(seconds, 4))
         self.observer.on_shard_loaded(shard.partition, seconds, count)
@@ -205,7 +205,7 @@ class GroupCoordinatorService:
         pending = _Pending(future, on_error)
         rt.outstanding.add(pending)
         future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
-        fx = op(rt.shard, future, self.clock.now_ms())
+        fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
         return future
@@ -255,7 +255,7 @@ class GroupCoordinatorService:
                 rt.writing = False
 
     async def _append(self, rt: _ShardRuntime, records: list[tuple[bytes, bytes | None]]) -> None:
-        now = self.clock.now_ms()
+        now = self.clock.wall_ms()
         compression = getattr(self.config, "offsets_topic_compression_codec", 0)
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
@@ -293,7 +293,7 @@ class GroupCoordinatorService:
         if deadline is None or not self._started:
             return
         loop = asyncio.get_running_loop()
-        delay = max(deadline - self.clock.now_ms(), 0) / 1000.0
+        delay = max(deadline - self.clock.wall_ms(), 0) / 1000.0
         rt.timer = loop.call_at(loop.time() + delay, self._on_timer, rt)
 
     def _on_timer(self, rt: _ShardRuntime) -> None:
@@ -301,7 +301,7 @@ class GroupCoordinatorService:
         rt.timer_deadline = None
         if rt.shard.loading:
             return
-        self._submit(rt, rt.shard.tick(self.clock.now_ms()))
+        self._submit(rt, rt.shard.tick(self.clock.wall_ms()))
         self._reschedule(rt)
 
     # ------------------------------------------------------------------ APIs

@@ -201,7 +201,7 @@ async def test_metrics_endpoint_serves_the_exposition_on_a_free_port():
 
 
 def test_fetch_sessions_are_counted_from_the_session_cache():
-    from groupcoord.coordinator.dataplane.clock import ManualClock
+    from groupcoord.coordinator.clock import ManualClock
     from groupcoord.coordinator.dataplane.fetch_sessions import FetchSessionCache
 
     m, clock = BrokerMetrics(), ManualClock()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from groupcoord.coordinator.config import BrokerConfig
-from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.clock import ManualClock
 from groupcoord.coordinator.dataplane.service import DataPlane
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager

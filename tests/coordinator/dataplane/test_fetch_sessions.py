@@ -10,7 +10,7 @@ import uuid
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import encode_batch, iter_batches
 
-from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.clock import ManualClock
 from groupcoord.coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic, ForgottenTopic
 from groupcoord.coordinator.dataplane.fetch_sessions import (
     FetchManager, FetchSessionCache, FullFetchContext, IncrementalFetchContext, PartitionRequest,

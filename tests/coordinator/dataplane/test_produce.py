@@ -6,7 +6,7 @@ import pytest
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
 
-from groupcoord.coordinator.dataplane.clock import ManualClock
+from groupcoord.coordinator.clock import ManualClock
 from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 PID = 4242

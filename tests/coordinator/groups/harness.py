@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from groupcoord.coordinator.config import BrokerConfig
-from groupcoord.coordinator.groups.clock import ManualClock
+from groupcoord.coordinator.clock import ManualClock
 from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.effects import Effects
 from groupcoord.coordinator.groups.requests import (
@@ -123,7 +123,7 @@ class Harness:
 
     @property
     def now(self) -> int:
-        return self.clock.now_ms()
+        return self.clock.wall_ms()
 
     def _apply(self, fx: Effects) -> None:
         for key, value in fx.records:

@@ -6,7 +6,8 @@ from typing import Any, Sequence
 import pytest
 
 from groupcoord.coordinator.cluster import ClusterIdentity
-from groupcoord.coordinator.cluster_apis import OFFSETS_TOPIC, ClusterApis, TopicInfo
+from groupcoord.coordinator.cluster_apis import ClusterApis, TopicInfo
+from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.server.dispatch import Dispatcher
 from groupcoord.coordinator.server.server import KafkaServer

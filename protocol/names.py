@@ -1,0 +1,17 @@
+"""Names and ids that Kafka fixes, defined once: the internal topics and the all-zero topic id.
+
+Record-batch layout constants live with the codec that reads them (``record_batch.py``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+OFFSETS_TOPIC: Final = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
+SHARE_GROUP_STATE_TOPIC: Final = "__share_group_state"
+INTERNAL_TOPICS: Final = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
+
+ZERO_UUID: Final = uuid.UUID(int=0)
+"""Kafka's ``Uuid.ZERO_UUID``: "no topic id" on the wire."""
