@@ -10,13 +10,18 @@ So every client-supplied entity is walked here first, driven by the same kio fie
 with (through kio's own introspection helpers, as ``protocol/encode.py`` does): each array count is
 checked against the bytes left (each element takes at least its minimum encoded size), each length and
 tagged-field size against the end of its buffer. Nothing is built; a frame that lies raises
-``ProtocolError`` and its connection is closed. The walk stops after the last field that can hold an
-array, so an entity without arrays (Heartbeat, most of a Produce) costs one dictionary look-up.
+``WireBoundsError`` and its connection is closed.
+
+It is on every request's path, so it is compiled: per kio class, straight-line Python source is
+generated once (runs of fixed-size fields become one addition, one-byte varints are read inline) and
+the walk of the top-level entity stops after the last field that can hold an array — an entity without
+arrays (Heartbeat) costs nothing at all.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import struct
 from functools import cache
 from typing import Any, Callable
 
@@ -33,7 +38,7 @@ from kio.serial._introspect import (
 from .errors import ProtocolError
 
 Skip = Callable[[Any, int, int], int]
-"""Walks one value in ``buf[pos:end]`` and returns where it ends; raises ProtocolError if it cannot."""
+"""Walks one value in ``buf[pos:end]`` and returns where it ends; raises WireBoundsError if it cannot."""
 
 _FIXED_SIZES = {
     "int8": 1, "uint8": 1, "bool": 1,
@@ -49,6 +54,7 @@ class WireBoundsError(ProtocolError):
 
 
 def _uvarint(buf: Any, pos: int, end: int) -> tuple[int, int]:
+    """An unsigned varint inside ``buf[pos:end]`` (the generated code inlines the one-byte case)."""
     value = shift = 0
     while True:
         if pos >= end:
@@ -63,197 +69,257 @@ def _uvarint(buf: Any, pos: int, end: int) -> tuple[int, int]:
             raise WireBoundsError("unsigned varint is longer than 10 bytes")
 
 
-def _int(buf: Any, pos: int, end: int, size: int) -> int:
-    if pos + size > end:
-        raise WireBoundsError("length prefix runs past the end of the buffer")
-    return int.from_bytes(buf[pos:pos + size], "big", signed=True)
+def _fail(what: str) -> WireBoundsError:
+    return WireBoundsError(f"{what} runs past the end of the buffer")
+
+
+def _too_many(count: int, left: int) -> WireBoundsError:
+    return WireBoundsError(f"array of {count} entries cannot fit in the {left} bytes left")
+
+
+def _walk_tags(buf: Any, pos: int, end: int, known: dict[int, Skip]) -> int:
+    count, pos = _uvarint(buf, pos, end)
+    if count > end - pos:
+        raise WireBoundsError(f"{count} tagged fields cannot fit in the {end - pos} bytes left")
+    for _ in range(count):
+        tag, pos = _uvarint(buf, pos, end)
+        size, pos = _uvarint(buf, pos, end)
+        stop = pos + size
+        if stop > end:
+            raise _fail(f"tagged field {tag}")
+        inner = known.get(tag)
+        if inner is not None:
+            inner(buf, pos, stop)
+        pos = stop
+    return pos
+
+
+_RUNTIME = {
+    "_uv": _uvarint, "_fail": _fail, "_too_many": _too_many, "_walk_tags": _walk_tags,
+    "_E": WireBoundsError, "_h": struct.Struct(">h").unpack_from, "_i": struct.Struct(">i").unpack_from,
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Plan:
-    """How to walk one kio entity: the minimum size of its encoding, whether any array can appear in
-    it, and the walker (None when there is nothing to check)."""
+class _Shape:
+    """What the compiler knows of one field before writing its code."""
 
-    min_size: int
-    has_array: bool
-    skip: Skip | None
-
-
-def _fixed_skip(size: int) -> Skip:
-    def skip_fixed(buf: Any, pos: int, end: int) -> int:
-        pos += size
-        if pos > end:
-            raise WireBoundsError("value runs past the end of the buffer")
-        return pos
-
-    return skip_fixed
+    kind: str            # "fixed", "sized", "struct", "nullable_struct"
+    size: int = 0        # fixed: its size; sized: the width of a legacy length (2 or 4)
+    entity: type | None = None
+    is_array: bool = False
+    has_array: bool = False
+    min_size: int = 0
 
 
-def _sized_skip(kafka_type: str, flexible: bool) -> Skip:
-    """string / bytes / records: a length then that many bytes (-1 or compact 0 is null)."""
-    if flexible:
-        def skip_compact(buf: Any, pos: int, end: int) -> int:
-            n, pos = _uvarint(buf, pos, end)
-            pos += max(n - 1, 0)
-            if pos > end:
-                raise WireBoundsError(f"{kafka_type} length runs past the end of the buffer")
-            return pos
-
-        return skip_compact
-    width = 2 if kafka_type == "string" else 4
-
-    def skip_legacy(buf: Any, pos: int, end: int) -> int:
-        n = _int(buf, pos, end, width)
-        if n < -1:
-            raise WireBoundsError(f"negative {kafka_type} length {n}")
-        pos += width + max(n, 0)
-        if pos > end:
-            raise WireBoundsError(f"{kafka_type} length runs past the end of the buffer")
-        return pos
-
-    return skip_legacy
-
-
-def _array_skip(item: Skip, item_min: int, flexible: bool) -> Skip:
-    per_item = max(item_min, 1)
-
-    def walk(buf: Any, pos: int, end: int, count: int) -> int:
-        if count * per_item > end - pos:
-            raise WireBoundsError(f"array of {count} entries cannot fit in the {end - pos} bytes left")
-        if item_min and _is_fixed(item):
-            return pos + count * item_min
-        for _ in range(count):
-            pos = item(buf, pos, end)
-        return pos
-
-    if flexible:
-        def skip_compact_array(buf: Any, pos: int, end: int) -> int:
-            n, pos = _uvarint(buf, pos, end)
-            return pos if n == 0 else walk(buf, pos, end, n - 1)
-
-        return skip_compact_array
-
-    def skip_legacy_array(buf: Any, pos: int, end: int) -> int:
-        n = _int(buf, pos, end, 4)
-        if n < -1:
-            raise WireBoundsError(f"negative array length {n}")
-        return pos + 4 if n == -1 else walk(buf, pos + 4, end, n)
-
-    return skip_legacy_array
-
-
-def _is_fixed(skip: Skip) -> bool:
-    return getattr(skip, "__name__", "") == "skip_fixed"
-
-
-def _nullable_struct_skip(inner: Skip) -> Skip:
-    def skip_nullable_struct(buf: Any, pos: int, end: int) -> int:
-        marker = _int(buf, pos, end, 1)
-        return pos + 1 if marker < 0 else inner(buf, pos + 1, end)
-
-    return skip_nullable_struct
-
-
-def _field_plan(f: dataclasses.Field, flexible: bool, is_tag: bool) -> tuple[Skip, int, bool]:
-    """(walker, minimum encoded size, may hold an array) for one field."""
+def _shape(f: dataclasses.Field, flexible: bool, is_tag: bool) -> _Shape:
     cls = classify_field(f)
     if isinstance(cls, (EntityField, EntityTupleField)):
-        inner_plan = plan_for(cls.type_)
-        inner = _full_skip(cls.type_)  # a nested entity is walked whole: the fields after it follow it
-        inner_min, inner_array = inner_plan.min_size, inner_plan.has_array
-        if isinstance(cls, EntityField) and not is_tag and is_optional(f):
-            inner, inner_min = _nullable_struct_skip(inner), 1
+        info = _info(cls.type_)
+        nullable = isinstance(cls, EntityField) and not is_tag and is_optional(f)
+        item = _Shape("nullable_struct" if nullable else "struct", entity=cls.type_, has_array=info.has_array,
+                      min_size=1 if nullable else info.min_size)
     else:
         kafka_type = get_schema_field_type(f)
         size = _FIXED_SIZES.get(kafka_type)
         if size is not None:
-            inner, inner_min = _fixed_skip(size), size
+            item = _Shape("fixed", size=size, min_size=size)
         else:
-            inner, inner_min = _sized_skip(kafka_type, flexible), (1 if flexible else (2 if kafka_type == "string" else 4))
-        inner_array = False
+            width = 2 if kafka_type == "string" else 4
+            item = _Shape("sized", size=width, min_size=1 if flexible else width)
     if cls.is_array:
-        return _array_skip(inner, inner_min, flexible), (1 if flexible else 4), True
-    return inner, inner_min, inner_array
+        return dataclasses.replace(item, is_array=True, has_array=True)
+    return item
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Info:
+    min_size: int
+    has_array: bool
 
 
 @cache
-def _full_skip(cls: type) -> Skip:
-    """Walk the whole entity (used when it is nested: the fields after it must be reached)."""
-    return _compile(cls, stop_early=False).skip  # type: ignore[return-value]
-
-
-def _compile(cls: type, stop_early: bool) -> _Plan:
+def _info(cls: type) -> _Info:
     flexible = bool(cls.__flexible__)
-    plain: list[tuple[Skip, bool]] = []
-    tagged: dict[int, tuple[Skip, bool]] = {}
-    min_size = 0
+    min_size, has_array = (1 if flexible else 0), False
+    for f in dataclasses.fields(cls):
+        is_tag = get_field_tag(f) is not None
+        shape = _shape(f, flexible, is_tag)
+        has_array = has_array or shape.has_array
+        if not is_tag:
+            min_size += (1 if flexible else 4) if shape.is_array else shape.min_size
+    return _Info(min_size, has_array)
+
+
+class _Writer:
+    """Python source for one walker function, built field by field."""
+
+    def __init__(self, flexible: bool, namespace: dict[str, Any]) -> None:
+        self.flexible = flexible
+        self.ns = namespace
+        self.lines: list[str] = []
+        self.pending_fixed = 0
+
+    def function(self, filename: str) -> Skip:
+        """Compile what was written into ``walk(buf, pos, end) -> pos``."""
+        ending = ["    if pos > end: raise _fail('entity')", "    return pos"]
+        source = "def walk(buf, pos, end):\n" + "\n".join(self.lines + ending) + "\n"
+        exec(compile(source, filename, "exec"), self.ns)
+        return self.ns["walk"]
+
+    def emit(self, line: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + line)
+
+    def flush(self, indent: int = 1) -> None:
+        if self.pending_fixed:
+            self.emit(f"pos += {self.pending_fixed}", indent)
+            self.pending_fixed = 0
+
+    def read_uvarint(self, target: str, indent: int) -> None:
+        self.emit(f"{target} = buf[pos]", indent)
+        self.emit(f"if {target} < 128: pos += 1", indent)
+        self.emit(f"else: {target}, pos = _uv(buf, pos, end)", indent)
+
+    def value(self, shape: _Shape, indent: int) -> None:
+        """Code that walks one (non-array) value of `shape`."""
+        if shape.kind == "fixed":
+            self.emit(f"pos += {shape.size}", indent)
+        elif shape.kind == "sized":
+            if self.flexible:
+                self.read_uvarint("n", indent)
+                self.emit("if n > 1: pos += n - 1", indent)
+            else:
+                reader = "_h" if shape.size == 2 else "_i"
+                self.emit(f"n = {reader}(buf, pos)[0]", indent)
+                self.emit(f"pos += {shape.size}", indent)
+                self.emit("if n > 0: pos += n", indent)
+                self.emit("elif n < -1: raise _E('negative length %d' % n)", indent)
+        elif shape.kind == "nullable_struct":
+            self.emit("pos += 1", indent)
+            self.emit("if buf[pos - 1] < 128:", indent)
+            self.emit("pass", indent + 1)  # an entity of no fields writes no code
+            self.entity(shape.entity, indent + 1)
+        else:
+            self.entity(shape.entity, indent)
+
+    def entity(self, cls: type | None, indent: int) -> None:
+        """A nested entity, inlined whole (the fields after it must be reached)."""
+        assert cls is not None
+        flexible = bool(cls.__flexible__)
+        tagged = {}
+        for f in dataclasses.fields(cls):
+            tag = get_field_tag(f)
+            shape = _shape(f, flexible, tag is not None)
+            if tag is None:
+                self.field(shape, indent)
+            else:
+                tagged[tag] = shape
+        self.flush(indent)
+        if flexible:
+            self.tags(tagged, indent)
+
+    def tags(self, tagged: dict[int, _Shape], indent: int) -> None:
+        name = f"_tags_{len(self.ns)}"
+        self.ns[name] = {tag: _field_walker(shape, self.flexible) for tag, shape in tagged.items()}
+        self.emit("if buf[pos] == 0: pos += 1", indent)  # no tagged fields, the usual case
+        self.emit(f"else: pos = _walk_tags(buf, pos, end, {name})", indent)
+
+    def field(self, shape: _Shape, indent: int = 1) -> None:
+        if not shape.is_array:
+            if shape.kind == "fixed":
+                self.pending_fixed += shape.size
+                return
+            self.flush(indent)
+            self.value(shape, indent)
+            return
+        self.flush(indent)
+        if self.flexible:
+            self.read_uvarint("count", indent)
+            self.emit("count -= 1", indent)
+        else:
+            self.emit("count = _i(buf, pos)[0]", indent)
+            self.emit("pos += 4", indent)
+            self.emit("if count < -1: raise _E('negative array length %d' % count)", indent)
+        self.emit("if count > 0:", indent)
+        per_item = max(shape.min_size, 1)
+        self.emit(f"if count * {per_item} > end - pos: raise _too_many(count, end - pos)", indent + 1)
+        if shape.kind == "fixed":
+            self.emit(f"pos += count * {shape.size}", indent + 1)
+        else:
+            self.emit("for _ in range(count):", indent + 1)
+            self.value(shape, indent + 2)
+
+
+def _compile(cls: type) -> Skip | None:
+    """The top-level walker: None without arrays; otherwise it stops after the last field that can
+    hold one (tagged fields included)."""
+    flexible = bool(cls.__flexible__)
+    plain: list[_Shape] = []
+    tagged: dict[int, _Shape] = {}
     for f in dataclasses.fields(cls):
         tag = get_field_tag(f)
-        skip, size, has_array = _field_plan(f, flexible, tag is not None)
+        shape = _shape(f, flexible, tag is not None)
         if tag is None:
-            plain.append((skip, has_array))
-            min_size += size
+            plain.append(shape)
         else:
-            tagged[tag] = (skip, has_array)
-    if flexible:
-        min_size += 1  # the tagged-field count
-    has_array = any(a for _, a in plain) or any(a for _, a in tagged.values())
-    if stop_early and not has_array:
-        return _Plan(min_size, False, None)
-    tags_need_walk = any(a for _, a in tagged.values())
-    if stop_early and not tags_need_walk:
-        last = max(i for i, (_, a) in enumerate(plain) if a)
-        plain = plain[: last + 1]
-        walk_tags = False
-    else:
-        walk_tags = flexible
-    steps = tuple(skip for skip, _ in plain)
-    tag_skips = {tag: skip for tag, (skip, _) in tagged.items()}
+            tagged[tag] = shape
+    if not _info(cls).has_array:
+        return None
+    walk_tags = flexible
+    if not any(s.has_array for s in tagged.values()):
+        last = max(i for i, s in enumerate(plain) if s.has_array)
+        plain, walk_tags = plain[: last + 1], False
+    namespace: dict[str, Any] = dict(_RUNTIME)
+    writer = _Writer(flexible, namespace)
+    for shape in plain:
+        writer.field(shape)
+    writer.flush()
+    if walk_tags:
+        writer.tags(tagged, 1)
+    return writer.function(f"<wire_bounds {cls.__module__}.{cls.__qualname__}>")
 
-    def skip_entity(buf: Any, pos: int, end: int) -> int:
-        for step in steps:
-            pos = step(buf, pos, end)
-        if walk_tags:
-            count, pos = _uvarint(buf, pos, end)
-            if count > end - pos:
-                raise WireBoundsError(f"{count} tagged fields cannot fit in the {end - pos} bytes left")
-            for _ in range(count):
-                tag, pos = _uvarint(buf, pos, end)
-                size, pos = _uvarint(buf, pos, end)
-                stop = pos + size
-                if stop > end:
-                    raise WireBoundsError(f"tagged field {tag} runs past the end of the buffer")
-                inner = tag_skips.get(tag)
-                if inner is not None:
-                    inner(buf, pos, stop)
-                pos = stop
-        return pos
 
-    return _Plan(min_size, has_array, skip_entity)
+def _field_walker(shape: _Shape, flexible: bool) -> Skip:
+    """A walker for one tagged field's value (its bytes are bounded by the tag's size)."""
+    namespace: dict[str, Any] = dict(_RUNTIME)
+    writer = _Writer(flexible, namespace)
+    writer.field(shape)
+    writer.flush()
+    return writer.function("<wire_bounds tagged field>")
 
 
 @cache
-def plan_for(cls: type) -> _Plan:
-    """The compiled walk for kio entity class `cls` (cached: compiled once per class)."""
-    return _compile(cls, stop_early=True)
+def walker_for(cls: type) -> Skip | None:
+    """The compiled check for kio entity class `cls`, or None when nothing in it can lie dangerously."""
+    return _compile(cls)
 
 
 def check(cls: type, buf: Any, offset: int) -> None:
     """Raise WireBoundsError if the entity of class `cls` at `buf[offset:]` claims more than is there."""
-    skip = plan_for(cls).skip
-    if skip is not None:
-        skip(buf, offset, len(buf))
+    walk = walker_for(cls)
+    if walk is not None:
+        _run(walk, buf, offset)
+
+
+def _run(walk: Skip, buf: Any, offset: int) -> None:
+    """The generated code does not test every read against the end of the buffer: reading past it
+    raises IndexError (or struct.error) here, and an overrun inside a tagged field's bytes is caught by
+    the position check each walker ends with. Either way the frame is refused."""
+    try:
+        walk(buf, offset, len(buf))
+    except (IndexError, struct.error) as exc:
+        raise WireBoundsError("a length runs past the end of the buffer") from exc
 
 
 def checked_reader(cls: type) -> Callable[[Any, int], tuple[Any, int]]:
     """kio's reader for `cls`, behind the bounds check: the only way client bytes reach kio."""
     read = entity_reader(cls)
-    skip = plan_for(cls).skip
-    if skip is None:
+    walk = walker_for(cls)
+    if walk is None:
         return read
 
     def read_checked(buf: Any, offset: int) -> tuple[Any, int]:
-        skip(buf, offset, len(buf))
+        _run(walk, buf, offset)
         return read(buf, offset)
 
     return read_checked
