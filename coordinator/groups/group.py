@@ -14,7 +14,7 @@ from groupcoord.coordinator.groups.member import ClassicMember
 from groupcoord.coordinator.groups.protocol_vote import select_protocol, supports_protocols
 from groupcoord.coordinator.groups.state import GroupState, check_transition
 from groupcoord.protocol.consumer_protocol import subscribed_topics
-from groupcoord.storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 
 
 @dataclass(slots=True, eq=False)

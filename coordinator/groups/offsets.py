@@ -14,7 +14,7 @@ from groupcoord.coordinator.groups.state import GroupState
 from groupcoord.coordinator.groups.validation import request_error, validate_member
 from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.groups.shard import GroupShard

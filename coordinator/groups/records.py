@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.group import ClassicGroup
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

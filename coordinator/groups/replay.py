@@ -14,7 +14,7 @@ from groupcoord.coordinator.groups.consumer import replay as consumer_replay
 from groupcoord.coordinator.groups.group import ClassicGroup
 from groupcoord.coordinator.groups.member import ClassicMember
 from groupcoord.coordinator.groups.state import GroupState
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     OffsetCommitKey,

@@ -12,7 +12,7 @@ from groupcoord.coordinator.groups.records import offset_record
 from groupcoord.coordinator.groups.replay import apply_offset
 from groupcoord.coordinator.groups.state import GroupState
 from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from groupcoord.storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.groups.shard import GroupShard

@@ -41,7 +41,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.record_batch import decode_records, encode_batch
 from groupcoord.storage.config import CleanupPolicy, LogConfig
-from groupcoord.storage.offsets_records import decode_record, encode_key, encode_value
+from groupcoord.coordinator.groups.offsets_records import decode_record, encode_key, encode_value
 
 _log = structlog.get_logger("groupcoord.groups")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from groupcoord.coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
 from groupcoord.coordinator.groups.consumer.records import from_topic_partitions
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
     ConsumerGroupMetadataKey,
