@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.clock import ManualClock
-from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.requests import (
     CommitPartition,
     Heartbeat,
