@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from groupcoord.protocol.record_batch import encode_batch, set_base_offset
-from groupcoord.storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
 
 SEGMENT_BYTES = 16 * 1024 * 1024
 PARTITIONS_PER_COMMIT = 5

@@ -1,6 +1,6 @@
 """Turning `__consumer_offsets` records into rows of the data source's schema.
 
-Decoding goes through the project's own codecs (`storage.offsets_records` for keys and values,
+Decoding goes through the project's own codecs (`coordinator.groups.offsets_records` for keys and values,
 `protocol.consumer_protocol` for the members' subscription and assignment bytes) so the pipeline
 reads exactly what the coordinator would replay. Offset-commit keys repeat endlessly (one per
 group/topic/partition), so decoded keys are cached by their bytes; rows are assembled from
@@ -22,7 +22,7 @@ from groupcoord.protocol.consumer_protocol import (
     decode_subscription,
 )
 from groupcoord.protocol.record_batch import Record
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataValue,
     MemberMetadata,
     OffsetCommitKey,

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from groupcoord.coordinator.groups import rebalance as rb
-from groupcoord.coordinator.groups.consumer import describe as consumer_describe
-from groupcoord.coordinator.groups.consumer import offsets as consumer_offsets
+from groupcoord.coordinator.groups.classic import deletion as classic_deletion
+from groupcoord.coordinator.groups.classic.state import GroupState, parse_state
+from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion, describe as consumer_describe
 from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
-from groupcoord.coordinator.groups.effects import Effects
-from groupcoord.coordinator.groups.group import ClassicGroup
-from groupcoord.coordinator.groups.records import group_tombstone, offset_record
-from groupcoord.coordinator.groups.replay import apply_group_metadata, apply_offset
-from groupcoord.coordinator.groups.state import GroupState, parse_state
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
 
 CLASSIC_GROUP_TYPE = "classic"
 # Without an authorizer every principal may READ, DELETE and DESCRIBE a group (AclOperation codes 3, 6, 8).
@@ -39,20 +33,20 @@ def described_error(group_id: str, error: ErrorCode, authorized_operations: int 
     }
 
 
-def describe_group(shard: GroupShard, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
+def describe_group(state: ShardState, group_id: str, *, include_authorized_operations: bool = False, version: int = 5) -> dict:
     ops = GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    unavailable = shard.availability_error()
+    unavailable = state.availability_error()
     if unavailable is not None:
         return described_error(group_id, unavailable, ops)
     out = described_error(group_id, ErrorCode.none, ops)
-    if group_id in shard.consumer_groups:
+    if group_id in state.consumer_groups:
         # Kafka's classicGroup lookup refuses other group types; before v6 that shows as a Dead group.
         out["group_state"] = GroupState.DEAD.value
         if version >= GROUP_ID_NOT_FOUND_DESCRIBE_VERSION:
             out["error_code"] = ErrorCode.group_id_not_found
             out["error_message"] = f"Group {group_id} is not a classic group."
         return out
-    group = shard.groups.get(group_id)
+    group = state.groups.get(group_id)
     if group is None or group.state is GroupState.DEAD:
         out["group_state"] = GroupState.DEAD.value
         if version >= GROUP_ID_NOT_FOUND_DESCRIBE_VERSION:
@@ -78,19 +72,19 @@ def describe_group(shard: GroupShard, group_id: str, *, include_authorized_opera
     return out
 
 
-def list_groups(shard: GroupShard, states_filter: tuple[str, ...] = (), types_filter: tuple[str, ...] = ()) -> tuple[ErrorCode, list[dict]]:
-    if shard.unavailable is not None:
+def list_groups(state: ShardState, states_filter: tuple[str, ...] = (), types_filter: tuple[str, ...] = ()) -> tuple[ErrorCode, list[dict]]:
+    if state.unavailable is not None:
         return ErrorCode.none, []  # a partition that failed to load is not this coordinator's, as in Kafka
-    if shard.loading:
+    if state.loading:
         return ErrorCode.coordinator_load_in_progress, []
     states = {parse_state(s) for s in states_filter}
     types = {t.lower() for t in types_filter}
     listed = []
     if not types or CONSUMER_GROUP_TYPE in types:
-        listed.extend(consumer_describe.listed(shard, states_filter))
+        listed.extend(consumer_describe.listed(state, states_filter))
     if types and CLASSIC_GROUP_TYPE not in types:
         return ErrorCode.none, listed
-    for group in shard.groups.values():
+    for group in state.groups.values():
         if group.state is GroupState.DEAD or (states and group.state not in states):
             continue
         listed.append(
@@ -104,35 +98,22 @@ def list_groups(shard: GroupShard, states_filter: tuple[str, ...] = (), types_fi
     return ErrorCode.none, listed
 
 
-def handle_delete_group(shard: GroupShard, group_id: str, token: Any, now: int) -> Effects:
+def handle_delete_group(state: ShardState, group_id: str, token: Any, now: int) -> Effects:
     fx = Effects()
-    group = shard.groups.get(group_id)
-    consumer_group = shard.consumer_groups.get(group_id)
-    if shard.availability_error() is not None:
-        error = shard.availability_error()
+    group = state.groups.get(group_id)
+    consumer_group = state.consumer_groups.get(group_id)
+    if state.availability_error() is not None:
+        error = state.availability_error()
     elif consumer_group is not None:
-        error = consumer_offsets.delete_error(consumer_group) or ErrorCode.none
+        error = consumer_deletion.delete_error(consumer_group) or ErrorCode.none
         if error == ErrorCode.none:
-            consumer_offsets.delete_group(shard, consumer_group, now, fx)
+            consumer_deletion.delete_group(state, consumer_group, now, fx)
     elif group is None or group.state is GroupState.DEAD:
         error = ErrorCode.group_id_not_found
     elif group.state is not GroupState.EMPTY:
         error = ErrorCode.non_empty_group
     else:
-        delete_group(shard, group, "deleted by DeleteGroups", now, fx)
+        classic_deletion.delete_group(state, group, "deleted by DeleteGroups", now, fx)
         error = ErrorCode.none
     fx.reply(token, {"group_id": group_id, "error_code": error})
     return fx
-
-
-def delete_group(shard: GroupShard, group: ClassicGroup, reason: str, now: int, fx: Effects) -> None:
-    """Tombstones for every offset and the group itself; the group turns Dead and is forgotten."""
-    for topic, partition in sorted(group.offsets):
-        key, value = offset_record(group.group_id, topic, partition, None)
-        fx.write(key, value)
-        apply_offset(shard, key, value, now)
-    rb.cancel_group_timers(shard, group)
-    rb.transition(shard, group, GroupState.DEAD, now, reason)
-    key, value = group_tombstone(group.group_id)
-    fx.write(key, value)
-    apply_group_metadata(shard, key, value, now)

@@ -21,7 +21,7 @@ from groupcoord.coordinator.groups.requests import (
     OffsetFetch,
     SyncGroup,
 )
-from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_ms as _ms

@@ -1,4 +1,4 @@
-"""Version-neutral requests the shard understands (handlers.py converts kio's per-version classes).
+"""Version-neutral requests the shard understands, of every group API (handlers.py converts kio's per-version classes).
 
 Timeouts are plain int milliseconds here; the API version is carried only where
 Kafka's answer depends on it.
@@ -6,6 +6,7 @@ Kafka's answer depends on it.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 
@@ -95,3 +96,20 @@ class OffsetFetch:
 class OffsetDelete:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeat:
+    group_id: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    topic_partitions: tuple[tuple[uuid.UUID, tuple[int, ...]], ...] | None = None
+    client_id: str = ""
+    client_host: str = ""
+    version: int = 1

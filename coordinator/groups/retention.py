@@ -1,21 +1,20 @@
-"""Offset expiry (KIP-211) and the removal of empty groups that have nothing left."""
+"""Offset expiry (KIP-211) and the removal of empty groups that have nothing left: a periodic pass on its own timer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from groupcoord.coordinator.groups.admin import delete_group
-from groupcoord.coordinator.groups.consumer import offsets as consumer_offsets
-from groupcoord.coordinator.groups.effects import Effects
-from groupcoord.coordinator.groups.group import ClassicGroup
-from groupcoord.coordinator.groups.records import offset_record
-from groupcoord.coordinator.groups.replay import apply_offset
-from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.classic import deletion as classic_deletion
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
+from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
+from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from groupcoord.storage.offsets_records import OffsetCommitValue
 
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
+RETENTION = "retention"  # the one timer key of the periodic pass
 
 
 def expiry_base(group: ClassicGroup) -> Callable[[OffsetCommitValue], int] | None:
@@ -42,10 +41,10 @@ def is_expired(value: OffsetCommitValue, base: int, now: int, retention_ms: int)
     return now - base >= retention_ms
 
 
-def expire_offsets(shard: GroupShard, now: int) -> Effects:
+def expire_offsets(state: ShardState, now: int) -> Effects:
     fx = Effects()
-    retention_ms = shard.config.offsets_retention_minutes * 60_000
-    for group in list(shard.groups.values()):
+    retention_ms = state.config.offsets_retention_minutes * 60_000
+    for group in list(state.groups.values()):
         base = expiry_base(group)
         if base is not None:
             expired = [
@@ -53,27 +52,32 @@ def expire_offsets(shard: GroupShard, now: int) -> Effects:
                 for tp, value in group.offsets.items()
                 if not group.is_subscribed_to(tp[0]) and is_expired(value, base(value), now, retention_ms)
             ]
-            for topic, partition in sorted(expired):
-                key, value = offset_record(group.group_id, topic, partition, None)
-                fx.write(key, value)
-                apply_offset(shard, key, value, now)
+            delete_offsets(state, group.group_id, sorted(expired), now, fx)
             if expired:
-                shard.log.info("offsets expired", group_id=group.group_id, count=len(expired))
-                shard.observer.on_offsets_expired(group.group_id, len(expired))
+                state.log.info("offsets expired", group_id=group.group_id, count=len(expired))
+                state.observer.on_offsets_expired(group.group_id, len(expired))
         if group.state is GroupState.EMPTY and not group.offsets and not group.members:
-            delete_group(shard, group, "empty group without offsets removed by the retention pass", now, fx)
-    for cgroup in list(shard.consumer_groups.values()):
+            classic_deletion.delete_group(state, group, "empty group without offsets removed by the retention pass", now, fx)
+    for cgroup in list(state.consumer_groups.values()):
         # Kafka's ConsumerGroup expiration: from the commit time, for topics the group does not subscribe to.
         subscribed = cgroup.subscribed_topic_names()
         expired = [tp for tp, value in cgroup.offsets.items()
                    if tp[0] not in subscribed and is_expired(value, value.commit_timestamp, now, retention_ms)]
-        for topic, partition in sorted(expired):
-            key, value = offset_record(cgroup.group_id, topic, partition, None)
-            fx.write(key, value)
-            apply_offset(shard, key, value, now)
+        delete_offsets(state, cgroup.group_id, sorted(expired), now, fx)
         if expired:
-            shard.log.info("offsets expired", group_id=cgroup.group_id, count=len(expired))
-            shard.observer.on_offsets_expired(cgroup.group_id, len(expired))
+            state.log.info("offsets expired", group_id=cgroup.group_id, count=len(expired))
+            state.observer.on_offsets_expired(cgroup.group_id, len(expired))
         if not cgroup.members and not cgroup.offsets:
-            consumer_offsets.delete_group(shard, cgroup, now, fx)
+            consumer_deletion.delete_group(state, cgroup, now, fx)
+    return fx
+
+
+def schedule(state: ShardState, now: int) -> None:
+    """The next pass runs one check interval from ``now``."""
+    state.timer.schedule((RETENTION,), now + state.config.offsets_retention_check_interval_ms, _retention_pass)
+
+
+def _retention_pass(state: ShardState, now: int) -> Effects:
+    fx = expire_offsets(state, now)
+    schedule(state, now)
     return fx

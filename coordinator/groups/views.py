@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, state_of
-from groupcoord.coordinator.groups.group import ClassicGroup
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.metrics import BrokerMetrics
 
 

@@ -14,7 +14,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.storage.offsets_records import OffsetCommitKey, decode_key, decode_value
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, decode_key, decode_value
 from tests.support.waiting import wait_for
 
 KCAT = shutil.which("kcat")

@@ -6,7 +6,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaExcepti
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.storage.offsets_records import OffsetCommitKey, decode_key, decode_value
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, decode_key, decode_value
 
 
 def test_a_plain_consumer_reads_the_commits_of_a_group_from_its_offsets_partition(groupcoord_broker):

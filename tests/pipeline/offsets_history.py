@@ -13,7 +13,7 @@ from pathlib import Path
 
 from groupcoord.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from groupcoord.protocol.record_batch import Record, decode_records, encode_batch, iter_batches
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,

@@ -4,7 +4,7 @@ import json
 import struct
 
 from groupcoord.protocol.record_batch import encode_batch
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     ConsumerGroupMemberMetadataKey,
     ConsumerGroupMemberMetadataValue,
     ConsumerGroupMetadataKey,

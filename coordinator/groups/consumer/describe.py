@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE, ConsumerGroupState
-from groupcoord.coordinator.groups.consumer.heartbeat import preferred_assignor
 from groupcoord.coordinator.groups.consumer.member import Assignment
+from groupcoord.coordinator.groups.consumer.subscriptions import preferred_assignor
 from groupcoord.coordinator.groups.consumer.topics import name_of
-from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
 
 GROUP_AUTHORIZED_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE (no authorizer)
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
@@ -24,11 +20,11 @@ def error_row(group_id: str, code: ErrorCode, message: str | None) -> dict:
             "assignment_epoch": 0, "assignor_name": "", "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
-def _partitions(shard: GroupShard, assignment: Assignment) -> list[dict]:
+def _partitions(state: ShardState, assignment: Assignment) -> list[dict]:
     """Topics by id and name; a topic the catalog no longer knows is left out, as Kafka does."""
     out = []
     for topic_id, partitions in sorted(assignment.items(), key=lambda kv: str(kv[0])):
-        name = name_of(shard.topics, topic_id)
+        name = name_of(state.topics, topic_id)
         if name is not None:
             out.append({"topic_id": topic_id, "topic_name": name, "partitions": sorted(partitions)})
     return out
@@ -38,12 +34,12 @@ def _union(a: Assignment, b: Assignment) -> Assignment:
     return {t: a.get(t, frozenset()) | b.get(t, frozenset()) for t in set(a) | set(b)}
 
 
-def describe(shard: GroupShard, group_id: str, include_authorized_operations: bool = False) -> dict:
-    if shard.loading:
+def describe(state: ShardState, group_id: str, include_authorized_operations: bool = False) -> dict:
+    if state.loading:
         return error_row(group_id, ErrorCode.coordinator_load_in_progress, None)
-    group = shard.consumer_groups.get(group_id)
+    group = state.consumer_groups.get(group_id)
     if group is None:
-        classic = shard.groups.get(group_id)
+        classic = state.groups.get(group_id)
         if classic is not None and classic.state is not GroupState.DEAD:
             return error_row(group_id, ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
         return error_row(group_id, ErrorCode.group_id_not_found, f"Group {group_id} not found.")
@@ -59,8 +55,8 @@ def describe(shard: GroupShard, group_id: str, include_authorized_operations: bo
             "subscribed_topic_names": list(m.subscribed_topic_names),
             "subscribed_topic_regex": m.subscribed_topic_regex,
             # What the member holds: Kafka 4.3.1 shows partitions still pending revocation as part of it.
-            "assignment": {"topic_partitions": _partitions(shard, _union(m.assigned, m.pending_revocation))},
-            "target_assignment": {"topic_partitions": _partitions(shard, group.target.get(m.member_id, {}))},
+            "assignment": {"topic_partitions": _partitions(state, _union(m.assigned, m.pending_revocation))},
+            "target_assignment": {"topic_partitions": _partitions(state, group.target.get(m.member_id, {}))},
             "member_type": MEMBER_TYPE_CONSUMER,
         })
     return {
@@ -70,21 +66,21 @@ def describe(shard: GroupShard, group_id: str, include_authorized_operations: bo
         "group_state": group.state.value,
         "group_epoch": group.group_epoch,
         "assignment_epoch": group.assignment_epoch,
-        "assignor_name": preferred_assignor(shard, group.members),
+        "assignor_name": preferred_assignor(state, group.members),
         "members": members,
         "authorized_operations": GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED,
     }
 
 
-def listed(shard: GroupShard, states_filter: tuple[str, ...]) -> list[dict]:
+def listed(state: ShardState, states_filter: tuple[str, ...]) -> list[dict]:
     """ListGroups rows; the states filter compares case-insensitively, like Kafka."""
     states = {s.lower() for s in states_filter}
     rows = []
-    for group in shard.consumer_groups.values():
-        state = group.state
-        if states and state.value.lower() not in states:
+    for group in state.consumer_groups.values():
+        group_state = group.state
+        if states and group_state.value.lower() not in states:
             continue
-        rows.append({"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE, "group_state": state.value,
+        rows.append({"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE, "group_state": group_state.value,
                      "group_type": CONSUMER_GROUP_TYPE})
     return rows
 

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState
-from groupcoord.storage.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 
 CONSUMER_GROUP_TYPE = "consumer"
 # Kafka 4.3's ModernGroup starts a new group at group and assignment epoch 1, so its first member joins at 2.

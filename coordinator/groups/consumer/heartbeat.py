@@ -1,4 +1,4 @@
-"""ConsumerGroupHeartbeat: join (epoch 0), heartbeat, leave (epoch -1), fencing, and the member timers.
+"""ConsumerGroupHeartbeat: join (epoch 0), heartbeat, leave (epoch -1 or -2), static member replacement.
 
 Follows GroupMetadataManager.consumerGroupHeartbeat (Kafka 4.x) in three steps:
 1. create or update the member; the group epoch is bumped when a subscription or
@@ -7,16 +7,20 @@ Follows GroupMetadataManager.consumerGroupHeartbeat (Kafka 4.x) in three steps:
 3. reconcile the member towards its target (revoke first, never hand out a
    partition another member still owns).
 All checks that can fail run before the first record is built, so an error
-changes nothing. Every record is applied through replay.apply as it is built.
+changes nothing. Every record is written and applied by ``replay.emit`` as it is built.
+Fencing and the member timers are in ``fencing``; steps 2 and 3 in ``assignment``.
 """
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka_string
-from groupcoord.coordinator.groups.consumer import assignors, records, replay
+from groupcoord.coordinator.groups.classic.records import group_tombstone
+from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.consumer import appliers, records
+from groupcoord.coordinator.groups.consumer.assignment import reconcile, update_target_assignment
+from groupcoord.coordinator.groups.consumer.fencing import cancel_member_timers, fence_member, schedule_session
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -25,21 +29,13 @@ from groupcoord.coordinator.groups.consumer.member import (
     MemberState,
     is_subset,
 )
-from groupcoord.coordinator.groups.consumer.reconciliation import next_assignment, same_assignment_state
-from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from groupcoord.coordinator.groups.consumer.topics import resolve, subscription_metadata
+from groupcoord.coordinator.groups.consumer.subscriptions import group_subscription_metadata, supported_assignors
 from groupcoord.coordinator.groups.consumer.validation import invalid
-from groupcoord.coordinator.groups.effects import Effects
-from groupcoord.coordinator.groups.records import group_tombstone
-from groupcoord.coordinator.groups.replay import apply_group_metadata
-from groupcoord.coordinator.groups.state import GroupState
+from groupcoord.coordinator.groups.replay import emit
+from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
-
-SESSION = "cg-session"
-REBALANCE = "cg-rebalance"
 
 
 class HeartbeatError(Exception):
@@ -53,40 +49,28 @@ def kafka_uuid() -> str:
     return to_kafka_string(random_topic_id())
 
 
-def supported_assignors(config: Any) -> tuple[str, ...]:
-    names = tuple(a.strip() for a in str(config.group_consumer_assignors).split(",") if a.strip())
-    return tuple(a for a in names if a in assignors.SUPPORTED) or assignors.SUPPORTED
-
-
 def error_response(code: ErrorCode, message: str | None) -> dict:
     return {"throttle_time": 0, "error_code": code, "error_message": message, "member_id": None, "member_epoch": 0,
             "heartbeat_interval": 0, "assignment": None}
 
 
-def emit(shard: GroupShard, fx: Effects, record: tuple, now: int) -> None:
-    """Write a record and apply it: live state is always what a replay of the log gives."""
-    key, value = record
-    fx.write(key, value)
-    replay.apply(shard, key, value, now)
-
-
 # ---------------------------------------------------------------------------- entry point
 
 
-def handle(shard: GroupShard, req: ConsumerGroupHeartbeat, token: Any, now: int) -> Effects:
+def handle(state: ShardState, req: ConsumerGroupHeartbeat, token: Any, now: int) -> Effects:
     fx = Effects()
-    problem = invalid(req, supported_assignors(shard.config))
+    problem = invalid(req, supported_assignors(state.config))
     if problem is not None:
         fx.reply(token, error_response(*problem))
         return fx
-    if shard.loading:
+    if state.loading:
         fx.reply(token, error_response(ErrorCode.coordinator_load_in_progress, None))
         return fx
     try:
         if req.member_epoch < 0:
-            response = leave(shard, req, now, fx)
+            response = leave(state, req, now, fx)
         else:
-            response = heartbeat(shard, req, now, fx)
+            response = heartbeat(state, req, now, fx)
     except HeartbeatError as e:
         response = error_response(e.code, e.message)
     fx.reply(token, response)
@@ -96,12 +80,12 @@ def handle(shard: GroupShard, req: ConsumerGroupHeartbeat, token: Any, now: int)
 # ---------------------------------------------------------------------------- lookups (no changes)
 
 
-def _group_for_heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat) -> ConsumerGroup | None:
+def _group_for_heartbeat(state: ShardState, req: ConsumerGroupHeartbeat) -> ConsumerGroup | None:
     """Kafka's getOrMaybeCreateConsumerGroup, without creating: None means "create it" (maybe over an empty classic group)."""
-    group = shard.consumer_groups.get(req.group_id)
+    group = state.consumer_groups.get(req.group_id)
     if group is not None:
         return group
-    classic = shard.groups.get(req.group_id)
+    classic = state.groups.get(req.group_id)
     create = req.member_epoch == 0
     if classic is None or classic.state is GroupState.DEAD:
         if not create:
@@ -154,65 +138,12 @@ def _metadata_differs(a: ConsumerMember, b: ConsumerMember) -> bool:
     return any(getattr(a, f) != getattr(b, f) for f in fields)
 
 
-# ---------------------------------------------------------------------------- subscriptions and assignment
-
-
-def subscribed_names(shard: GroupShard, member: ConsumerMember) -> set[str]:
-    """Topic names plus, for a regex, the existing non-internal topics it fully matches (Python ``re``, not RE2J)."""
-    names = set(member.subscribed_topic_names)
-    if member.subscribed_topic_regex and shard.topics is not None and hasattr(shard.topics, "names"):
-        try:
-            pattern = re.compile(member.subscribed_topic_regex)
-        except re.error:
-            return names
-        names |= {t for t in shard.topics.names() if not t.startswith("__") and pattern.fullmatch(t)}
-    return names
-
-
-def group_subscription_metadata(shard: GroupShard, members: dict[str, ConsumerMember]) -> dict[str, int]:
-    names: set[str] = set()
-    for m in members.values():
-        names |= subscribed_names(shard, m)
-    return subscription_metadata(shard.topics, names)
-
-
-def preferred_assignor(shard: GroupShard, members: dict[str, ConsumerMember]) -> str:
-    """Kafka's computePreferredServerAssignor: the one most members ask for, else the first configured."""
-    counts: dict[str, int] = {}
-    for m in members.values():
-        if m.server_assignor is not None:
-            counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
-    if counts:
-        return max(sorted(counts), key=lambda a: counts[a])
-    return supported_assignors(shard.config)[0]
-
-
-def update_target_assignment(shard: GroupShard, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
-                             fx: Effects, now: int) -> None:
-    specs, partitions = [], {}
-    resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
-    for m in sorted(members.values(), key=lambda m: m.member_id):
-        ids = set()
-        for name in subscribed_names(shard, m):
-            found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(shard.topics, name))
-            if found is not None:
-                ids.add(found[0])
-                partitions[found[0]] = found[1]
-        specs.append(assignors.MemberSpec(m.member_id, frozenset(ids), group.target.get(m.member_id, {})))
-    new = assignors.assign(preferred_assignor(shard, members), specs, partitions)
-    for member_id in sorted(new):
-        if member_id not in group.target or group.target[member_id] != new[member_id]:
-            emit(shard, fx, records.target_assignment(group.group_id, member_id, new[member_id]), now)
-    emit(shard, fx, records.target_assignment_epoch(group.group_id, epoch), now)
-    shard.log.info("consumer group target assignment computed", group_id=group.group_id, epoch=epoch)
-
-
 # ---------------------------------------------------------------------------- heartbeat / join
 
 
-def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effects) -> dict:
-    config = shard.config
-    existing = _group_for_heartbeat(shard, req)
+def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effects) -> dict:
+    config = state.config
+    existing = _group_for_heartbeat(state, req)
     max_size = config.group_consumer_max_size
     if existing is not None and req.member_id not in existing.members and existing.size >= max_size:
         raise HeartbeatError(ErrorCode.group_max_size_reached,
@@ -238,7 +169,7 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         replaced = static
         member = _copy(static)
         member.member_id, member.member_epoch, member.previous_member_epoch = member_id, 0, 0
-        shard.log.info("static member rejoins the consumer group", group_id=req.group_id, member_id=member_id,
+        state.log.info("static member rejoins the consumer group", group_id=req.group_id, member_id=member_id,
                        replaces=static.member_id, instance_id=req.instance_id)
     else:
         member = existing.members.get(member_id) if existing is not None else None
@@ -247,7 +178,7 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
                 raise HeartbeatError(ErrorCode.unknown_member_id,
                                      f"Member {member_id} is not a member of group {req.group_id}.")
             member = ConsumerMember(member_id=member_id)
-            shard.log.info("member joins the consumer group", group_id=req.group_id, member_id=member_id)
+            state.log.info("member joins the consumer group", group_id=req.group_id, member_id=member_id)
         elif req.instance_id is None:
             _check_epoch(member, req.member_epoch, owned)
     if member.state is MemberState.UNKNOWN and (owned is None or owned):
@@ -256,16 +187,14 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
 
     # ---- nothing can fail from here on: build and apply the records
     if existing is None:
-        classic = shard.groups.get(req.group_id)
+        classic = state.groups.get(req.group_id)
         if classic is not None:  # an empty classic group gives way (its offsets stay)
-            key, value = group_tombstone(req.group_id)
-            fx.write(key, value)
-            apply_group_metadata(shard, key, value, now)
-        group = replay.get_or_create(shard, req.group_id, now)
+            emit(state, fx, group_tombstone(req.group_id), now)
+        group = appliers.get_or_create(state, req.group_id, now)
     else:
         group = existing
     if replaced is not None:
-        replace_member(shard, group, replaced, member, fx, now)
+        replace_member(state, group, replaced, member, fx, now)
 
     updated = _copy(member)
     if req.instance_id is not None:
@@ -287,28 +216,28 @@ def heartbeat(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effe
     subscription_changed = (updated.subscribed_topic_names != member.subscribed_topic_names
                             or updated.subscribed_topic_regex != member.subscribed_topic_regex)
     if is_new or _metadata_differs(member, updated):
-        emit(shard, fx, records.member_subscription(group.group_id, updated), now)
+        emit(state, fx, records.member_subscription(group.group_id, updated), now)
         bump |= subscription_changed
     members_after = dict(group.members)
     members_after[member_id] = updated
-    metadata = group_subscription_metadata(shard, members_after)
+    metadata = group_subscription_metadata(state, members_after)
     if metadata != group.subscription_metadata:
         bump = True
     group.subscription_metadata = metadata
     group_epoch = group.group_epoch
     if bump:
         group_epoch += 1
-        emit(shard, fx, records.group_epoch(group.group_id, group_epoch), now)
-        shard.log.info("bumped consumer group epoch", group_id=group.group_id, epoch=group_epoch)
+        emit(state, fx, records.group_epoch(group.group_id, group_epoch), now)
+        state.log.info("bumped consumer group epoch", group_id=group.group_id, epoch=group_epoch)
 
     if group_epoch > group.assignment_epoch:
-        update_target_assignment(shard, group, group.members, group_epoch, fx, now)
+        update_target_assignment(state, group, group.members, group_epoch, fx, now)
     updated = group.members[member_id]  # as replayed (the subscription record is applied already)
     before = _copy(updated)
-    reconcile(shard, group, updated, owned, fx, now, subscription_changed)
+    reconcile(state, group, updated, owned, fx, now, subscription_changed)
     after = group.members[member_id]
 
-    shard.timers.schedule((SESSION, group.group_id, member_id), now + config.group_consumer_session_timeout_ms)
+    schedule_session(state, group.group_id, member_id, now)
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
                 "member_epoch": after.member_epoch, "heartbeat_interval": config.group_consumer_heartbeat_interval_ms,
                 "assignment": None}
@@ -332,56 +261,27 @@ def _check_instance_not_fenced(static: ConsumerMember, req: ConsumerGroupHeartbe
         )
 
 
-def replace_member(shard: GroupShard, group: ConsumerGroup, old: ConsumerMember, new: ConsumerMember, fx: Effects,
+def replace_member(state: ShardState, group: ConsumerGroup, old: ConsumerMember, new: ConsumerMember, fx: Effects,
                    now: int) -> None:
     """Kafka's replaceMember: the old member's records go, the new one inherits its target and assignment."""
     gid = group.group_id
     target = group.target.get(old.member_id, {})
-    emit(shard, fx, records.current_assignment_tombstone(gid, old.member_id), now)
-    emit(shard, fx, records.target_assignment_tombstone(gid, old.member_id), now)
-    emit(shard, fx, records.member_subscription_tombstone(gid, old.member_id), now)
-    emit(shard, fx, records.member_subscription(gid, new), now)
-    emit(shard, fx, records.target_assignment(gid, new.member_id, target), now)
-    emit(shard, fx, records.current_assignment(gid, new), now)
-    shard.timers.cancel((SESSION, gid, old.member_id))
-    shard.timers.cancel((REBALANCE, gid, old.member_id))
+    emit(state, fx, records.current_assignment_tombstone(gid, old.member_id), now)
+    emit(state, fx, records.target_assignment_tombstone(gid, old.member_id), now)
+    emit(state, fx, records.member_subscription_tombstone(gid, old.member_id), now)
+    emit(state, fx, records.member_subscription(gid, new), now)
+    emit(state, fx, records.target_assignment(gid, new.member_id, target), now)
+    emit(state, fx, records.current_assignment(gid, new), now)
+    cancel_member_timers(state, gid, old.member_id)
 
 
-def subscribed_topic_ids(shard: GroupShard, member: ConsumerMember) -> frozenset:
-    ids = set()
-    for name in subscribed_names(shard, member):
-        found = resolve(shard.topics, name)
-        if found is not None:
-            ids.add(found[0])
-    return frozenset(ids)
+# ---------------------------------------------------------------------------- leave
 
 
-def reconcile(shard: GroupShard, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, fx: Effects,
-              now: int, subscription_changed: bool = False) -> None:
-    """Kafka's maybeReconcile: write the member's new current assignment if it moved, and arm the rebalance timeout."""
-    target_epoch = group.assignment_epoch
-    if not subscription_changed and member.is_reconciled_to(target_epoch):
-        return
-    target = group.target.get(member.member_id, {})
-    nxt = next_assignment(member, target_epoch, target, group.current_partition_epoch, owned,
-                          subscribed_topic_ids(shard, member), subscription_changed)
-    if same_assignment_state(nxt, member):
-        return
-    emit(shard, fx, records.current_assignment(group.group_id, nxt), now)
-    key = (REBALANCE, group.group_id, member.member_id)
-    if nxt.state is MemberState.UNREVOKED_PARTITIONS:
-        shard.timers.schedule(key, now + max(nxt.rebalance_timeout_ms, 0))
-    else:
-        shard.timers.cancel(key)
-
-
-# ---------------------------------------------------------------------------- leave and fencing
-
-
-def leave(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effects) -> dict:
-    group = shard.consumer_groups.get(req.group_id)
+def leave(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effects) -> dict:
+    group = state.consumer_groups.get(req.group_id)
     if group is None:
-        if req.group_id in shard.groups and shard.groups[req.group_id].state is not GroupState.DEAD:
+        if req.group_id in state.groups and state.groups[req.group_id].state is not GroupState.DEAD:
             raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
         raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} not found.")
     if req.instance_id is None:
@@ -397,54 +297,15 @@ def leave(shard: GroupShard, req: ConsumerGroupHeartbeat, now: int, fx: Effects)
         if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # Kafka's consumerGroupStaticMemberGroupLeave: the member stays, at epoch -2, keeping its partitions
             # for the instance's next member until its session runs out.
-            shard.log.info("static member temporarily left the consumer group", group_id=group.group_id,
+            state.log.info("static member temporarily left the consumer group", group_id=group.group_id,
                            member_id=member.member_id, instance_id=req.instance_id)
             away = _copy(member)
             away.member_epoch, away.pending_revocation = LEAVE_GROUP_STATIC_MEMBER_EPOCH, {}
-            emit(shard, fx, records.current_assignment(group.group_id, away), now)
+            emit(state, fx, records.current_assignment(group.group_id, away), now)
             return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": req.member_id,
                     "member_epoch": req.member_epoch, "heartbeat_interval": 0, "assignment": None}
-    shard.log.info("member left the consumer group", group_id=group.group_id, member_id=member.member_id)
-    shard.observer.on_member_left(group.group_id, member.member_id, "left the consumer group")
-    fence_member(shard, group, member, now, fx)
+    state.log.info("member left the consumer group", group_id=group.group_id, member_id=member.member_id)
+    state.observer.on_member_left(group.group_id, member.member_id, "left the consumer group")
+    fence_member(state, group, member, now, fx)
     return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": req.member_id,
             "member_epoch": req.member_epoch, "heartbeat_interval": 0, "assignment": None}
-
-
-def fence_member(shard: GroupShard, group: ConsumerGroup, member: ConsumerMember, now: int, fx: Effects) -> None:
-    """Kafka's consumerGroupFenceMember: tombstones in Kafka's order, then the group epoch is bumped."""
-    gid, mid = group.group_id, member.member_id
-    emit(shard, fx, records.current_assignment_tombstone(gid, mid), now)
-    emit(shard, fx, records.target_assignment_tombstone(gid, mid), now)
-    emit(shard, fx, records.member_subscription_tombstone(gid, mid), now)
-    group.subscription_metadata = group_subscription_metadata(shard, group.members)
-    emit(shard, fx, records.group_epoch(gid, group.group_epoch + 1), now)
-    shard.timers.cancel((SESSION, gid, mid))
-    shard.timers.cancel((REBALANCE, gid, mid))
-
-
-def on_timer(shard: GroupShard, key: tuple, now: int, fx: Effects) -> None:
-    kind, gid, mid = key
-    group = shard.consumer_groups.get(gid)
-    member = group.members.get(mid) if group is not None else None
-    if member is None:
-        return
-    if kind == SESSION:
-        shard.log.info("consumer group member session expired", group_id=gid, member_id=mid)
-        shard.observer.on_member_expired(gid, mid, "session timeout")
-        fence_member(shard, group, member, now, fx)
-    elif kind == REBALANCE and member.state is MemberState.UNREVOKED_PARTITIONS:
-        shard.log.info("consumer group member fenced: did not revoke within its rebalance timeout", group_id=gid,
-                       member_id=mid, epoch=member.member_epoch, rebalance_timeout_ms=member.rebalance_timeout_ms)
-        shard.observer.on_member_expired(gid, mid, "rebalance timeout")
-        fence_member(shard, group, member, now, fx)
-
-
-def schedule_loaded(shard: GroupShard, now: int) -> None:
-    """After a load every member gets a full session, and unrevoked members a full rebalance timeout (Kafka's onLoaded)."""
-    for group in shard.consumer_groups.values():
-        group.subscription_metadata = group_subscription_metadata(shard, group.members)
-        for m in group.members.values():
-            shard.timers.schedule((SESSION, group.group_id, m.member_id), now + shard.config.group_consumer_session_timeout_ms)
-            if m.state is MemberState.UNREVOKED_PARTITIONS:
-                shard.timers.schedule((REBALANCE, group.group_id, m.member_id), now + max(m.rebalance_timeout_ms, 0))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupMemberMetadataKey,

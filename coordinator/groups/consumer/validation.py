@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
-from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
 from groupcoord.protocol.errors import ErrorCode
 
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: from v1 the client generates its member id

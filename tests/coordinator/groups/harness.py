@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.clock import ManualClock
-from groupcoord.coordinator.groups.consumer.requests import ConsumerGroupHeartbeat
-from groupcoord.coordinator.groups.effects import Effects
+from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.requests import (
     CommitPartition,
     Heartbeat,
@@ -30,7 +30,7 @@ from groupcoord.coordinator.groups.requests import (
 from groupcoord.coordinator.groups.shard import GroupShard
 from groupcoord.protocol.consumer_protocol import Subscription, encode_subscription
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import decode_record, encode_key, encode_value
+from groupcoord.coordinator.groups.offsets_records import decode_record, encode_key, encode_value
 
 
 def subscription(*topics: str) -> bytes:

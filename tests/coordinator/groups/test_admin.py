@@ -1,7 +1,7 @@
 """DescribeGroups, ListGroups, DeleteGroups as an operator sees them."""
 
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import GroupMetadataKey, OffsetCommitKey, decode_key
+from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, OffsetCommitKey, decode_key
 from tests.coordinator.groups.harness import subscription
 
 

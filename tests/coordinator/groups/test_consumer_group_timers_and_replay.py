@@ -4,7 +4,7 @@ import pytest
 
 from groupcoord.coordinator.groups.consumer.member import MemberState
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import decode_record
+from groupcoord.coordinator.groups.offsets_records import decode_record
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
 
 ORDERS = topic_id("orders")

@@ -2,7 +2,7 @@
 
 from groupcoord.coordinator.groups.requests import LeavingMember
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import GroupMetadataKey, decode_key, decode_value
+from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, decode_key, decode_value
 
 
 def test_the_last_member_leaving_empties_the_group_at_once_and_persists_it(h):

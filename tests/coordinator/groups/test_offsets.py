@@ -1,7 +1,7 @@
 """OffsetCommit / OffsetFetch / OffsetDelete with Kafka's group and partition checks."""
 
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import OffsetCommitKey, decode_key, decode_value
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, decode_key, decode_value
 from tests.coordinator.groups.harness import Harness, subscription
 
 OK = ErrorCode.none

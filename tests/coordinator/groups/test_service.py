@@ -12,7 +12,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
-from groupcoord.storage.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, encode_key, encode_value
 from tests.coordinator.groups.harness import FakeTopics, subscription
 
 pytestmark = pytest.mark.timeout(60)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from groupcoord.coordinator.groups.state import GroupState, IllegalStateTransition, check_transition, parse_state
+from groupcoord.coordinator.groups.classic.state import GroupState, IllegalStateTransition, check_transition, parse_state
 
 S = GroupState
 

@@ -1,7 +1,7 @@
 """SyncGroup scenarios: the leader's assignment is persisted, then every member gets its own share."""
 
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.storage.offsets_records import GroupMetadataKey, decode_key, decode_value
+from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, decode_key, decode_value
 
 
 def _joined(h, *clients):

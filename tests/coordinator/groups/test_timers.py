@@ -1,6 +1,6 @@
 """The deadline heap behind every purgatory: moves, cancels and fires in deadline order."""
 
-from groupcoord.coordinator.groups.timers import TimerHeap
+from groupcoord.coordinator.groups.runtime.timers import TimerHeap
 
 
 def test_timers_fire_in_deadline_order_and_only_when_due():

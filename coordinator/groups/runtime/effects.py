@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcoord.storage.offsets_records import AnyKey, AnyValue
+from groupcoord.coordinator.groups.offsets_records import AnyKey, AnyValue
 
 
 @dataclass(slots=True)

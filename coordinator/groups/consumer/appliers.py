@@ -1,4 +1,4 @@
-"""Applies consumer-group records to a shard: used live (every record the coordinator writes) and on load.
+"""Applies consumer-group records to a shard's state: live (every record the coordinator writes) and on load.
 
 Mirrors GroupMetadataManager.replay for the ConsumerGroup* records. A consumer
 group takes over the committed offsets of an empty classic group of the same id
@@ -7,12 +7,10 @@ group takes over the committed offsets of an empty classic group of the same id
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from groupcoord.coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
 from groupcoord.coordinator.groups.consumer.records import from_topic_partitions
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     ConsumerGroupCurrentMemberAssignmentKey,
     ConsumerGroupMemberMetadataKey,
     ConsumerGroupMetadataKey,
@@ -20,9 +18,7 @@ from groupcoord.storage.offsets_records import (
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupTargetAssignmentMetadataKey,
 )
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
+from groupcoord.coordinator.groups.shard_state import ShardState
 
 CONSUMER_KEYS = (
     ConsumerGroupMetadataKey,
@@ -38,39 +34,39 @@ def is_consumer_record(key) -> bool:
     return isinstance(key, CONSUMER_KEYS)
 
 
-def get_or_create(shard: GroupShard, group_id: str, now: int) -> ConsumerGroup:
-    group = shard.consumer_groups.get(group_id)
+def get_or_create(state: ShardState, group_id: str, now: int) -> ConsumerGroup:
+    group = state.consumer_groups.get(group_id)
     if group is None:
         group = ConsumerGroup(group_id=group_id, state_timestamp=now)
-        classic = shard.groups.pop(group_id, None)
+        classic = state.groups.pop(group_id, None)
         if classic is not None:
             group.offsets = classic.offsets  # an empty classic group's offsets stay with the id
-        shard.consumer_groups[group_id] = group
+        state.consumer_groups[group_id] = group
     return group
 
 
-def remove_group(shard: GroupShard, group_id: str, now: int) -> None:
-    group = shard.consumer_groups.pop(group_id, None)
+def remove_group(state: ShardState, group_id: str, now: int) -> None:
+    group = state.consumer_groups.pop(group_id, None)
     if group is not None and group.offsets:
-        shell = shard.create_group(group_id, now)  # offsets outlive the group: a standalone group keeps them
+        shell = state.create_group(group_id, now)  # offsets outlive the group: a standalone group keeps them
         shell.offsets = group.offsets
 
 
-def apply(shard: GroupShard, key, value, now: int) -> None:
+def apply(state: ShardState, key, value, now: int) -> None:
     gid = key.group_id
     if isinstance(key, ConsumerGroupMetadataKey):
         if value is None:
-            remove_group(shard, gid, now)
+            remove_group(state, gid, now)
         else:
-            get_or_create(shard, gid, now).group_epoch = value.epoch
+            get_or_create(state, gid, now).group_epoch = value.epoch
         return
     if isinstance(key, ConsumerGroupPartitionMetadataKey):
         return  # Kafka 4.x no longer relies on it; the subscription metadata is recomputed from the topic catalog
-    group = shard.consumer_groups.get(gid)
+    group = state.consumer_groups.get(gid)
     if group is None:
         if value is None:
             return
-        group = get_or_create(shard, gid, now)
+        group = get_or_create(state, gid, now)
     if isinstance(key, ConsumerGroupMemberMetadataKey):
         if value is None:
             group.remove_member(key.member_id)

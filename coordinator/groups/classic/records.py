@@ -1,14 +1,12 @@
-"""Builds the ``__consumer_offsets`` records that describe a group's state (the events of the event log)."""
+"""Builds the ``__consumer_offsets`` records that describe a classic group (GroupMetadata and its tombstone)."""
 
 from __future__ import annotations
 
-from groupcoord.coordinator.groups.group import ClassicGroup
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
+from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
-    OffsetCommitKey,
-    OffsetCommitValue,
 )
 
 
@@ -42,6 +40,3 @@ def group_metadata_record(group: ClassicGroup, assignment: dict[str, bytes] | No
 def group_tombstone(group_id: str) -> tuple[GroupMetadataKey, None]:
     return GroupMetadataKey(group_id), None
 
-
-def offset_record(group_id: str, topic: str, partition: int, value: OffsetCommitValue | None) -> tuple[OffsetCommitKey, OffsetCommitValue | None]:
-    return OffsetCommitKey(group_id, topic, partition), value

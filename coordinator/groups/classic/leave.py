@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.classic import rebalance
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
+from groupcoord.coordinator.groups.classic.validation import member_group
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from groupcoord.coordinator.groups.effects import Effects
-from groupcoord.coordinator.groups.group import ClassicGroup
 from groupcoord.coordinator.groups.requests import LeaveGroup, LeavingMember
-from groupcoord.coordinator.groups.validation import member_group
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
 
 BATCH_VERSION = 3  # from v3 a request names several members and errors are per member
 
 
-def handle_leave(shard: GroupShard, req: LeaveGroup, token: Any, now: int) -> Effects:
+def handle_leave(state: ShardState, req: LeaveGroup, token: Any, now: int) -> Effects:
     fx = Effects()
-    top_error = _top_level_error(shard, req)
+    top_error = _top_level_error(state, req)
     results: list[dict] = []
-    consumer_group = shard.consumer_groups.get(req.group_id) if not shard.loading else None
+    consumer_group = state.consumer_groups.get(req.group_id) if not state.loading else None
     if consumer_group is not None:
         top_error = None
     if top_error is None:
-        group = shard.groups.get(req.group_id)
+        group = state.groups.get(req.group_id)
         for leaving in req.members:
             if consumer_group is not None:
-                code = consumer_classic_apis.leave_one(shard, consumer_group, leaving, now, fx)
+                code = consumer_classic_apis.leave_one(state, consumer_group, leaving, now, fx)
             else:
-                code = _leave_one(shard, group, leaving, now, fx)
+                code = _leave_one(state, group, leaving, now, fx)
             results.append({"member_id": leaving.member_id, "group_instance_id": leaving.group_instance_id, "error_code": code})
         top_error = ErrorCode.none
         if req.version < BATCH_VERSION and results:
@@ -40,12 +38,12 @@ def handle_leave(shard: GroupShard, req: LeaveGroup, token: Any, now: int) -> Ef
     return fx
 
 
-def _top_level_error(shard: GroupShard, req: LeaveGroup) -> ErrorCode | None:
-    group = member_group(shard, req.group_id)
+def _top_level_error(state: ShardState, req: LeaveGroup) -> ErrorCode | None:
+    group = member_group(state, req.group_id)
     return group if isinstance(group, ErrorCode) else None
 
 
-def _leave_one(shard: GroupShard, group: ClassicGroup, leaving: LeavingMember, now: int, fx: Effects) -> ErrorCode:
+def _leave_one(state: ShardState, group: ClassicGroup, leaving: LeavingMember, now: int, fx: Effects) -> ErrorCode:
     member_id = leaving.member_id
     reason = leaving.reason or "the consumer is leaving the group"
     if member_id == "":
@@ -54,8 +52,8 @@ def _leave_one(shard: GroupShard, group: ClassicGroup, leaving: LeavingMember, n
         if not member_id:
             return ErrorCode.unknown_member_id
     elif member_id in group.pending_members:
-        shard.log_member(group, member_id, "left", reason)
-        rb.remove_pending_member_and_update_group(shard, group, member_id, now, fx)
+        state.log_member(group, member_id, "left", reason)
+        rebalance.remove_pending_member_and_update_group(state, group, member_id, now, fx)
         return ErrorCode.none
     elif group.is_static_member_fenced(leaving.group_instance_id, member_id):
         return ErrorCode.fenced_instance_id
@@ -63,6 +61,6 @@ def _leave_one(shard: GroupShard, group: ClassicGroup, leaving: LeavingMember, n
         leaving.group_instance_id is not None and group.static_member_id(leaving.group_instance_id) is None
     ):
         return ErrorCode.unknown_member_id
-    shard.log_member(group, member_id, "left", reason)
-    rb.remove_member_and_update_group(shard, group, group.members[member_id], f"removing member {member_id} on LeaveGroup; client reason: {reason}", now, fx)
+    state.log_member(group, member_id, "left", reason)
+    rebalance.remove_member_and_update_group(state, group, group.members[member_id], f"removing member {member_id} on LeaveGroup; client reason: {reason}", now, fx)
     return ErrorCode.none

@@ -14,6 +14,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Union
 
+from groupcoord.protocol.varint import VARINT_MAX_BYTES, VarintError, decode_unsigned_varint, encode_unsigned_varint
+
 
 class RecordFormatError(ValueError):
     """A record of a known type whose bytes do not match its schema."""
@@ -356,15 +358,11 @@ class _Reader:
         return s.unpack(self.take(s.size))[0]
 
     def uvarint(self) -> int:
-        shift = result = 0
-        while True:
-            b = self.take(1)[0]
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return result
-            shift += 7
-            if shift > 35:
-                raise RecordFormatError("unsigned varint too long")
+        try:
+            value, self.pos = decode_unsigned_varint(self.buf, self.pos, VARINT_MAX_BYTES)
+        except VarintError as exc:
+            raise RecordFormatError(f"record truncated or malformed at byte {self.pos}: {exc}") from exc
+        return value
 
     def length(self, flexible: bool, wide: bool) -> int:
         """Length of a string/bytes/array; -1 means null."""
@@ -439,21 +437,9 @@ def _read_struct(r: _Reader, cls: type, version: int) -> Any:
 # --------------------------------------------------------------------------- generic writer
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _write_length(out: bytearray, n: int, flexible: bool, wide: bool) -> None:
     if flexible:
-        out += _uvarint(n + 1)
+        out += encode_unsigned_varint(n + 1)
     else:
         out += _INT["int32" if wide else "int16"].pack(n)
 
@@ -511,9 +497,9 @@ def _write_struct(out: bytearray, obj: Any, version: int) -> None:
                 value = -1  # an optional int (e.g. expire_timestamp) written in a version that carries it
             _write_kind(out, fld.kind, value, flexible, fld.nullable, version)
     if flexible:
-        out += _uvarint(len(tagged))
+        out += encode_unsigned_varint(len(tagged))
         for tag, data in tagged:
-            out += _uvarint(tag) + _uvarint(len(data)) + data
+            out += encode_unsigned_varint(tag) + encode_unsigned_varint(len(data)) + data
 
 
 # --------------------------------------------------------------------------- public API

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from groupcoord.storage.offsets_records import (
+from groupcoord.coordinator.groups.offsets_records import (
     ClassicMemberMetadata,
     ClassicProtocol,
     ConsumerGroupCurrentMemberAssignmentKey,
@@ -228,7 +228,7 @@ def test_malformed_record_of_a_known_type_fails_loudly():
 
 
 def test_decode_record_leaves_values_of_unknown_types_uninterpreted():
-    from groupcoord.storage.offsets_records import decode_record
+    from groupcoord.coordinator.groups.offsets_records import decode_record
 
     assert decode_record(OFFSET_KEY_BYTES, None) == (OFFSET_KEY, None)
     key, value = decode_record(i16(12) + s("x"), b"\x00\x00garbage")
@@ -239,7 +239,7 @@ def test_decode_record_leaves_values_of_unknown_types_uninterpreted():
 
 from hypothesis import given, settings, strategies as st_  # noqa: E402
 
-from groupcoord.storage import offsets_records as _records  # noqa: E402
+from groupcoord.coordinator.groups import offsets_records as _records  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from groupcoord.coordinator.groups.member import ClassicMember
+from groupcoord.coordinator.groups.classic.member import ClassicMember
 
 
 def candidate_protocols(supported: Counter, num_members: int) -> set[str]:

@@ -2,57 +2,56 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from groupcoord.coordinator.groups import rebalance as rb
+from groupcoord.coordinator.groups.classic import rebalance
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
+from groupcoord.coordinator.groups.classic.records import group_metadata_record
+from groupcoord.coordinator.groups.classic.responses import sync_error, sync_result
+from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.classic.validation import member_group, validate_member
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from groupcoord.coordinator.groups.effects import Effects
-from groupcoord.coordinator.groups.group import ClassicGroup
-from groupcoord.coordinator.groups.records import group_metadata_record
 from groupcoord.coordinator.groups.requests import SyncGroup
-from groupcoord.coordinator.groups.state import GroupState
-from groupcoord.coordinator.groups.validation import member_group, validate_member
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-if TYPE_CHECKING:
-    from groupcoord.coordinator.groups.shard import GroupShard
 
 
 def _inconsistent(requested: str | None, current: str | None) -> bool:
     return requested is not None and current is not None and requested != current
 
 
-def handle_sync(shard: GroupShard, req: SyncGroup, token: Any, now: int) -> Effects:
+def handle_sync(state: ShardState, req: SyncGroup, token: Any, now: int) -> Effects:
     fx = Effects()
-    if req.group_id in shard.consumer_groups and not shard.loading:
-        fx.reply(token, rb.sync_error(consumer_classic_apis.SYNC_ERROR))
+    if req.group_id in state.consumer_groups and not state.loading:
+        fx.reply(token, sync_error(consumer_classic_apis.SYNC_ERROR))
         return fx
-    group = member_group(shard, req.group_id)
+    group = member_group(state, req.group_id)
     if isinstance(group, ErrorCode):
-        fx.reply(token, rb.sync_error(group))
+        fx.reply(token, sync_error(group))
         return fx
     error = _validate(group, req)
     if error is not None:
-        fx.reply(token, rb.sync_error(error))
+        fx.reply(token, sync_error(error))
         return fx
-    state = group.state
-    if state is GroupState.EMPTY:
-        fx.reply(token, rb.sync_error(ErrorCode.unknown_member_id))
-    elif state is GroupState.PREPARING_REBALANCE:
-        fx.reply(token, rb.sync_error(ErrorCode.rebalance_in_progress))
-    elif state is GroupState.COMPLETING_REBALANCE:
+    group_state = group.state
+    if group_state is GroupState.EMPTY:
+        fx.reply(token, sync_error(ErrorCode.unknown_member_id))
+    elif group_state is GroupState.PREPARING_REBALANCE:
+        fx.reply(token, sync_error(ErrorCode.rebalance_in_progress))
+    elif group_state is GroupState.COMPLETING_REBALANCE:
         member = group.members[req.member_id]
         if member.is_awaiting_sync:
-            fx.reply(member.sync_token, rb.sync_error(ErrorCode.rebalance_in_progress))
+            fx.reply(member.sync_token, sync_error(ErrorCode.rebalance_in_progress))
         member.sync_token = token
         group.pending_sync.discard(req.member_id)
         if group.is_leader(req.member_id):
-            _store_leader_assignment(shard, group, req, now, fx)
+            _store_leader_assignment(state, group, req, now, fx)
     else:  # STABLE: a follower arriving after the leader still gets its assignment
         group.pending_sync.discard(req.member_id)
         member = group.members[req.member_id]
-        fx.reply(token, rb.sync_result(group, ErrorCode.none, member.assignment))
-        rb.schedule_heartbeat(shard, group, member, now)
+        fx.reply(token, sync_result(group, ErrorCode.none, member.assignment))
+        rebalance.schedule_heartbeat(state, group, member, now)
     return fx
 
 
@@ -67,12 +66,12 @@ def _validate(group: ClassicGroup, req: SyncGroup) -> ErrorCode | None:
     return None
 
 
-def _store_leader_assignment(shard: GroupShard, group: ClassicGroup, req: SyncGroup, now: int, fx: Effects) -> None:
+def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGroup, now: int, fx: Effects) -> None:
     given = dict(req.assignments)
     assignment = {member_id: given.get(member_id, b"") for member_id in group.members}  # missing members: empty
     for member_id, data in assignment.items():
         group.members[member_id].assignment = data
-    shard.log.info(
+    state.log.info(
         "assignment received from leader",
         group_id=group.group_id,
         leader=req.member_id,
@@ -80,6 +79,6 @@ def _store_leader_assignment(shard: GroupShard, group: ClassicGroup, req: SyncGr
         members=group.size,
         static_members=len(group.static_members),
     )
-    rb.transition(shard, group, GroupState.STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
+    rebalance.transition(state, group, GroupState.STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
     fx.write(*group_metadata_record(group, assignment))
-    rb.propagate_assignment(shard, group, ErrorCode.none, now, fx)
+    rebalance.propagate_assignment(state, group, ErrorCode.none, now, fx)

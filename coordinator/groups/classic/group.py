@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from groupcoord.coordinator.groups.member import ClassicMember
-from groupcoord.coordinator.groups.protocol_vote import select_protocol, supports_protocols
-from groupcoord.coordinator.groups.state import GroupState, check_transition
+from groupcoord.coordinator.groups.classic.member import ClassicMember
+from groupcoord.coordinator.groups.classic.protocol_vote import select_protocol, supports_protocols
+from groupcoord.coordinator.groups.classic.state import GroupState, check_transition
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.protocol.consumer_protocol import subscribed_topics
-from groupcoord.storage.offsets_records import OffsetCommitValue
 
 
 @dataclass(slots=True, eq=False)

@@ -1,0 +1,49 @@
+"""The target assignment of a consumer group and each member's way towards it (Kafka's steps 2 and 3)."""
+
+from __future__ import annotations
+
+from groupcoord.coordinator.groups.consumer import assignors, records
+from groupcoord.coordinator.groups.consumer.fencing import arm_rebalance_timeout
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember
+from groupcoord.coordinator.groups.consumer.reconciliation import next_assignment, same_assignment_state
+from groupcoord.coordinator.groups.consumer.subscriptions import preferred_assignor, subscribed_names, subscribed_topic_ids
+from groupcoord.coordinator.groups.consumer.topics import resolve
+from groupcoord.coordinator.groups.replay import emit
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_state import ShardState
+
+
+def update_target_assignment(state: ShardState, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
+                             fx: Effects, now: int) -> None:
+    specs, partitions = [], {}
+    resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
+    for m in sorted(members.values(), key=lambda m: m.member_id):
+        ids = set()
+        for name in subscribed_names(state, m):
+            found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
+            if found is not None:
+                ids.add(found[0])
+                partitions[found[0]] = found[1]
+        specs.append(assignors.MemberSpec(m.member_id, frozenset(ids), group.target.get(m.member_id, {})))
+    new = assignors.assign(preferred_assignor(state, members), specs, partitions)
+    for member_id in sorted(new):
+        if member_id not in group.target or group.target[member_id] != new[member_id]:
+            emit(state, fx, records.target_assignment(group.group_id, member_id, new[member_id]), now)
+    emit(state, fx, records.target_assignment_epoch(group.group_id, epoch), now)
+    state.log.info("consumer group target assignment computed", group_id=group.group_id, epoch=epoch)
+
+
+def reconcile(state: ShardState, group: ConsumerGroup, member: ConsumerMember, owned: Assignment | None, fx: Effects,
+              now: int, subscription_changed: bool = False) -> None:
+    """Kafka's maybeReconcile: write the member's new current assignment if it moved, and arm the rebalance timeout."""
+    target_epoch = group.assignment_epoch
+    if not subscription_changed and member.is_reconciled_to(target_epoch):
+        return
+    target = group.target.get(member.member_id, {})
+    nxt = next_assignment(member, target_epoch, target, group.current_partition_epoch, owned,
+                          subscribed_topic_ids(state, member), subscription_changed)
+    if same_assignment_state(nxt, member):
+        return
+    emit(state, fx, records.current_assignment(group.group_id, nxt), now)
+    arm_rebalance_timeout(state, group.group_id, nxt, now)

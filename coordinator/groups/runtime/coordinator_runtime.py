@@ -1,0 +1,292 @@
+"""The async runtime around sans-I/O shards: logs, durability, timers, loading (Kafka's CoordinatorRuntime).
+
+One shard per ``__consumer_offsets`` partition. An operation runs on its shard
+synchronously (the event loop serialises a shard's events); the records it
+produced are appended to the shard's partition by that shard's writer, and its
+replies are released only once those records, and every earlier write of the
+shard, are durable. If an append fails, the in-memory state may be ahead of the
+log, so the shard reloads itself from the log (the log is the truth), answering
+COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+
+The runtime knows shards only through ``CoordinatorShard``: what a shard does
+with a record or a request is the business of the layers above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import structlog
+
+from groupcoord.coordinator.clock import Clock
+from groupcoord.coordinator.groups.offsets_records import decode_record, encode_key, encode_value
+from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import OFFSETS_TOPIC
+from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.storage.config import LogConfig
+
+_log = structlog.get_logger("groupcoord.groups")
+
+MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
+
+ErrorShape = Callable[[ErrorCode], dict]
+
+
+class CoordinatorShard(Protocol):
+    """What the runtime needs of a shard: its partition, its load cycle and its timers."""
+
+    partition: int
+    loading: bool
+    unavailable: str | None
+    log: Any
+
+    def begin_load(self) -> None: ...
+
+    def replay(self, key: Any, value: Any, now: int) -> None: ...
+
+    def finish_load(self, now: int) -> None: ...
+
+    def tick(self, now: int) -> Effects: ...
+
+    def next_deadline(self) -> int | None: ...
+
+    def group_count(self) -> int: ...
+
+
+Operation = Callable[[Any, Any, int], Effects]  # (shard, reply token, now) -> Effects
+
+
+@dataclass(eq=False)
+class _Pending:
+    """A request whose answer is not released yet, and how to answer it with an error instead."""
+
+    future: asyncio.Future
+    on_error: ErrorShape
+
+
+@dataclass
+class _ShardRuntime:
+    shard: CoordinatorShard
+    log: Any = None
+    queue: list[Effects] = field(default_factory=list)
+    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+    writer: asyncio.Task | None = None
+    timer: asyncio.TimerHandle | None = None
+    timer_deadline: int | None = None
+    outstanding: set[_Pending] = field(default_factory=set)
+    writing: bool = False
+
+
+def fail_response(response: dict, code: ErrorCode) -> dict:
+    """The same answer with every error field set to ``code`` (used when its write could not be made durable)."""
+    out = dict(response)
+    if "error_code" in out:
+        out["error_code"] = code
+    if isinstance(out.get("topics"), list):
+        out["topics"] = [
+            {**t, "partitions": [{**p, "error_code": code} for p in t.get("partitions", [])]} for t in out["topics"]
+        ]
+    return out
+
+
+class CoordinatorRuntime:
+    def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
+                 clock: Clock, observer: Any) -> None:
+        self.config = config
+        self.log_manager = log_manager
+        self.log_config = log_config
+        self.clock = clock
+        self.observer = observer
+        self._runtimes = [_ShardRuntime(shard) for shard in shards]
+        for rt in self._runtimes:
+            rt.shard.begin_load()
+        self._started = False
+
+    def shard(self, partition: int) -> CoordinatorShard:
+        return self._runtimes[partition].shard
+
+    def shards(self) -> list[CoordinatorShard]:
+        return [rt.shard for rt in self._runtimes]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Open and replay every shard's partition; each shard serves as soon as it is loaded."""
+        self._started = True
+        started = time.perf_counter()
+        await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
+        _log.info(
+            "offsets partitions loaded",
+            partitions=len(self._runtimes),
+            groups=sum(rt.shard.group_count() for rt in self._runtimes),
+            seconds=round(time.perf_counter() - started, 4),
+        )
+        for rt in self._runtimes:
+            rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"groups-writer-{rt.shard.partition}")
+
+    async def stop(self) -> None:
+        self._started = False
+        for rt in self._runtimes:
+            if rt.timer is not None:
+                rt.timer.cancel()
+                rt.timer = None
+            rt.wakeup.set()
+        writers = [rt.writer for rt in self._runtimes if rt.writer is not None]
+        await asyncio.gather(*writers, return_exceptions=True)
+        for rt in self._runtimes:
+            rt.writer = None
+            for pending in list(rt.outstanding):
+                if not pending.future.done():
+                    pending.future.set_result(pending.on_error(ErrorCode.coordinator_not_available))
+            rt.outstanding.clear()
+
+    async def _load_or_refuse(self, rt: _ShardRuntime) -> None:
+        """A partition that cannot be read or replayed takes only its own groups out of service, never the
+        broker: they answer COORDINATOR_NOT_AVAILABLE, the log is left untouched for an operator (or
+        `groupcoord log verify`) to look at, and the error says which partition and why."""
+        try:
+            await self._load(rt)
+        except Exception as exc:
+            rt.shard.unavailable = repr(exc)
+            rt.shard.log.error("offsets partition could not be loaded; its groups answer COORDINATOR_NOT_AVAILABLE",
+                               partition=f"{OFFSETS_TOPIC}-{rt.shard.partition}", error=repr(exc))
+
+    async def _load(self, rt: _ShardRuntime) -> None:
+        started = time.perf_counter()
+        shard = rt.shard
+        shard.begin_load()
+        if rt.log is None:
+            rt.log = await self.log_manager.get_or_create(OFFSETS_TOPIC, shard.partition, self.log_config)
+        count = 0
+        now = self.clock.wall_ms()
+        async for header, raw in rt.log.batches(0):
+            if header.is_control:
+                continue
+            if header.is_transactional:
+                # Transactional offset commits are not produced by this coordinator; Kafka's own are skipped here.
+                shard.log.warning("skipping transactional batch in offsets log", base_offset=header.base_offset)
+                continue
+            for record in decode_records(raw, 0, header):
+                if record.key is None:
+                    continue
+                shard.replay(*decode_record(record.key, record.value), now)
+                count += 1
+        shard.finish_load(self.clock.wall_ms())
+        seconds = time.perf_counter() - started
+        shard.log.debug("offsets partition loaded", records=count, groups=shard.group_count(), seconds=round(seconds, 4))
+        self.observer.on_shard_loaded(shard.partition, seconds, count)
+        self._reschedule(rt)
+
+    # ------------------------------------------------------------------ running operations
+
+    def run(self, partition: int, op: Operation, on_error: ErrorShape) -> asyncio.Future[dict]:
+        """Run `op` on the partition's shard; the returned future holds the reply. It is often resolved
+        already (a heartbeat, a commit that had nothing to write), and the server then answers
+        without creating a task — the hot path of a busy coordinator."""
+        rt = self._runtimes[partition]
+        future = asyncio.get_running_loop().create_future()
+        pending = _Pending(future, on_error)
+        rt.outstanding.add(pending)
+        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
+        fx = op(rt.shard, future, self.clock.wall_ms())
+        self._submit(rt, fx)
+        self._reschedule(rt)
+        return future
+
+    def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
+        if not fx:
+            return
+        if not fx.records and not rt.queue and not rt.writing:
+            self._release(fx.replies)
+            return
+        rt.queue.append(fx)
+        rt.wakeup.set()
+
+    @staticmethod
+    def _release(replies: list[tuple[Any, dict]]) -> None:
+        for future, response in replies:
+            if not future.done():
+                future.set_result(response)
+
+    async def _write_loop(self, rt: _ShardRuntime) -> None:
+        linger = getattr(self.config, "group_coordinator_append_linger_ms", 0) / 1000.0
+        while self._started or rt.queue:
+            if not rt.queue:
+                rt.wakeup.clear()
+                await rt.wakeup.wait()
+                continue
+            if linger > 0:
+                await asyncio.sleep(linger)
+            batch, rt.queue = rt.queue, []
+            rt.writing = True
+            try:
+                records = [(encode_key(k), encode_value(v)) for fx in batch for k, v in fx.records]
+                if records:
+                    await self._append(rt, records)
+            except Exception as exc:  # the write is not durable: answer with errors and reload from the log
+                shard = rt.shard
+                shard.log.error("offsets append failed; reloading shard from its log", error=repr(exc))
+                for fx in batch:
+                    for future, response in fx.replies:
+                        if not future.done():
+                            future.set_result(fail_response(response, ErrorCode.not_coordinator))
+                await self._reload_after_failure(rt)
+            else:
+                for fx in batch:
+                    self._release(fx.replies)
+            finally:
+                rt.writing = False
+
+    async def _append(self, rt: _ShardRuntime, records: list[tuple[bytes, bytes | None]]) -> None:
+        now = self.clock.wall_ms()
+        compression = getattr(self.config, "offsets_topic_compression_codec", 0)
+        chunk: list[tuple[bytes, bytes | None, tuple]] = []
+        size = 0
+        for key, value in records:
+            n = len(key) + (len(value) if value else 0) + 32
+            if chunk and size + n > MAX_BATCH_BYTES:
+                await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                chunk, size = [], 0
+            chunk.append((key, value, ()))
+            size += n
+        if chunk:
+            await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+
+    async def _reload_after_failure(self, rt: _ShardRuntime) -> None:
+        for pending in list(rt.outstanding):
+            if not pending.future.done():
+                pending.future.set_result(pending.on_error(ErrorCode.not_coordinator))
+        for fx in rt.queue:
+            for future, response in fx.replies:
+                if not future.done():
+                    future.set_result(fail_response(response, ErrorCode.not_coordinator))
+        rt.queue = []
+        await self._load_or_refuse(rt)
+
+    # ------------------------------------------------------------------ timers
+
+    def _reschedule(self, rt: _ShardRuntime) -> None:
+        deadline = rt.shard.next_deadline()
+        if deadline == rt.timer_deadline and rt.timer is not None:
+            return
+        if rt.timer is not None:
+            rt.timer.cancel()
+            rt.timer = None
+        rt.timer_deadline = deadline
+        if deadline is None or not self._started:
+            return
+        loop = asyncio.get_running_loop()
+        delay = max(deadline - self.clock.wall_ms(), 0) / 1000.0
+        rt.timer = loop.call_at(loop.time() + delay, self._on_timer, rt)
+
+    def _on_timer(self, rt: _ShardRuntime) -> None:
+        rt.timer = None
+        rt.timer_deadline = None
+        if rt.shard.loading:
+            return
+        self._submit(rt, rt.shard.tick(self.clock.wall_ms()))
+        self._reschedule(rt)

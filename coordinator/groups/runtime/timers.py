@@ -1,0 +1,108 @@
+"""Deadlines keyed by what they are for, each carrying the operation to run when it falls due.
+
+``CoordinatorTimer`` is Kafka's: ``schedule(key, deadline, operation)``, where the
+operation takes the shard's state and ``now`` and returns the Effects it caused;
+the shard's tick only runs the operations that are due, so a timer kind is
+defined once, next to the code it belongs to, and nothing switches on keys.
+
+``TimerHeap`` keeps the deadlines: a group of thousands of members has thousands
+of heartbeat deadlines that move on every heartbeat; re-scheduling marks the old
+heap entry stale (lazy deletion) instead of searching for it, so a heartbeat
+costs one push.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Callable, Generic, Hashable, TypeVar
+
+from groupcoord.coordinator.groups.runtime.effects import Effects
+
+State = TypeVar("State")
+Operation = Callable[[State, int], Effects]
+
+
+class TimerHeap:
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._live: dict[Hashable, tuple[int, int]] = {}
+        self._seq = itertools.count()
+
+    def schedule(self, key: Hashable, deadline_ms: int) -> None:
+        """Set (or move) the deadline of ``key``."""
+        entry = (deadline_ms, next(self._seq))
+        self._live[key] = entry
+        heapq.heappush(self._heap, (entry[0], entry[1], key))
+        if len(self._heap) > 64 and len(self._heap) > 4 * len(self._live):
+            self._compact()
+
+    def cancel(self, key: Hashable) -> None:
+        self._live.pop(key, None)
+
+    def deadline(self, key: Hashable) -> int | None:
+        entry = self._live.get(key)
+        return None if entry is None else entry[0]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._live
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def next_deadline(self) -> int | None:
+        self._drop_stale()
+        return self._heap[0][0] if self._heap else None
+
+    def pop_due(self, now_ms: int) -> list[Hashable]:
+        """Remove and return the keys whose deadline is at or before ``now_ms``, earliest first."""
+        due = []
+        while True:
+            self._drop_stale()
+            if not self._heap or self._heap[0][0] > now_ms:
+                return due
+            _, _, key = heapq.heappop(self._heap)
+            del self._live[key]
+            due.append(key)
+
+    def _drop_stale(self) -> None:
+        heap, live = self._heap, self._live
+        while heap and live.get(heap[0][2]) != (heap[0][0], heap[0][1]):
+            heapq.heappop(heap)
+
+    def _compact(self) -> None:
+        self._heap = [(d, s, k) for k, (d, s) in self._live.items()]
+        heapq.heapify(self._heap)
+
+
+class CoordinatorTimer(Generic[State]):
+    """A deadline per key and the operation it runs; re-scheduling a key replaces both."""
+
+    def __init__(self) -> None:
+        self._deadlines = TimerHeap()
+        self._operations: dict[Hashable, Operation] = {}
+
+    def schedule(self, key: Hashable, deadline_ms: int, operation: Operation) -> None:
+        self._operations[key] = operation
+        self._deadlines.schedule(key, deadline_ms)
+
+    def cancel(self, key: Hashable) -> None:
+        self._deadlines.cancel(key)
+        self._operations.pop(key, None)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._deadlines
+
+    def __len__(self) -> int:
+        return len(self._deadlines)
+
+    def next_deadline(self) -> int | None:
+        return self._deadlines.next_deadline()
+
+    def pop_due(self, now_ms: int) -> list[Operation]:
+        """Remove and return the operations due at or before ``now_ms``, earliest first.
+
+        All are taken before any runs, so an operation that cancels another due at the
+        same time does not stop it: each operation checks the state it acts on.
+        """
+        return [self._operations.pop(key) for key in self._deadlines.pop_due(now_ms)]

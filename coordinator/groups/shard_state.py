@@ -1,0 +1,71 @@
+"""The state of one shard, as every group API takes it: groups, the timer, configuration and who to tell.
+
+A plain object with no behaviour beyond bookkeeping that every API shares (the
+availability check, creating a classic group, logging state changes and member
+events), so API modules depend on it and never on the shard facade above them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from groupcoord.coordinator.groups.classic.group import ClassicGroup
+from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
+from groupcoord.protocol.errors import ErrorCode
+
+
+@dataclass(eq=False)
+class ShardState:
+    partition: int
+    config: Any
+    topics: Any
+    observer: ObserverAdapter
+    log: Any  # structlog logger bound to the shard
+    new_member_id: Callable[[str], str]  # Kafka's member id from a client id or group.instance.id
+    groups: dict[str, ClassicGroup] = field(default_factory=dict)
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848 groups; a group id is in one of the two
+    timer: CoordinatorTimer[ShardState] = field(default_factory=CoordinatorTimer)
+    loading: bool = False
+    unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
+
+    def availability_error(self) -> ErrorCode | None:
+        """Why this shard cannot answer for its groups right now, if it cannot."""
+        if self.unavailable is not None:
+            return ErrorCode.coordinator_not_available
+        if self.loading:
+            return ErrorCode.coordinator_load_in_progress
+        return None
+
+    def request_error(self, group_id: str) -> ErrorCode | None:
+        """Every group request (Kafka's validateGroupStatus): an empty group id is invalid, a shard still
+        replaying its log answers COORDINATOR_LOAD_IN_PROGRESS (the client retries), and a shard whose log
+        could not be loaded answers COORDINATOR_NOT_AVAILABLE (the client looks for its coordinator again)."""
+        if not group_id:
+            return ErrorCode.invalid_group_id
+        return self.availability_error()
+
+    def create_group(self, group_id: str, now: int) -> ClassicGroup:
+        group = ClassicGroup(group_id=group_id, current_state_timestamp=now)
+        self.groups[group_id] = group
+        return group
+
+    def on_transition(self, group: ClassicGroup, old: GroupState, new: GroupState, reason: str) -> None:
+        self.log.info(
+            "group state change",
+            group_id=group.group_id,
+            old=old.value,
+            new=new.value,
+            generation=group.generation,
+            members=group.size,
+            reason=reason,
+        )
+        self.observer.on_state_change(group.group_id, old.value, new.value, reason)
+
+    def log_member(self, group: ClassicGroup, member_id: str, event: str, reason: str) -> None:
+        self.log.info(f"member {event}", group_id=group.group_id, member_id=member_id, reason=reason)
+        hook = {"joined": self.observer.on_member_joined, "left": self.observer.on_member_left}.get(event, self.observer.on_member_expired)
+        hook(group.group_id, member_id, reason)
