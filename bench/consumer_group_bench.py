@@ -91,7 +91,9 @@ async def wait_reconciled(members: list[_Member], partitions: int, t0: float) ->
     return time.perf_counter() - t0
 
 
-async def run(bootstrap: str, count: int, partitions: int) -> None:
+async def run(bootstrap: str, count: int, partitions: int) -> tuple[float, float]:
+    """Prints and returns (seconds to reconcile after the first heartbeat, seconds to settle after a quarter
+    of the members left)."""
     stamp = time.time_ns()
     topic, group = f"kip848-bench-{stamp}", f"kip848-bench-group-{stamp}"
     admin = await AioConnection.open(bootstrap)
@@ -105,14 +107,15 @@ async def run(bootstrap: str, count: int, partitions: int) -> None:
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(m.run()) for m in members]
     try:
-        took = await wait_reconciled(members, partitions, t0)
-        print(f"{count:,} members, {partitions:,} partitions: reconciled {took * 1000:,.0f} ms after the first "
+        joined = await wait_reconciled(members, partitions, t0)
+        print(f"{count:,} members, {partitions:,} partitions: reconciled {joined * 1000:,.0f} ms after the first "
               f"heartbeat (group epoch {members[0].epoch})")
         leaving, staying = members[: count // 4], members[count // 4:]
         t1 = time.perf_counter()
         await asyncio.gather(*(m.leave() for m in leaving))
-        took = await wait_reconciled(staying, partitions, t1)
-        print(f"{len(leaving):,} members leave: the other {len(staying):,} reconciled {took * 1000:,.0f} ms later")
+        settled = await wait_reconciled(staying, partitions, t1)
+        print(f"{len(leaving):,} members leave: the other {len(staying):,} reconciled {settled * 1000:,.0f} ms later")
+        return joined, settled
     finally:
         for m in members:
             m.leaving = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -95,7 +96,27 @@ def offset_commit(bootstrap: str, tag: str) -> Prepared:
                            "timeout": 10000, "validate_only": False})
     body = {"group_id": f"bench-oc-{tag}", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
             "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 42, "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+    _commit_once(bootstrap, body)
     return Prepared("OffsetCommit", 8, 8, encode(8, 8, body))
+
+
+def _commit_once(bootstrap: str, body: dict[str, Any], limit_s: float = 30.0) -> None:
+    """The load generator counts answers without reading them, so the commit is tried once for real first:
+    a broker answering every commit with an error would otherwise be measured as fast. A broker may not
+    know a topic for a moment after creating it (Kafka's metadata cache), hence the bounded retry."""
+    deadline = time.monotonic() + limit_s
+    with _connect(bootstrap) as sock:
+        while True:
+            answer = call(sock, 8, 8, body)
+            error = int(answer.topics[0].partitions[0].error_code)
+            if error == 0:
+                return
+            if error not in _RETRIABLE_COMMIT_ERRORS or time.monotonic() > deadline:
+                raise RuntimeError(f"OffsetCommit set-up failed: error {error}")
+            time.sleep(0.1)
+
+
+_RETRIABLE_COMMIT_ERRORS = {3, 14, 15, 16}  # unknown topic (yet), coordinator loading / not available / moved
 
 
 REQUESTS: dict[str, Callable[[str, str], Prepared]] = {
