@@ -1,0 +1,191 @@
+"""Consume-transform-produce: the workload a consumer group exists for, with a stock client end to end.
+
+N records are produced (untimed) to an input topic of several partitions. Then a group of several members,
+each its own process with a confluent-kafka (librdkafka) Consumer and Producer, reads them, produces every
+record on to an output topic and commits as it goes: after each polled batch it flushes the producer and
+commits the batch's offsets synchronously (at-least-once: a record's output is durable before its input
+offset is committed). The figure is wall time from the moment the members subscribe until the group's
+committed offsets cover all N records, which includes the group's first rebalance.
+
+    python -m bench.ctp_bench --records 50000                       # starts its own groupcoord (fsync=batch)
+    python -m bench.ctp_bench --records 50000 --bootstrap HOST:PORT # or measures any broker
+
+Every phase is bounded in time; members are pinned to the client cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import time
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .servers import groupcoord
+from .wire_bench import _cores
+
+PHASE_LIMIT_S = 600.0
+READY_LIMIT_S = 60.0
+POLL_BATCH = 1000
+
+
+@dataclass
+class CtpResult:
+    records: int
+    partitions: int
+    members: int
+    seconds: float
+    output_records: int  # >= records: a record whose batch was not committed before a rebalance is redone
+
+    def line(self) -> str:
+        return (f"consume-transform-produce {self.records:,} records, {self.partitions} partitions, "
+                f"{self.members} members: {self.seconds:.2f} s ({self.records / self.seconds:,.0f} records/s), "
+                f"{self.output_records:,} records out")
+
+
+def create_topics(bootstrap: str, names: list[str], partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(n, num_partitions=partitions, replication_factor=1) for n in names],
+                                  operation_timeout=30, request_timeout=30)
+    for future in futures.values():
+        future.result(timeout=60)
+
+
+def fill(bootstrap: str, topic: str, records: int, record_bytes: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 5, "batch.size": 256 * 1024,
+                         "enable.idempotence": False, "queue.buffering.max.messages": 200_000})
+    payload = b"r" * record_bytes
+    deadline = time.monotonic() + PHASE_LIMIT_S
+    sent = 0
+    while sent < records and time.monotonic() < deadline:
+        try:
+            producer.produce(topic, payload, key=str(sent).encode())
+            sent += 1
+        except BufferError:
+            producer.poll(0.01)
+        if sent % 1000 == 0:
+            producer.poll(0)
+    if producer.flush(PHASE_LIMIT_S) or sent < records:
+        raise RuntimeError(f"filling {topic}: only {sent:,} of {records:,} records produced in time")
+
+
+def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ctp-watermarks-{uuid.uuid4().hex[:6]}"})
+    try:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in range(partitions)}
+    finally:
+        consumer.close()
+
+
+def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, cores: list[int] | None,
+            ready, go, stop) -> None:
+    """One group member: consume a batch, produce each record on, flush, commit the batch, repeat."""
+    if cores and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cores)
+    settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                "auto.offset.reset": "earliest", "group.protocol": protocol}
+    if protocol == "classic":
+        settings["partition.assignment.strategy"] = "cooperative-sticky"
+    consumer = Consumer(settings)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": False,
+                         "queue.buffering.max.messages": 200_000})
+    ready.release()
+    if not go.wait(READY_LIMIT_S):
+        return
+    consumer.subscribe([source])
+    deadline = time.monotonic() + PHASE_LIMIT_S
+    try:
+        while not stop.is_set() and time.monotonic() < deadline:
+            batch = consumer.consume(num_messages=POLL_BATCH, timeout=0.2)
+            ends: dict[int, int] = {}
+            for message in batch:
+                if message.error() is not None:
+                    continue
+                producer.produce(sink, message.value(), key=message.key())
+                ends[message.partition()] = message.offset() + 1
+            if not ends:
+                continue
+            producer.flush(PHASE_LIMIT_S)
+            try:
+                consumer.commit(offsets=[TopicPartition(source, p, o) for p, o in ends.items()], asynchronous=False)
+            except KafkaException:
+                pass  # lost the partitions in a rebalance: their new owner redoes the batch (at-least-once)
+    finally:
+        producer.flush(30)
+        consumer.close()
+
+
+def committed_total(probe: Consumer, source: str, partitions: int) -> int:
+    offsets = probe.committed([TopicPartition(source, p) for p in range(partitions)], timeout=10)
+    return sum(max(tp.offset, 0) for tp in offsets)
+
+
+def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
+        protocol: str = "classic", client_cores: list[int] | None = None) -> CtpResult:
+    stamp = uuid.uuid4().hex[:8]
+    source, sink, group = f"ctp-in-{stamp}", f"ctp-out-{stamp}", f"ctp-group-{stamp}"
+    create_topics(bootstrap, [source, sink], partitions)
+    fill(bootstrap, source, records, record_bytes)
+    total = sum(watermarks(bootstrap, source, partitions).values())
+    if total != records:
+        raise RuntimeError(f"{source} holds {total:,} records, expected {records:,}")
+    ctx = mp.get_context("spawn")
+    ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
+    crew = [ctx.Process(target=_member, args=(bootstrap, group, source, sink, protocol, client_cores, ready, go, stop),
+                        daemon=True) for _ in range(members)]
+    for process in crew:
+        process.start()
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        for _ in crew:
+            if not ready.acquire(timeout=READY_LIMIT_S):
+                raise RuntimeError("a group member did not start in time")
+        began = time.perf_counter()
+        go.set()
+        deadline = began + PHASE_LIMIT_S
+        while committed_total(probe, source, partitions) < records:
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"group did not commit {records:,} records within {PHASE_LIMIT_S:.0f} s")
+            if not any(p.is_alive() for p in crew):
+                raise RuntimeError("every group member exited before the input was consumed")
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - began
+    finally:
+        stop.set()
+        go.set()
+        probe.close()
+        for process in crew:
+            process.join(60)
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+    out = sum(watermarks(bootstrap, sink, partitions).values())
+    return CtpResult(records, partitions, members, elapsed, out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.ctp_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bootstrap", default=None, help="measure this broker instead of starting groupcoord")
+    parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--members", type=int, default=3)
+    parser.add_argument("--record-bytes", type=int, default=100)
+    parser.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic")
+    parser.add_argument("--fsync", choices=["always", "batch", "never"], default="batch")
+    ns = parser.parse_args(argv)
+    server_cores, client_cores = _cores()
+    if ns.bootstrap:
+        print(run(ns.bootstrap, ns.records, ns.partitions, ns.members, ns.record_bytes, ns.group_protocol,
+                  client_cores).line())
+        return
+    with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=0) as (address, _):
+        print(run(address, ns.records, ns.partitions, ns.members, ns.record_bytes, ns.group_protocol,
+                  client_cores).line())
+
+
+if __name__ == "__main__":
+    main()
