@@ -83,9 +83,13 @@ def _join_single_member_group(sock: socket.socket, group: str) -> tuple[str, int
 
 def heartbeat(bootstrap: str, tag: str) -> Prepared:
     group = f"bench-hb-{tag}"
+    body = {"group_id": group, "generation_id": 0, "member_id": "", "group_instance_id": None}
     with _connect(bootstrap) as sock:
-        member, generation = _join_single_member_group(sock, group)
-    return Prepared("Heartbeat", 12, 4, encode(12, 4, {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": None}))
+        body["member_id"], body["generation_id"] = _join_single_member_group(sock, group)
+        beat = call(sock, 12, 4, body)  # answers under load are not read: make sure this one is a success
+        if beat.error_code != 0:
+            raise RuntimeError(f"Heartbeat set-up failed: {beat.error_code!r}")
+    return Prepared("Heartbeat", 12, 4, encode(12, 4, body))
 
 
 def offset_commit(bootstrap: str, tag: str) -> Prepared:
