@@ -1,0 +1,162 @@
+"""The figures `python -m bench.compare` measures, each as one function of a bootstrap address, built from the
+existing load generators (loadgen, group_bench, consumer_group_bench, dataplane_bench, ctp_bench) so that the
+side-by-side numbers are the same measurements as the single-broker benches.
+
+A figure names the rows it contributes to the table; its `measure` returns one value per row key. Every
+measurement is bounded in count and time (FIGURE_LIMIT_S on top of each bench's own limits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench
+from .loadgen import run_load
+
+FIGURE_LIMIT_S = 900.0
+CONNECTIONS, PIPELINE, LOAD_PROCESSES = 64, 8, 2
+
+
+@dataclass(frozen=True)
+class Sizes:
+    seconds: float               # each request-rate run
+    warmup_seconds: float        # unmeasured load first, so a JIT is warm (the same for both brokers)
+    big_group_members: int
+    small_groups: int
+    kip848_members: int
+    kip848_partitions: int
+    dataplane_records: int
+    ctp_records: tuple[int, ...]
+    ctp_partitions: int = 6
+    ctp_members: int = 3
+
+
+FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_groups=10_000, kip848_members=1000,
+             kip848_partitions=1000, dataplane_records=100_000, ctp_records=(50_000, 500_000))
+QUICK = Sizes(seconds=1.0, warmup_seconds=0.5, big_group_members=50, small_groups=100, kip848_members=50,
+              kip848_partitions=50, dataplane_records=5_000, ctp_records=(2_000, 10_000))
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    fsync: str = "batch"  # which groupcoord run the groupcoord column is read from
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    rows: Callable[[Sizes], list[Row]]
+    measure: Callable[[str, Sizes, dict, list[int] | None], dict[str, float]]
+    groupcoord_fsyncs: tuple[str, ...] = ("batch",)
+    needs_ceiling: bool = False
+    description: str = ""
+
+
+def _rate(bootstrap: str, request: str, sizes: Sizes, client_cores: list[int] | None) -> float:
+    tag = uuid.uuid4().hex[:6]
+    run_load(bootstrap, request, CONNECTIONS, PIPELINE, sizes.warmup_seconds, processes=LOAD_PROCESSES,
+             client_cores=client_cores, tag=f"warm-{tag}")
+    return run_load(bootstrap, request, CONNECTIONS, PIPELINE, sizes.seconds, processes=LOAD_PROCESSES,
+                    client_cores=client_cores, tag=tag).rate
+
+
+def ceiling(address: str, sizes: Sizes, client_cores: list[int] | None) -> float:
+    """The bare uvloop server's rate for the same connection count and depth, measured in the same run."""
+    return run_load(address, "api_versions", CONNECTIONS, PIPELINE, sizes.seconds, processes=LOAD_PROCESSES,
+                    client_cores=client_cores).rate
+
+
+def _heartbeat(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    rate = _rate(bootstrap, "heartbeat", sizes, client_cores)
+    return {"heartbeat": rate, "heartbeat_per_ceiling": rate / shared["ceiling"]}
+
+
+def _commit(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {"offset_commit": _rate(bootstrap, "offset_commit", sizes, client_cores)}
+
+
+def _bounded(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, FIGURE_LIMIT_S))
+
+
+def _big_group(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    seconds, _generation = _bounded(group_bench.big_group(bootstrap, sizes.big_group_members))
+    return {"big_group_ms": seconds * 1000}
+
+
+def _small_groups(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {"small_groups_s": _bounded(group_bench.many_groups(bootstrap, sizes.small_groups))}
+
+
+def _kip848(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    joined, settled = _bounded(consumer_group_bench.run(bootstrap, sizes.kip848_members, sizes.kip848_partitions))
+    return {"kip848_reconciled_s": joined, "kip848_after_leave_s": settled}
+
+
+def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    stamp = uuid.uuid4().hex[:6]
+    dataplane_bench.produce(bootstrap, f"bench-warm-up-{stamp}", min(sizes.dataplane_records, 20_000), "1")
+    topic = f"bench-acks1-{stamp}"
+    sent, produce_s = dataplane_bench.produce(bootstrap, topic, sizes.dataplane_records, "1")
+    got, nbytes, fetch_s = dataplane_bench.fetch(bootstrap, topic, sizes.dataplane_records)
+    if got < sent:
+        raise RuntimeError(f"fetched {got:,} of {sent:,} records within the time limit")
+    return {"produce_mb_s": sent * dataplane_bench.RECORD / produce_s / 1e6, "fetch_mb_s": nbytes / fetch_s / 1e6}
+
+
+def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    figures = {}
+    for records in sizes.ctp_records:
+        result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
+        figures[f"ctp_{records}_s"] = result.seconds
+    return figures
+
+
+def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {}  # the harness records every start-up; this figure only asks for starts of its own
+
+
+def _load_rows(sizes: Sizes) -> list[Row]:
+    return [Row("heartbeat", f"Heartbeat, {CONNECTIONS} conns x {PIPELINE} in flight", "req/s", True),
+            Row("heartbeat_per_ceiling", "Heartbeat / bare uvloop ceiling (same run)", "x", True)]
+
+
+FIGURES: dict[str, Figure] = {f.name: f for f in (
+    Figure("heartbeat", _load_rows, _heartbeat, needs_ceiling=True,
+           description="Heartbeat of a valid member of a single-member classic group (bench.loadgen)"),
+    Figure("commit", lambda s: [
+        Row("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}, groupcoord fsync=batch", "req/s", True),
+        Row("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}, groupcoord fsync=never", "req/s", True,
+            fsync="never")],
+           _commit, groupcoord_fsyncs=("batch", "never"),
+           description="OffsetCommit v8, generation -1, one partition per group (bench.loadgen)"),
+    Figure("big_group", lambda s: [Row("big_group_ms", f"classic group of {s.big_group_members:,} members Stable",
+                                       "ms", False)],
+           _big_group, description="one connection per member, from the JoinGroups to Stable (bench.group_bench)"),
+    Figure("small_groups", lambda s: [Row("small_groups_s", f"{s.small_groups:,} classic groups of 3 all Stable",
+                                          "s", False)],
+           _small_groups, description="200 at a time (bench.group_bench)"),
+    Figure("kip848", lambda s: [
+        Row("kip848_reconciled_s", f"KIP-848 group {s.kip848_members:,} members / {s.kip848_partitions:,} partitions "
+                                   "reconciled", "s", False),
+        Row("kip848_after_leave_s", "  then a quarter leave: the rest reconciled", "s", False)],
+           _kip848, description="one connection per member (bench.consumer_group_bench)"),
+    Figure("dataplane", lambda s: [Row("produce_mb_s", "produce 1 KiB records, acks=1", "MB/s", True),
+                                   Row("fetch_mb_s", "fetch", "MB/s", True)],
+           _dataplane, description="confluent-kafka producer then consumer, one partition, groupcoord at "
+                                   "fsync=batch (bench.dataplane_bench)"),
+    Figure("ctp", lambda s: [Row(f"ctp_{n}_s", f"consume-transform-produce {n:,} records "
+                                               f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
+                             for n in s.ctp_records],
+           _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
+    Figure("startup", lambda s: [Row("startup_ms", "daemon start-up, exec to serving", "ms", False)],
+           _startup, description="groupcoord: exec to 'listening on'; Kafka: exec of kafka.Kafka (storage already "
+                                 "formatted) to its first ApiVersions answer, polled every 0.2 s"),
+)}
