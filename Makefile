@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv clean bench readme
+.PHONY: run test venv test-venv clean bench bench-compare readme
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: test-venv
 bench: venv
 	$(BIN)/python -m bench.wire_bench
 	$(BIN)/python -m bench.group_bench
+
+# groupcoord and the cached Kafka 4.3.1 side by side (needs Java 17; confluent-kafka comes with the test
+# extra). Long at full size; BENCH_ARGS=--quick for a smoke run, e.g. BENCH_ARGS="--only heartbeat,commit".
+bench-compare: test-venv
+	$(BIN)/python -m bench.compare $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

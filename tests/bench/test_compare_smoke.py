@@ -1,0 +1,29 @@
+"""The side-by-side harness runs end to end: `python -m bench.compare --quick` against groupcoord alone
+(no Java needed) prints its table and keeps every sample as JSON. Figures are not checked, only that they exist."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_compare_quick_against_groupcoord_prints_a_table_and_writes_json(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.compare", "--quick", "--brokers", "groupcoord", "--only", "big_group,startup",
+         "--results-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "classic group of 50 members Stable (ms, lower better)" in done.stdout
+    assert "daemon start-up, exec to serving (ms, lower better)" in done.stdout
+    assert "FAILED" not in done.stdout, done.stdout
+    [written] = tmp_path.glob("compare-*-quick.json")
+    document = json.loads(written.read_text())
+    assert document["brokers"] == ["groupcoord"]
+    for name in ("big_group", "startup"):
+        samples = document["figures"][name]["samples"]["groupcoord-batch"]
+        assert len(samples) == 1 and samples[0]["startup_ms"] > 0
+    assert document["figures"]["big_group"]["samples"]["groupcoord-batch"][0]["big_group_ms"] > 0
