@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import os
 import platform
+import subprocess
 import sys
 import time
 import traceback
@@ -100,8 +101,6 @@ def run_figure(figure: Figure, sizes: Sizes, runs: int, brokers: list[str], serv
 
 
 def _versions() -> dict[str, str]:
-    import subprocess
-
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30).stderr.splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):

@@ -120,7 +120,11 @@ def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, c
 
 
 def committed_total(probe: Consumer, source: str, partitions: int) -> int:
-    offsets = probe.committed([TopicPartition(source, p) for p in range(partitions)], timeout=10)
+    """What the group has committed on `source` so far; 0 while the coordinator cannot say yet."""
+    try:
+        offsets = probe.committed([TopicPartition(source, p) for p in range(partitions)], timeout=10)
+    except KafkaException:
+        return 0
     return sum(max(tp.offset, 0) for tp in offsets)
 
 
