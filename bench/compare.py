@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -128,6 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--brokers", default=",".join(BROKERS), help="comma-separated: groupcoord,kafka")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     ns = parser.parse_args(argv)
+    # A SIGTERM unwinds like Ctrl-C, so the broker being measured is stopped (Kafka runs in a session of its
+    # own and would otherwise outlive us).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = QUICK if ns.quick else FULL
     runs = max(1, min(ns.runs if ns.runs is not None else (1 if ns.quick else 3), 20))
     brokers = [b for b in ns.brokers.split(",") if b]

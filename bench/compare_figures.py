@@ -102,8 +102,9 @@ def _kip848(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] 
 
 def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     stamp = uuid.uuid4().hex[:6]
-    dataplane_bench.produce(bootstrap, f"bench-warm-up-{stamp}", min(sizes.dataplane_records, 20_000), "1")
-    topic = f"bench-acks1-{stamp}"
+    warm_up, topic = f"bench-warm-up-{stamp}", f"bench-acks1-{stamp}"
+    ctp_bench.create_topics(bootstrap, [warm_up, topic], 1)  # created up front: auto-creation is not the figure
+    dataplane_bench.produce(bootstrap, warm_up, min(sizes.dataplane_records, 20_000), "1")
     sent, produce_s = dataplane_bench.produce(bootstrap, topic, sizes.dataplane_records, "1")
     got, nbytes, fetch_s = dataplane_bench.fetch(bootstrap, topic, sizes.dataplane_records)
     if got < sent:
