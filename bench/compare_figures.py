@@ -36,7 +36,7 @@ class Sizes:
 
 FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_groups=10_000, kip848_members=1000,
              kip848_partitions=1000, dataplane_records=100_000, ctp_records=(50_000, 500_000))
-QUICK = Sizes(seconds=1.0, warmup_seconds=0.5, big_group_members=50, small_groups=100, kip848_members=50,
+QUICK = Sizes(seconds=1.0, warmup_seconds=1.0, big_group_members=50, small_groups=100, kip848_members=50,
               kip848_partitions=50, dataplane_records=5_000, ctp_records=(2_000, 10_000))
 
 
@@ -59,12 +59,14 @@ class Figure:
     description: str = ""
 
 
-def _rate(bootstrap: str, request: str, sizes: Sizes, client_cores: list[int] | None) -> float:
+def _rate(bootstrap: str, request: str, sizes: Sizes, client_cores: list[int] | None) -> dict[str, float]:
+    """`request`'s rate, with its latency percentiles for the JSON (the table shows the rate)."""
     tag = uuid.uuid4().hex[:6]
     run_load(bootstrap, request, CONNECTIONS, PIPELINE, sizes.warmup_seconds, processes=LOAD_PROCESSES,
              client_cores=client_cores, tag=f"warm-{tag}")
-    return run_load(bootstrap, request, CONNECTIONS, PIPELINE, sizes.seconds, processes=LOAD_PROCESSES,
-                    client_cores=client_cores, tag=tag).rate
+    result = run_load(bootstrap, request, CONNECTIONS, PIPELINE, sizes.seconds, processes=LOAD_PROCESSES,
+                      client_cores=client_cores, tag=tag)
+    return {request: result.rate, f"{request}_p50_ms": result.p50_ms, f"{request}_p99_ms": result.p99_ms}
 
 
 def ceiling(address: str, sizes: Sizes, client_cores: list[int] | None) -> float:
@@ -74,12 +76,12 @@ def ceiling(address: str, sizes: Sizes, client_cores: list[int] | None) -> float
 
 
 def _heartbeat(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
-    rate = _rate(bootstrap, "heartbeat", sizes, client_cores)
-    return {"heartbeat": rate, "heartbeat_per_ceiling": rate / shared["ceiling"]}
+    figures = _rate(bootstrap, "heartbeat", sizes, client_cores)
+    return {**figures, "heartbeat_per_ceiling": figures["heartbeat"] / shared["ceiling"]}
 
 
 def _commit(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
-    return {"offset_commit": _rate(bootstrap, "offset_commit", sizes, client_cores)}
+    return _rate(bootstrap, "offset_commit", sizes, client_cores)
 
 
 def _bounded(coroutine):
@@ -124,13 +126,13 @@ def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int]
     return {}  # the harness records every start-up; this figure only asks for starts of its own
 
 
-def _load_rows(sizes: Sizes) -> list[Row]:
+def _heartbeat_rows(sizes: Sizes) -> list[Row]:
     return [Row("heartbeat", f"Heartbeat, {CONNECTIONS} conns x {PIPELINE} in flight", "req/s", True),
             Row("heartbeat_per_ceiling", "Heartbeat / bare uvloop ceiling (same run)", "x", True)]
 
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (
-    Figure("heartbeat", _load_rows, _heartbeat, needs_ceiling=True,
+    Figure("heartbeat", _heartbeat_rows, _heartbeat, needs_ceiling=True,
            description="Heartbeat of a valid member of a single-member classic group (bench.loadgen)"),
     Figure("commit", lambda s: [
         Row("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}, groupcoord fsync=batch", "req/s", True),
