@@ -1,6 +1,6 @@
 """groupcoord and Apache Kafka side by side, in one invocation, on this machine:
 
-    python -m bench.compare                       # every figure, medians of 3 runs (long: tens of minutes)
+    python -m bench.compare                       # every figure, medians of 3 runs (estimated 45-60 minutes)
     python -m bench.compare --quick               # small sizes, 1 run: a smoke test of the harness
     python -m bench.compare --only heartbeat,commit --runs 5
     python -m bench.compare --brokers groupcoord  # without Kafka (no Java needed)
