@@ -31,6 +31,7 @@ from kio.serial._introspect import (
 )
 
 from .errors import ProtocolError
+from .varint import VARLONG_MAX_BYTES, decode_unsigned_varint
 
 Skip = Callable[[Any, int, int], int]
 """Walks one value in ``buf[pos:end]`` and returns where it ends; raises ProtocolError if it cannot."""
@@ -46,21 +47,6 @@ _FIXED_SIZES = {
 
 class WireBoundsError(ProtocolError):
     """A length, count or size on the wire claims more bytes than the buffer holds."""
-
-
-def _uvarint(buf: Any, pos: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= end:
-            raise WireBoundsError("unsigned varint runs past the end of the buffer")
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise WireBoundsError("unsigned varint is longer than 10 bytes")
 
 
 def _int(buf: Any, pos: int, end: int, size: int) -> int:
@@ -93,7 +79,7 @@ def _sized_skip(kafka_type: str, flexible: bool) -> Skip:
     """string / bytes / records: a length then that many bytes (-1 or compact 0 is null)."""
     if flexible:
         def skip_compact(buf: Any, pos: int, end: int) -> int:
-            n, pos = _uvarint(buf, pos, end)
+            n, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
             pos += max(n - 1, 0)
             if pos > end:
                 raise WireBoundsError(f"{kafka_type} length runs past the end of the buffer")
@@ -128,7 +114,7 @@ def _array_skip(item: Skip, item_min: int, flexible: bool) -> Skip:
 
     if flexible:
         def skip_compact_array(buf: Any, pos: int, end: int) -> int:
-            n, pos = _uvarint(buf, pos, end)
+            n, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
             return pos if n == 0 else walk(buf, pos, end, n - 1)
 
         return skip_compact_array
@@ -214,12 +200,12 @@ def _compile(cls: type, stop_early: bool) -> _Plan:
         for step in steps:
             pos = step(buf, pos, end)
         if walk_tags:
-            count, pos = _uvarint(buf, pos, end)
+            count, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
             if count > end - pos:
                 raise WireBoundsError(f"{count} tagged fields cannot fit in the {end - pos} bytes left")
             for _ in range(count):
-                tag, pos = _uvarint(buf, pos, end)
-                size, pos = _uvarint(buf, pos, end)
+                tag, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
+                size, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
                 stop = pos + size
                 if stop > end:
                     raise WireBoundsError(f"tagged field {tag} runs past the end of the buffer")
