@@ -3,7 +3,6 @@ advertises, and every declared range is one kio can decode and encode."""
 
 import importlib
 import pkgutil
-import uuid
 
 from groupcoord.coordinator import apis
 from groupcoord.coordinator.apis.metadata import TopicInfo
@@ -13,6 +12,7 @@ from groupcoord.coordinator.cluster import ClusterIdentity
 from groupcoord.coordinator.server.dispatch import Dispatcher
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.build import build
+from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.headers import encode_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, kio_versions, request_class, response_reader
 
@@ -27,7 +27,7 @@ SERVED = {
 
 class NoTopics:
     def describe(self, names, auto_create):
-        return [] if names is None else [TopicInfo(n, uuid.UUID(int=0), 0, error_code=3) for n in names]
+        return [] if names is None else [TopicInfo(n, ZERO_UUID, 0, error_code=3) for n in names]
 
 
 def served_dispatcher() -> tuple[Dispatcher, Services]:

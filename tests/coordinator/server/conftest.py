@@ -10,7 +10,7 @@ from groupcoord.coordinator.apis import api_versions, describe_cluster, metadata
 from groupcoord.coordinator.apis.metadata import TopicInfo
 from groupcoord.coordinator.apis.registry import register_apis
 from groupcoord.coordinator.apis.services import Services
-from groupcoord.protocol.names import OFFSETS_TOPIC
+from groupcoord.protocol.names import OFFSETS_TOPIC, ZERO_UUID
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.server.dispatch import Dispatcher
 from groupcoord.coordinator.server.server import KafkaServer
@@ -32,7 +32,7 @@ class InternalTopicsOnly:
         return [
             self.offsets
             if name == OFFSETS_TOPIC
-            else TopicInfo(name, uuid.UUID(int=0), 0, error_code=ErrorCode.unknown_topic_or_partition)
+            else TopicInfo(name, ZERO_UUID, 0, error_code=ErrorCode.unknown_topic_or_partition)
             for name in names
         ]
 
