@@ -52,7 +52,7 @@ def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0)
 @contextmanager
 def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -> Iterator[tuple[str, float]]:
     with tempfile.TemporaryDirectory(prefix="groupcoord-bench-") as data:
-        cmd = [sys.executable, "-m", "groupcoord.coordinator.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
+        cmd = [sys.executable, "-m", "groupcoord.coordinator.ops.cli", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
                "--fsync", fsync, "--metrics-port", "0", "--log-level", "warning", "--log-format", "json"]
         for key, value in settings.items():
             cmd += [f"--{key.replace('_', '-')}", str(value)]

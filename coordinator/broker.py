@@ -31,7 +31,7 @@ from .apis.registry import register_apis
 from .apis.services import Services
 from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .config import BrokerConfig
-from .data_dir_lock import DataDirLock
+from .ops.data_dir_lock import DataDirLock
 from .dataplane.service import DataPlane
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
