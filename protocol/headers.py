@@ -15,8 +15,8 @@ from .api_keys import ApiKey
 from .errors import ProtocolError
 from .varint import VARINT_MAX_BYTES, decode_unsigned_varint
 
-_API_VERSIONS = ApiKey.API_VERSIONS
-_CONTROLLED_SHUTDOWN = 7  # gone from Kafka 4's specs (so from ApiKey), but its v0 kept request header v0
+API_VERSIONS_KEY = ApiKey.API_VERSIONS  # its response header is always v0
+CONTROLLED_SHUTDOWN_KEY = 7  # gone from Kafka 4's specs (so from ApiKey), but its v0 kept request header v0
 
 _PREFIX = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _CORRELATION = struct.Struct(">i")
@@ -33,13 +33,13 @@ class RequestHeader:
 
 
 def request_header_version(api_key: int, flexible: bool) -> int:
-    if api_key == _CONTROLLED_SHUTDOWN and not flexible:
+    if api_key == CONTROLLED_SHUTDOWN_KEY and not flexible:
         return 0
     return 2 if flexible else 1
 
 
 def response_header_version(api_key: int, flexible: bool) -> int:
-    if api_key == _API_VERSIONS:
+    if api_key == API_VERSIONS_KEY:
         return 0
     return 1 if flexible else 0
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 from importlib import import_module
-from typing import Iterable, Protocol
+from typing import Iterable, Protocol, cast
 
 from ..server.dispatch import Handler
 from .api import ApiModule
@@ -41,7 +41,7 @@ API_MODULES: tuple[str, ...] = (
     "consumer_group_describe",
 )
 
-APIS: tuple[ApiModule, ...] = tuple(import_module(f"{__package__}.{name}") for name in API_MODULES)  # type: ignore[misc]
+APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
 
 
 class Registrar(Protocol):

@@ -18,8 +18,7 @@ from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
-from groupcoord.protocol.api_keys import ApiKey
-from groupcoord.protocol.headers import encode_response_header, parse_request_header, peek_api
+from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
 from groupcoord.protocol.registry import (
     ApiRegistry,
     api_name,
@@ -141,13 +140,13 @@ class Dispatcher:
         self, frame: bytes, api_key: int, api_version: int, correlation_id: int, host: str, conn: int
     ) -> Decoded:
         ctx = RequestContext(api_key, api_version, correlation_id, None, host, conn)
-        if api_key == ApiKey.API_VERSIONS:
+        if api_key == API_VERSIONS_KEY:
             # KIP-511: answer v0 with our own ApiVersions range so the client can retry at a version we
             # serve. Anything else (a v3/v4-shaped answer) leaves kafka-python unable to connect.
-            own = self.registry.get(ApiKey.API_VERSIONS)
+            own = self.registry.get(API_VERSIONS_KEY)
             body = {
                 "error_code": ErrorCode.unsupported_version,
-                "api_keys": [{"api_key": ApiKey.API_VERSIONS, "min_version": own.min_version, "max_version": own.max_version}],
+                "api_keys": [{"api_key": API_VERSIONS_KEY, "min_version": own.min_version, "max_version": own.max_version}],
             }
             return Decoded(ctx, None, None, immediate=self._encode(ctx, body, version=0))
         if api_version in kio_versions(api_key):
