@@ -70,3 +70,15 @@ def test_the_registry_table_is_what_api_versions_answers():
         answer, _ = response_reader(key, version)(bytes(body), 0)
         assert {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys} == table
         assert decoded.handler(decoded.ctx, decoded.request) is body  # encoded once, then reused
+
+
+async def test_a_metadata_answer_is_encoded_once_per_question():
+    dispatcher, _ = served_dispatcher()
+    key = ApiKey.METADATA
+    request = build(request_class(key, 12), {"topics": [{"name": "t", "topic_id": ZERO_UUID}],
+                                             "allow_auto_topic_creation": False,
+                                             "include_topic_authorized_operations": False})
+    frame = encode_request_header(key, 12, 1, "t", is_flexible(key, 12)) + encode_entity(request)
+    decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+    first = await decoded.handler(decoded.ctx, decoded.request)
+    assert await decoded.handler(decoded.ctx, decoded.request) is first
