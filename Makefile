@@ -37,4 +37,4 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
 readme: venv
-	$(BIN)/python -m groupcoord.coordinator.readme
+	$(BIN)/python -m groupcoord.coordinator.ops.readme

@@ -29,10 +29,10 @@ FETCH = 1
 
 
 def server_pid() -> int:
-    """The broker is this process's only child running coordinator.cli (bench.servers does not expose it)."""
+    """The broker is this process's only child running coordinator.ops.cli (bench.servers does not expose it)."""
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         for pid in (task / "children").read_text().split():
-            if b"coordinator.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"coordinator.ops.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 return int(pid)
     raise RuntimeError("the broker child process was not found")
 

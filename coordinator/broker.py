@@ -27,13 +27,12 @@ import structlog
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
 
+from .apis.registry import register_apis
+from .apis.services import Services
 from .cluster import ClusterIdentity, load_or_create_cluster_id
-from .cluster_apis import ClusterApis
 from .config import BrokerConfig
-from .data_dir_lock import DataDirLock
-from .dataplane import handlers as dataplane_handlers
+from .ops.data_dir_lock import DataDirLock
 from .dataplane.service import DataPlane
-from .groups import handlers as group_handlers
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .server.dispatch import Dispatcher
@@ -118,9 +117,8 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
-        ClusterApis(identity, self.dispatcher.registry, self.dataplane.topics).register(self.dispatcher)
-        dataplane_handlers.register(self.dispatcher, self.dataplane)
-        group_handlers.register(self.dispatcher, self.groups)
+        register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
+                                                self.groups, self.dataplane))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)

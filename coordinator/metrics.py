@@ -234,7 +234,7 @@ class BrokerMetrics:
 
     async def start_http(self, host: str, port: int) -> int:
         """Serve /metrics on host:port (0 or -1: any free port); returns the bound port."""
-        from .metrics_http import MetricsHttpServer
+        from .ops.metrics_http import MetricsHttpServer
 
         if self._http is None:
             self._http = MetricsHttpServer(self.exposition)

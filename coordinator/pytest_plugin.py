@@ -21,7 +21,7 @@ import pytest
 import structlog
 
 from .broker import Broker, run_in_thread
-from .logging import configure_logging
+from .ops.logging import configure_logging
 
 TEST_DEFAULTS: dict[str, Any] = {
     "group_initial_rebalance_delay_ms": 0,

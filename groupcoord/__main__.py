@@ -2,6 +2,6 @@
 
 import sys
 
-from groupcoord.coordinator.cli import main
+from groupcoord.coordinator.ops.cli import main
 
 sys.exit(main())

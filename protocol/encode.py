@@ -30,6 +30,7 @@ from kio.serial._introspect import (
 
 from .names import ZERO_UUID
 from .values import as_epoch_ms, as_ms
+from .varint import write_unsigned_varint
 
 Write = Callable[[bytearray, Any], None]
 
@@ -42,13 +43,6 @@ _I = struct.Struct(">I").pack
 _q = struct.Struct(">q").pack
 _Q = struct.Struct(">Q").pack
 _d = struct.Struct(">d").pack
-
-
-def _uvarint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
 
 
 def _raw(value: Any) -> bytes:
@@ -83,7 +77,7 @@ def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
                     out.append(0)
                     return
                 raw = _raw(v)
-                _uvarint(out, len(raw) + 1)
+                write_unsigned_varint(out, len(raw) + 1)
                 out += raw
 
             return write_compact
@@ -106,7 +100,7 @@ def _array_writer(item: Write, flexible: bool) -> Write:
             if items is None:
                 out.append(0)
                 return
-            _uvarint(out, len(items) + 1)
+            write_unsigned_varint(out, len(items) + 1)
             for x in items:
                 item(out, x)
 
@@ -192,12 +186,12 @@ def entity_encoder(cls: type) -> Write:
             if value is MISSING or value == default:
                 continue
             present.append((tag, writer, value))
-        _uvarint(out, len(present))
+        write_unsigned_varint(out, len(present))
         for tag, writer, value in present:
             buf = bytearray()
             writer(buf, value)
-            _uvarint(out, tag)
-            _uvarint(out, len(buf))
+            write_unsigned_varint(out, tag)
+            write_unsigned_varint(out, len(buf))
             out += buf
 
     return encode

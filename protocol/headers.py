@@ -11,10 +11,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from .api_keys import ApiKey
 from .errors import ProtocolError
+from .varint import VARINT_MAX_BYTES, decode_unsigned_varint
 
-API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
+API_VERSIONS_KEY = ApiKey.API_VERSIONS  # its response header is always v0
+CONTROLLED_SHUTDOWN_KEY = 7  # gone from Kafka 4's specs (so from ApiKey), but its v0 kept request header v0
 
 _PREFIX = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _CORRELATION = struct.Struct(">i")
@@ -50,20 +52,14 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     return api_key, api_version, correlation_id
 
 
-def _read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = 0
-    value = 0
-    while True:
-        if pos >= len(buf):
-            raise ProtocolError("truncated varint in request header")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 28:
-            raise ProtocolError("varint too long in request header")
+def _skip_tagged_fields(buf: bytes, pos: int) -> int:
+    """Past a header's tagged fields (none of them is ours to read)."""
+    count, pos = decode_unsigned_varint(buf, pos, VARINT_MAX_BYTES)
+    for _ in range(count):
+        _tag, pos = decode_unsigned_varint(buf, pos, VARINT_MAX_BYTES)
+        size, pos = decode_unsigned_varint(buf, pos, VARINT_MAX_BYTES)
+        pos += size
+    return pos
 
 
 def parse_request_header(frame: bytes, flexible: bool) -> RequestHeader:
@@ -88,13 +84,9 @@ def parse_request_header(frame: bytes, flexible: bool) -> RequestHeader:
         elif client_len != -1:
             raise ProtocolError(f"invalid client id length {client_len}")
     if version >= 2:
-        count, pos = _read_uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _read_uvarint(frame, pos)
-            size, pos = _read_uvarint(frame, pos)
-            pos += size
-            if pos > len(frame):
-                raise ProtocolError("tagged field runs past the end of the request header")
+        pos = _skip_tagged_fields(frame, pos)
+        if pos > len(frame):
+            raise ProtocolError("tagged field runs past the end of the request header")
     return RequestHeader(api_key, api_version, correlation_id, client_id, version, pos)
 
 
@@ -126,9 +118,5 @@ def parse_response_header(frame: bytes, api_key: int, flexible: bool) -> tuple[i
     (correlation_id,) = _CORRELATION.unpack_from(frame, 0)
     pos = 4
     if response_header_version(api_key, flexible) == 1:
-        count, pos = _read_uvarint(frame, pos)
-        for _ in range(count):
-            _tag, pos = _read_uvarint(frame, pos)
-            size, pos = _read_uvarint(frame, pos)
-            pos += size
+        pos = _skip_tagged_fields(frame, pos)
     return correlation_id, pos

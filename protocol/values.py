@@ -26,3 +26,8 @@ def as_epoch_ms(value: Any) -> int:
     if isinstance(value, datetime.datetime):
         return round(value.timestamp() * 1000)
     return int(value)
+
+
+def as_str(value: Any) -> str:
+    """A nullable string field as a string: None (Kafka's null) reads as ""."""
+    return "" if value is None else str(value)

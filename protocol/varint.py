@@ -1,19 +1,25 @@
-"""Zig-zag varints as used inside record batch v2 records.
+"""Varints as Kafka writes them: unsigned (lengths and counts of flexible versions, tagged fields) and
+zig-zag signed (lengths and deltas inside record batch v2 records).
 
-Kafka records carry lengths and deltas as protobuf-style zig-zag varints so that small
-(and -1 "null") values cost one byte. Decoders take ``(buf, pos)`` and return
-``(value, next_pos)`` so callers can walk a buffer without slicing it.
+This is the one codec every reader and writer in ``protocol/`` uses. Small values cost one byte, so
+hot loops (record_batch.py) test ``byte < 0x80`` inline and call here only for longer ones. Decoders take
+``(buf, pos)`` and return ``(value, next_pos)`` so callers walk a buffer without slicing it; ``end``
+bounds a read inside a larger buffer.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from .errors import ProtocolError
+
 VARINT_MAX_BYTES: Final = 5
 VARLONG_MAX_BYTES: Final = 10
 
+Buffer = bytes | bytearray | memoryview
 
-class VarintError(ValueError):
+
+class VarintError(ProtocolError):
     """A varint ran past the end of its buffer or past its maximum width."""
 
 
@@ -25,40 +31,49 @@ def zigzag_decode(raw: int) -> int:
     return (raw >> 1) ^ -(raw & 1)
 
 
+def write_unsigned_varint(out: bytearray, value: int) -> None:
+    """Append ``value`` (not negative) to ``out``: the encoders' form, with no intermediate bytes."""
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
 def encode_unsigned_varint(value: int) -> bytes:
     if value < 0:
         raise ValueError(f"unsigned varint cannot hold {value}")
     if value < 0x80:
         return bytes((value,))
     out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    write_unsigned_varint(out, value)
     return bytes(out)
 
 
-def decode_unsigned_varint(buf: bytes | bytearray | memoryview, pos: int = 0,
-                           max_bytes: int = VARLONG_MAX_BYTES) -> tuple[int, int]:
-    try:
+def decode_unsigned_varint(buf: Buffer, pos: int = 0, max_bytes: int = VARLONG_MAX_BYTES,
+                           end: int | None = None) -> tuple[int, int]:
+    """The varint at ``buf[pos]``, read no further than ``end`` (default: the end of ``buf``)."""
+    if end is None:
+        end = len(buf)
+    if pos >= end:
+        raise VarintError("varint runs past the end of the buffer")
+    byte = buf[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    result = byte & 0x7F
+    shift = 7
+    limit = pos + max_bytes
+    pos += 1
+    while True:
+        if pos >= limit:
+            raise VarintError(f"varint longer than {max_bytes} bytes")
+        if pos >= end:
+            raise VarintError("varint runs past the end of the buffer")
         byte = buf[pos]
-        if byte < 0x80:
-            return byte, pos + 1
-        result = byte & 0x7F
-        shift = 7
-        limit = pos + max_bytes
         pos += 1
-        while True:
-            if pos >= limit:
-                raise VarintError(f"varint longer than {max_bytes} bytes")
-            byte = buf[pos]
-            pos += 1
-            result |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return result, pos
-            shift += 7
-    except IndexError:
-        raise VarintError("varint runs past the end of the buffer") from None
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
 
 
 def encode_varint(value: int) -> bytes:
@@ -75,14 +90,33 @@ def encode_varlong(value: int) -> bytes:
     return encode_unsigned_varint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
-def decode_varint(buf: bytes | bytearray | memoryview, pos: int = 0) -> tuple[int, int]:
+def decode_varint(buf: Buffer, pos: int = 0) -> tuple[int, int]:
     raw, pos = decode_unsigned_varint(buf, pos, VARINT_MAX_BYTES)
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-def decode_varlong(buf: bytes | bytearray | memoryview, pos: int = 0) -> tuple[int, int]:
-    raw, pos = decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES)
-    return (raw >> 1) ^ -(raw & 1), pos
+def decode_varlong(buf: Buffer, pos: int = 0) -> tuple[int, int]:
+    """64-bit zig-zag varlong. The record decoder calls this for every value longer than one byte, so it
+    is written out in one call rather than through ``decode_unsigned_varint`` (measured: a quarter of
+    record decode speed otherwise)."""
+    try:
+        byte = buf[pos]
+        if byte < 0x80:
+            return (byte >> 1) ^ -(byte & 1), pos + 1
+        result = byte & 0x7F
+        shift = 7
+        pos += 1
+        while True:
+            byte = buf[pos]
+            pos += 1
+            result |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                return (result >> 1) ^ -(result & 1), pos
+            shift += 7
+            if shift > 63:  # a tenth byte that continues: longer than VARLONG_MAX_BYTES
+                raise VarintError(f"varint longer than {VARLONG_MAX_BYTES} bytes")
+    except IndexError:
+        raise VarintError("varint runs past the end of the buffer") from None
 
 
 def varint_size(value: int) -> int:

@@ -36,6 +36,7 @@ from kio.serial._introspect import (
 )
 
 from .errors import ProtocolError
+from .varint import VARLONG_MAX_BYTES, decode_unsigned_varint
 
 Skip = Callable[[Any, int, int], int]
 """Walks one value in ``buf[pos:end]`` and returns where it ends; raises WireBoundsError if it cannot."""
@@ -55,18 +56,7 @@ class WireBoundsError(ProtocolError):
 
 def _uvarint(buf: Any, pos: int, end: int) -> tuple[int, int]:
     """An unsigned varint inside ``buf[pos:end]`` (the generated code inlines the one-byte case)."""
-    value = shift = 0
-    while True:
-        if pos >= end:
-            raise WireBoundsError("unsigned varint runs past the end of the buffer")
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise WireBoundsError("unsigned varint is longer than 10 bytes")
+    return decode_unsigned_varint(buf, pos, VARLONG_MAX_BYTES, end)
 
 
 def _fail(what: str) -> WireBoundsError:

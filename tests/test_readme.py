@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from groupcoord.coordinator.readme import with_current_table
+from groupcoord.coordinator.ops.readme import with_current_table
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -1,4 +1,4 @@
-"""argparse wiring of the admin commands into `groupcoord` (coordinator/cli.py calls `add_admin_commands`).
+"""argparse wiring of the admin commands into `groupcoord` (coordinator/ops/cli.py calls `add_admin_commands`).
 
 Every command runs in its own short-lived event loop and maps failures to exit code 1 with one line on stderr,
 so shell scripts can chain them the way they chain Kafka's tools.

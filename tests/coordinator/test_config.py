@@ -63,6 +63,6 @@ def test_listen_and_advertised_addresses():
 
 
 def test_serve_help_lists_every_setting():
-    out = subprocess.run([sys.executable, "-m", "groupcoord.coordinator.cli", "serve", "--help"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "groupcoord.coordinator.ops.cli", "serve", "--help"], capture_output=True, text=True, check=True).stdout
     for s in SETTINGS:
         assert s.flag in out, s.flag

@@ -12,7 +12,7 @@ from groupcoord.coordinator.broker import run_in_thread
 
 
 def _groupcoord(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "groupcoord.coordinator.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "groupcoord.coordinator.ops.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 def _commit_many_times(bootstrap: str, group: str, rounds: int) -> None:

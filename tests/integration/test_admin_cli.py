@@ -13,7 +13,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from groupcoord.coordinator.admin.cli import run_command
-from groupcoord.coordinator.cli import build_parser
+from groupcoord.coordinator.ops.cli import build_parser
 from tests.support.kafka_python_members import commit_when_settled, poll_until, subscribed_consumer
 
 MESSAGES_PER_PARTITION = 5

@@ -4,7 +4,7 @@ import base64
 import re
 
 from groupcoord.coordinator.admin.offsets_csv import read_offsets_csv
-from groupcoord.coordinator.cli import main as groupcoord_main
+from groupcoord.coordinator.ops.cli import main as groupcoord_main
 from groupcoord.pipeline.cli import main as pipeline_main
 from tests.pipeline.scenario import REFERENCE, SECOND, T0
 

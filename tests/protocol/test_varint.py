@@ -3,9 +3,10 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from groupcoord.protocol.errors import ProtocolError
 from groupcoord.protocol.varint import (
     VarintError, decode_unsigned_varint, decode_varint, decode_varlong, encode_unsigned_varint,
-    encode_varint, encode_varlong, varint_size,
+    encode_varint, encode_varlong, varint_size, write_unsigned_varint,
 )
 
 # Values and encodings from the protobuf/Kafka zig-zag definition.
@@ -61,3 +62,28 @@ def test_varlong_round_trip(value):
 def test_varint_round_trip(value):
     encoded = encode_varint(value)
     assert decode_varint(encoded) == (value, len(encoded))
+
+
+def test_a_read_stops_at_its_end_bound_inside_a_larger_buffer():
+    buf = bytes.fromhex("ac02") + b"more"
+    assert decode_unsigned_varint(buf, 0, end=2) == (300, 2)
+    with pytest.raises(VarintError):
+        decode_unsigned_varint(buf, 0, end=1)
+    with pytest.raises(ProtocolError):  # a bad varint is bad protocol: the connection is closed
+        decode_unsigned_varint(buf, 2, end=2)
+
+
+def test_overlong_varlongs_are_rejected():
+    with pytest.raises(VarintError):
+        decode_varlong(b"\x80" * 10 + b"\x01")
+    with pytest.raises(VarintError):
+        decode_varlong(b"\x80" * 3)
+
+
+@settings(derandomize=True)
+@given(st.integers(min_value=0, max_value=2**64 - 1))
+def test_writing_into_a_bytearray_matches_encoding(value):
+    out = bytearray(b"prefix")
+    write_unsigned_varint(out, value)
+    assert bytes(out) == b"prefix" + encode_unsigned_varint(value)
+    assert decode_unsigned_varint(out, 6) == (value, len(out))

@@ -27,7 +27,7 @@ class Daemon:
         self.startup_seconds = 0.0
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "groupcoord.coordinator.cli", "serve", "--data-dir", str(self.data_dir), "--log-format", "json"]
+        cmd = [sys.executable, "-m", "groupcoord.coordinator.ops.cli", "serve", "--data-dir", str(self.data_dir), "--log-format", "json"]
         for key, value in self.settings.items():
             cmd += [f"--{key}", str(value)]
         return cmd

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from groupcoord.coordinator.cli import build_parser
+from groupcoord.coordinator.ops.cli import build_parser
 
 DOCKERFILE = Path(__file__).resolve().parents[3] / "docker" / "Dockerfile"
 

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 import pytest
 from kio.serial import entity_writer
 
-from groupcoord.coordinator.groups.handlers import API_VERSIONS, register
+from groupcoord.coordinator.apis import (consumer_group_describe, consumer_group_heartbeat, delete_groups,
+                                         describe_groups, find_coordinator, heartbeat, join_group, leave_group,
+                                         list_groups, offset_commit, offset_delete, offset_fetch, sync_group)
+from groupcoord.coordinator.apis.registry import register_apis
+from groupcoord.coordinator.apis.services import Services
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.build import build
 from groupcoord.protocol.errors import ErrorCode
@@ -16,6 +20,15 @@ from tests.coordinator.groups.harness import FakeTopics, subscription
 from tests.coordinator.groups.test_service import PARTITIONS, GateLog, GateManager, config
 
 pytestmark = pytest.mark.timeout(60)
+
+GROUP_APIS = (offset_commit, offset_fetch, find_coordinator, join_group, heartbeat, leave_group, sync_group,
+              describe_groups, list_groups, delete_groups, offset_delete, consumer_group_heartbeat,
+              consumer_group_describe)
+API_VERSIONS = {m.API.key: (m.API.key.name, m.API.min_version, m.API.max_version) for m in GROUP_APIS}
+
+
+def register(dispatcher, service):
+    register_apis(dispatcher, Services(None, None, None, service, None), GROUP_APIS)
 
 
 @dataclass

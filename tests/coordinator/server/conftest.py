@@ -6,8 +6,11 @@ from typing import Any, Sequence
 import pytest
 
 from groupcoord.coordinator.cluster import ClusterIdentity
-from groupcoord.coordinator.cluster_apis import ClusterApis, TopicInfo
-from groupcoord.protocol.names import OFFSETS_TOPIC
+from groupcoord.coordinator.apis import api_versions, describe_cluster, metadata
+from groupcoord.coordinator.apis.metadata import TopicInfo
+from groupcoord.coordinator.apis.registry import register_apis
+from groupcoord.coordinator.apis.services import Services
+from groupcoord.protocol.names import OFFSETS_TOPIC, ZERO_UUID
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.server.dispatch import Dispatcher
 from groupcoord.coordinator.server.server import KafkaServer
@@ -29,7 +32,7 @@ class InternalTopicsOnly:
         return [
             self.offsets
             if name == OFFSETS_TOPIC
-            else TopicInfo(name, uuid.UUID(int=0), 0, error_code=ErrorCode.unknown_topic_or_partition)
+            else TopicInfo(name, ZERO_UUID, 0, error_code=ErrorCode.unknown_topic_or_partition)
             for name in names
         ]
 
@@ -68,7 +71,8 @@ async def make_server():
         server = KafkaServer(config, dispatcher)
         host, port = await server.start()
         identity = ClusterIdentity(1, host, port, "test-cluster")
-        ClusterApis(identity, dispatcher.registry, InternalTopicsOnly(50)).register(dispatcher)
+        register_apis(dispatcher, Services(identity, dispatcher.registry, InternalTopicsOnly(50), None, None),
+                      (api_versions, metadata, describe_cluster))
         if register is not None:
             register(dispatcher)
         server.address = f"{host}:{port}"

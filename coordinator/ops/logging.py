@@ -7,7 +7,7 @@ import sys
 
 import structlog
 
-from .config import LogFormat
+from ..config import LogFormat
 
 
 def configure_logging(level: str = "info", fmt: LogFormat | str = LogFormat.AUTO, stream=None) -> None:

@@ -8,8 +8,8 @@ import signal
 import sys
 from typing import Sequence
 
-from . import config as config_mod
-from .broker import Broker, new_event_loop
+from .. import config as config_mod
+from ..broker import Broker, new_event_loop
 from .logging import configure_logging
 
 
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_optional_commands(sub: argparse._SubParsersAction) -> None:
     """Admin, log maintenance and pipeline commands live with their code; each adds its own sub-commands."""
-    from .admin.cli import add_admin_commands
+    from ..admin.cli import add_admin_commands
     from .log_cli import add_log_commands
 
     add_admin_commands(sub)

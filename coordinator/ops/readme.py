@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .config import SETTINGS
+from ..config import SETTINGS
 
 START = "<!-- config-table:start"
 END = "<!-- config-table:end -->"
@@ -37,7 +37,7 @@ def with_current_table(readme: str) -> str:
 
 
 def main() -> None:
-    path = Path(__file__).resolve().parent.parent / "README.md"
+    path = Path(__file__).resolve().parents[2] / "README.md"
     path.write_text(with_current_table(path.read_text()))
 
 

@@ -1,0 +1,39 @@
+"""DeleteTopics: by name, or from v6 by topic id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import ZERO_UUID
+
+from ..dataplane.topics import TopicResult
+from ..server.dispatch import RequestContext
+from .api import Api
+from .requests import duplicates
+from .services import Services
+
+# The lowest is Kafka 4.0's floor; the highest the spec's.
+API = Api(ApiKey.DELETE_TOPICS, 1, 6)
+
+BY_ID_VERSION = 6
+
+
+async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    if ctx.api_version >= BY_ID_VERSION:
+        wanted = [(t.name, t.topic_id if t.topic_id not in (None, ZERO_UUID) else None)
+                  for t in request.topics]
+    else:
+        wanted = [(name, None) for name in request.topic_names]
+    dupes = duplicates(n if n is not None else i for n, i in wanted)
+    responses = []
+    for name, topic_id in wanted:
+        if (name if name is not None else topic_id) in dupes:
+            result = TopicResult(name, ErrorCode.invalid_request, "Duplicate topic in request.")
+        else:
+            result = await services.dataplane.topics.delete(name, topic_id)
+        responses.append({"name": result.name, "topic_id": (result.topic.topic_id if result.topic
+                                                             else topic_id or ZERO_UUID),
+                          "error_code": result.error, "error_message": result.message})
+    return {"throttle_time": 0, "responses": responses}

@@ -1,0 +1,22 @@
+"""Heartbeat: a classic group member says it is alive and learns whether a rebalance is under way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.values import as_str
+
+from ..groups.requests import Heartbeat
+from ..server.dispatch import RequestContext
+from .api import Api
+from .services import Services
+
+API = Api(ApiKey.HEARTBEAT, 0, 4)
+
+
+def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """Returns the reply future, usually already resolved: the server then answers inline."""
+    req = Heartbeat(as_str(request.group_id), int(request.generation_id), as_str(request.member_id),
+                    getattr(request, "group_instance_id", None))
+    return services.groups.heartbeat(req)

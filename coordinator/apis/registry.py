@@ -1,0 +1,55 @@
+"""Every API this broker serves: one line each, bound to the dispatcher in one call.
+
+Adding an API is its own module (``API = Api(ApiKey.X, lowest, highest)`` beside ``handle``) and one
+line here. ApiVersions answers from what this binds, so nothing is advertised that is not served.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from importlib import import_module
+from typing import Iterable, Protocol, cast
+
+from ..server.dispatch import Handler
+from .api import ApiModule
+from .services import Services
+
+API_MODULES: tuple[str, ...] = (
+    "produce",
+    "fetch",
+    "list_offsets",
+    "metadata",
+    "offset_commit",
+    "offset_fetch",
+    "find_coordinator",
+    "join_group",
+    "heartbeat",
+    "leave_group",
+    "sync_group",
+    "describe_groups",
+    "list_groups",
+    "api_versions",
+    "create_topics",
+    "delete_topics",
+    "init_producer_id",
+    "describe_configs",
+    "create_partitions",
+    "delete_groups",
+    "offset_delete",
+    "describe_cluster",
+    "consumer_group_heartbeat",
+    "consumer_group_describe",
+)
+
+APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
+
+
+class Registrar(Protocol):
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None: ...
+
+
+def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiModule] = APIS) -> None:
+    """Bind each API's handler to ``services`` and register it with its version range."""
+    for module in apis:
+        api = module.API
+        dispatcher.register(api.key, partial(module.handle, services), api.min_version, api.max_version)

@@ -1,0 +1,65 @@
+"""What handlers are given: the broker's parts, gathered once per broker when it starts.
+
+Handlers keep no state of their own, so two brokers in one process never share any; the encoded
+bodies that ApiVersions and Metadata reuse are cached here, per broker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol, Sequence
+
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.encode import EncodedBody
+from groupcoord.protocol.registry import ApiRegistry
+
+from ..cluster import ClusterIdentity
+
+if TYPE_CHECKING:
+    from ..dataplane.service import DataPlane
+    from ..groups.service import GroupCoordinatorService
+
+ENCODED_BODIES_PER_API = 256
+
+
+class TopicSource(Protocol):
+    """What Metadata needs from the topic catalog (the data plane's implements it)."""
+
+    def describe(self, names: Sequence[str] | None, auto_create: bool) -> Any:
+        """TopicInfo-like entries for ``names`` (None: every topic), or an awaitable of them. A source
+        that also has ``by_id(topic_id)`` answers Metadata v10+ topics asked for by id only."""
+
+
+class EncodedBodies:
+    """Response bodies encoded once and reused, keyed by everything the answer depends on.
+
+    Clients ask ApiVersions on every connection and refresh Metadata constantly, mostly with the same
+    question; beyond ``max_entries`` per API the oldest entry is dropped.
+    """
+
+    def __init__(self, max_entries: int = ENCODED_BODIES_PER_API) -> None:
+        self.max_entries = max_entries
+        self._by_api: dict[ApiKey, dict[Hashable, EncodedBody]] = {}
+
+    def get(self, api: ApiKey, key: Hashable, encode: Callable[[], EncodedBody]) -> EncodedBody:
+        bodies = self._by_api.setdefault(api, {})
+        body = bodies.get(key)
+        if body is None:
+            body = encode()
+            if len(bodies) >= self.max_entries:
+                bodies.pop(next(iter(bodies)))
+            bodies[key] = body
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
+    catalog Metadata describes."""
+
+    identity: ClusterIdentity
+    registry: ApiRegistry
+    topics: TopicSource
+    groups: GroupCoordinatorService
+    dataplane: DataPlane
+    encoded: EncodedBodies = field(default_factory=EncodedBodies)

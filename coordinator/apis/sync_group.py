@@ -1,0 +1,32 @@
+"""SyncGroup: the leader hands out the assignment; every member receives its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.values import as_str
+
+from ..groups.requests import SyncGroup
+from ..server.dispatch import RequestContext
+from .api import Api
+from .services import Services
+
+API = Api(ApiKey.SYNC_GROUP, 0, 5)
+
+
+def sync_request(ctx: RequestContext, r: Any) -> SyncGroup:
+    return SyncGroup(
+        group_id=as_str(r.group_id),
+        generation_id=int(r.generation_id),
+        member_id=as_str(r.member_id),
+        assignments=tuple((a.member_id, bytes(a.assignment)) for a in r.assignments),
+        group_instance_id=getattr(r, "group_instance_id", None),
+        protocol_type=getattr(r, "protocol_type", None),
+        protocol_name=getattr(r, "protocol_name", None),
+        version=ctx.api_version,
+    )
+
+
+def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    return services.groups.sync_group(sync_request(ctx, request))
