@@ -51,10 +51,19 @@ class OffsetIndex:
         return self.positions[-1] if self.positions else 0
 
     def to_bytes(self) -> bytes:
-        out = bytearray(len(self) * OFFSET_ENTRY_SIZE)
-        for slot, (relative, position) in enumerate(zip(self.relative_offsets, self.positions)):
-            _OFFSET_ENTRY.pack_into(out, slot * OFFSET_ENTRY_SIZE, relative, position)
-        return bytes(out)
+        # One struct call for the whole index: a checkpoint serialises the active segment's index on the
+        # event loop, so this must stay cheap for tens of thousands of entries.
+        count = min(len(self.relative_offsets), len(self.positions))
+        interleaved = [0] * (2 * count)
+        interleaved[0::2] = self.relative_offsets[:count]
+        interleaved[1::2] = self.positions[:count]
+        return struct.pack(f">{2 * count}i", *interleaved)
+
+    def truncate_from(self, offset: int) -> None:
+        """Drop every entry for ``offset`` and above (they may describe bytes that were never made durable)."""
+        keep = bisect_left(self.relative_offsets, offset - self.base_offset)
+        del self.relative_offsets[keep:]
+        del self.positions[keep:]
 
     @classmethod
     def from_bytes(cls, base_offset: int, data: bytes, log_size: int) -> OffsetIndex:
@@ -109,10 +118,20 @@ class TimeIndex:
         return self.timestamps[-1] if self.timestamps else -1
 
     def to_bytes(self) -> bytes:
-        out = bytearray(len(self) * TIME_ENTRY_SIZE)
-        for slot, (ts, relative) in enumerate(zip(self.timestamps, self.relative_offsets)):
-            _TIME_ENTRY.pack_into(out, slot * TIME_ENTRY_SIZE, ts, relative)
-        return bytes(out)
+        count = min(len(self.timestamps), len(self.relative_offsets))
+        interleaved: list[int] = [0] * (2 * count)
+        interleaved[0::2] = self.timestamps[:count]
+        interleaved[1::2] = self.relative_offsets[:count]
+        return struct.pack(">" + "qi" * count, *interleaved)
+
+    def truncate_from(self, offset: int) -> None:
+        """Drop every entry pointing at ``offset`` or above."""
+        relative = offset - self.base_offset
+        keep = len(self.relative_offsets)
+        while keep and self.relative_offsets[keep - 1] >= relative:
+            keep -= 1
+        del self.timestamps[keep:]
+        del self.relative_offsets[keep:]
 
     @classmethod
     def from_bytes(cls, base_offset: int, data: bytes) -> TimeIndex:
