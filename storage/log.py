@@ -528,13 +528,23 @@ class PartitionLog:
         self._shutdown_executor()
 
     def _close_cleanly(self) -> None:
-        for segment in self.segments:
-            segment.flush()
-            if segment.indexes_dirty:
-                segment.write_indexes()
-        write_clean_shutdown_marker(self.directory)
-        self.recovery_point = self.log_end_offset
-        self._close_files()
+        try:
+            for segment in self.segments:
+                segment.flush()
+            try:
+                for segment in self.segments:
+                    if segment.indexes_dirty:
+                        segment.write_indexes()
+                write_clean_shutdown_marker(self.directory)
+            except OSError as exc:
+                # A full disk: the data is flushed, only the shortcut for the next start is missing, so that
+                # start recovers this log as after a crash instead of this shutdown failing.
+                _log.error("could not write indexes or the clean-shutdown marker; the next start recovers "
+                           "this log", partition=self.name, error=str(exc))
+            else:
+                self.recovery_point = self.log_end_offset
+        finally:
+            self._close_files()
 
     def _close_files(self) -> None:
         for segment in self.segments:
