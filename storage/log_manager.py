@@ -170,9 +170,6 @@ class LogManager:
             self._offline.append(log)
         self.refused[key] = exc
 
-    def open_files(self) -> int:
-        return self.files.stats().open_files
-
     # ---- recovery points ---------------------------------------------------------------------
     async def checkpoint_recovery_points(self) -> bool:
         """Flush every log appended to since the last checkpoint, then rewrite the checkpoint file if any
