@@ -37,39 +37,38 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
         for pos, header in _whole_headers(data):
             if header.base_offset >= high_watermark:
                 break
+            check_crc(segment, position, data, pos, header)
             end = pos + header.size
         if end == 0 and min_one:
             header = parse_header(segment.read(position, HEADER_SIZE))
             if header.base_offset >= high_watermark:
                 return b""
             data, end = segment.read(position, header.size), header.size
+            check_crc(segment, position, data, 0, header)
     except CorruptBatchError as exc:
         raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
                               consequence=SERVING_REFUSED) from exc
-    data = data[:end]
-    check_crcs(segment, position, data)
-    return data
+    return data[:end]
 
 
-def check_crcs(segment: Segment, position: int, data: bytes) -> None:
-    """Check the CRC of every whole batch in ``data`` (read at ``position``) not yet verified in this process.
+def check_crc(segment: Segment, position: int, data: bytes, pos: int, header: BatchHeader) -> None:
+    """Check the CRC of the batch at ``data[pos:]`` (``data`` was read at file ``position``) unless this process
+    already has.
 
-    Advances ``segment.verified_end`` while the verified bytes stay contiguous from the segment's start, so
+    ``segment.verified_end`` advances while the verified bytes stay contiguous from the segment's start, so
     bytes are checked once, however often they are replayed or fetched.
     """
-    if position + len(data) <= segment.verified_end:
+    start = position + pos
+    end = start + header.size
+    verified = segment.verified_end
+    if end <= verified:
         return
-    for pos, header in _whole_headers(data):
-        start = position + pos
-        end = start + header.size
-        if end <= segment.verified_end:
-            continue
-        if not verify_crc(data, pos):
-            raise CorruptLogError(segment.directory.name, segment.log_path, start,
-                                  f"CRC-32C mismatch in batch with base offset {header.base_offset}",
-                                  consequence=SERVING_REFUSED)
-        if start <= segment.verified_end:
-            segment.verified_end = max(segment.verified_end, end)
+    if not verify_crc(data, pos):
+        raise CorruptLogError(segment.directory.name, segment.log_path, start,
+                              f"CRC-32C mismatch in batch with base offset {header.base_offset}",
+                              consequence=SERVING_REFUSED)
+    if start <= verified:
+        segment.verified_end = max(segment.verified_end, end)
 
 
 def _whole_headers(data: bytes) -> Iterator[tuple[int, BatchHeader]]:
