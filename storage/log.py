@@ -156,7 +156,8 @@ class PartitionLog:
         """``cb(log, error)`` runs once, on the event loop, when a read finds a batch failing its CRC."""
         self._corruption_listeners.append(cb)
 
-    def _found_corruption(self, exc: CorruptLogError) -> None:
+    def mark_corrupt(self, exc: CorruptLogError) -> None:
+        """Take the log offline: found by a read here, or by the cleaner."""
         if self.corruption is not None:
             return
         self.corruption = exc
@@ -416,7 +417,7 @@ class PartitionLog:
             return await asyncio.get_running_loop().run_in_executor(
                 None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
         except CorruptLogError as exc:
-            self._found_corruption(exc)
+            self.mark_corrupt(exc)
             raise
         finally:
             segment.end_read()

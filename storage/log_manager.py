@@ -170,6 +170,9 @@ class LogManager:
             self._offline.append(log)
         self.refused[key] = exc
 
+    def _still_on_disk(self, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        return [key for key in keys if (self.data_dir / f"{key[0]}-{key[1]}").is_dir()]
+
     # ---- recovery points ---------------------------------------------------------------------
     async def checkpoint_recovery_points(self) -> bool:
         """Flush every log appended to since the last checkpoint, then rewrite the checkpoint file if any
@@ -184,8 +187,12 @@ class LogManager:
 
     async def _write_recovery_checkpoint(self) -> bool:
         known = await self._known_recovery_points()
-        # Offline partitions keep the entry they had: an operator's repair should not cost a full recovery.
-        points = {key: self._checkpointed.get(key, known.get(key, 0)) for key in self.refused}
+        # Partitions on disk but not open here (offline ones, or a manager that opened only some) keep the
+        # entry they had: an operator's repair should not cost a full recovery. Deleted topics lose theirs.
+        loop = asyncio.get_running_loop()
+        kept = await loop.run_in_executor(self._executor, self._still_on_disk,
+                                          [key for key in known if key not in self._logs])
+        points = {key: self._checkpointed.get(key, known[key]) for key in kept}
         points.update({key: log.recovery_point for key, log in self._logs.items()})
         if points == self._checkpointed:
             return False
@@ -235,7 +242,11 @@ class LogManager:
         total = CleanerStats()
         for (t, _), log in list(self._logs.items()):
             if topic is None or t == topic:
-                total.merge(await self.cleaner.clean(log))
+                try:
+                    total.merge(await self.cleaner.clean(log))
+                except CorruptLogError as exc:
+                    log.mark_corrupt(exc)
+                    raise
         return total
 
     async def retention_now(self) -> int:
@@ -285,6 +296,8 @@ class LogManager:
             tried.add((log.topic, log.partition))
             try:
                 cleaned += (await self.cleaner.clean(log)).partitions_cleaned
+            except CorruptLogError as exc:
+                log.mark_corrupt(exc)
             except Exception:
                 _log.exception("log cleaning failed", partition=log.name)
 

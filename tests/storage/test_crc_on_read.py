@@ -84,3 +84,25 @@ async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, mon
     await log.read(20, 1 << 20)
     assert len(checked) == 40, "verified bytes are not checked again"
     await manager.close()
+
+
+async def test_the_cleaner_refuses_a_corrupt_batch_and_takes_the_partition_offline(tmp_path):
+    from tests.storage.conftest import small_config
+
+    compacted = small_config(cleanup_policy="compact", segment_bytes=1024, min_cleanable_dirty_ratio=0.01)
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, compacted)
+    log = await manager.get_or_create("state", 0, compacted)
+    for i in range(40):
+        await log.append(encode_batch([(b"key-%d" % (i % 4), VALUE, ())], base_timestamp=1000 + i))
+    await manager.close()
+    first = sorted((tmp_path / "state-0").glob("*.log"))[0]
+    data = bytearray(first.read_bytes())
+    data[data.index(VALUE) + 3] ^= 0x01
+    first.write_bytes(bytes(data))
+
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, compacted)
+    await manager.open_existing()
+    assert await manager.clean_filthiest() == 0
+    assert ("state", 0) in manager.refused and manager.get("state", 0) is None
+    assert first.read_bytes() == bytes(data), "the corrupt segment is left as it was"
+    await manager.close()

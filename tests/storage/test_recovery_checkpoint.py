@@ -110,3 +110,16 @@ async def test_a_full_truncation_lowers_the_recovery_point(tmp_path):
     await manager.checkpoint_recovery_points()
     assert RecoveryPointCheckpoint(tmp_path).read() == {("orders", 0): 3}
     await manager.close()
+
+
+async def test_entries_of_partitions_not_opened_are_kept_and_deleted_topics_dropped(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, CONFIG)
+    for topic in ("kept", "doomed", "other"):
+        await append(await manager.get_or_create(topic, 0), 4)
+    await manager.close()
+    partial = LogManager(tmp_path, FsyncPolicy.NEVER, CONFIG)
+    await append(await partial.get_or_create("other", 0), 2, start=4)
+    await partial.delete_topic("other")
+    await append(await partial.get_or_create("doomed", 0), 1, start=4)
+    await partial.close()
+    assert RecoveryPointCheckpoint(tmp_path).read() == {("kept", 0): 4, ("doomed", 0): 5}
