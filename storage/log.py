@@ -316,17 +316,24 @@ class PartitionLog:
             end = self.log_end_offset
             segment = self.active_segment
             snapshot = segment.index_snapshot()
+            # Every segment holding data past the old recovery point: with fsync=never those rolled since the
+            # last checkpoint were never fsynced (Kafka's flush(offset) covers [recoveryPoint, offset) too).
+            unflushed = [s for s in self.segments if s.next_offset > self.recovery_point and not s.deleted]
 
             def job() -> None:
-                segment.flush()
+                for each in unflushed:
+                    if not each.deleted:  # a segment the cleaner replaced meanwhile was fsynced as it was written
+                        each.flush()
                 segment.write_index_snapshot(snapshot)
                 fsync_directory(self.directory)
 
-            segment.begin_read()
+            for each in unflushed:
+                each.begin_read()
             try:
                 await self._run(job)
             finally:
-                segment.end_read()
+                for each in unflushed:
+                    each.end_read()
             segment.indexes_dirty = False
             self.recovery_point = max(self.recovery_point, end)
             return self.recovery_point

@@ -123,3 +123,23 @@ async def test_entries_of_partitions_not_opened_are_kept_and_deleted_topics_drop
     await append(await partial.get_or_create("doomed", 0), 1, start=4)
     await partial.close()
     assert RecoveryPointCheckpoint(tmp_path).read() == {("kept", 0): 4, ("doomed", 0): 5}
+
+
+async def test_a_checkpoint_flushes_every_segment_rolled_since_the_last_one(tmp_path, monkeypatch):
+    from groupcoord.storage.segment import Segment
+
+    small = LogConfig.from_topic_configs({"segment.bytes": "1024", "index.interval.bytes": "256"})
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, small)
+    log = await manager.get_or_create("orders", 0)
+    await append(log, 40)
+    assert len(log.segments) > 3
+    flushed: list[int] = []
+    real = Segment.flush
+    monkeypatch.setattr(Segment, "flush", lambda self: (flushed.append(self.base_offset), real(self))[1])
+    await manager.checkpoint_recovery_points()
+    assert sorted(flushed) == [s.base_offset for s in log.segments]
+    flushed.clear()
+    await append(log, 1, start=40)
+    await manager.checkpoint_recovery_points()
+    assert flushed == [log.active_segment.base_offset]
+    await manager.close()
