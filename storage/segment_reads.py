@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
+from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.record_batch import (
-    HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header, verify_crc,
+    ATTRIBUTES_OFFSET, HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
 )
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.segment import Segment
@@ -33,27 +34,28 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
         if position is None:
             return b""
         data = segment.read(position, min(max(max_bytes, 0), limit - position))
+        view = memoryview(data)
         end = 0
         for pos, header in _whole_headers(data):
             if header.base_offset >= high_watermark:
                 break
-            check_crc(segment, position, data, pos, header)
+            check_crc(segment, position, view, pos, header)
             end = pos + header.size
         if end == 0 and min_one:
             header = parse_header(segment.read(position, HEADER_SIZE))
             if header.base_offset >= high_watermark:
                 return b""
             data, end = segment.read(position, header.size), header.size
-            check_crc(segment, position, data, 0, header)
+            check_crc(segment, position, memoryview(data), 0, header)
     except CorruptBatchError as exc:
         raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
                               consequence=SERVING_REFUSED) from exc
     return data[:end]
 
 
-def check_crc(segment: Segment, position: int, data: bytes, pos: int, header: BatchHeader) -> None:
-    """Check the CRC of the batch at ``data[pos:]`` (``data`` was read at file ``position``) unless this process
-    already has.
+def check_crc(segment: Segment, position: int, view: memoryview, pos: int, header: BatchHeader) -> None:
+    """Check the CRC of the whole batch at ``view[pos:]`` (read at file ``position``; ``header`` is its parsed
+    header) unless this process already has.
 
     ``segment.verified_end`` advances while the verified bytes stay contiguous from the segment's start, so
     bytes are checked once, however often they are replayed or fetched.
@@ -63,7 +65,7 @@ def check_crc(segment: Segment, position: int, data: bytes, pos: int, header: Ba
     verified = segment.verified_end
     if end <= verified:
         return
-    if not verify_crc(data, pos):
+    if header.crc != crc32c(view[pos + ATTRIBUTES_OFFSET:pos + header.size]):
         raise CorruptLogError(segment.directory.name, segment.log_path, start,
                               f"CRC-32C mismatch in batch with base offset {header.base_offset}",
                               consequence=SERVING_REFUSED)

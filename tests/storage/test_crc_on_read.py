@@ -69,13 +69,13 @@ async def test_a_fetch_from_the_middle_checks_what_it_serves(tmp_path):
 async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, monkeypatch):
     await written_then_closed_cleanly(tmp_path)
     checked: list[int] = []
-    real = segment_reads.verify_crc
+    real = segment_reads.crc32c
 
-    def counting(buf, pos=0):
-        checked.append(pos)
-        return real(buf, pos)
+    def counting(data, value=0):
+        checked.append(len(data))
+        return real(data, value)
 
-    monkeypatch.setattr(segment_reads, "verify_crc", counting)
+    monkeypatch.setattr(segment_reads, "crc32c", counting)
     manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, CONFIG)
     log = (await manager.open_existing())[("state", 0)]
     assert len(await all_records(log)) == 40
