@@ -112,6 +112,8 @@ class Broker:
             cleaner_backoff_s=cfg.log_cleaner_backoff_ms / 1000,
             retention_check_interval_s=cfg.log_retention_check_interval_ms / 1000,
             cleaner_io_bytes_per_second=cfg.log_cleaner_io_max_bytes_per_second,
+            max_open_files=cfg.log_max_open_files,
+            flush_checkpoint_interval_s=cfg.log_flush_offset_checkpoint_interval_ms / 1000,
         )
         self.dataplane = DataPlane(cfg, self.log_manager, observer=self.metrics)
         await self.dataplane.start()

@@ -92,6 +92,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("connection.max.inflight.requests", 1000, int, "per connection: stop reading while this many requests await their answer", False),
     Setting("connection.max.buffered.bytes", 32 * 1024 * 1024, int, "per connection: stop reading while this many response bytes wait to be sent", False),
     Setting("cluster.id", None, lambda v: None if v in (None, "") else str(v), "cluster id (default: generated once and kept in DATA_DIR/meta.properties)", False),
+    Setting("log.max.open.files", 0, int, "segment files kept open at once, least recently used closed first (0 = a quarter of ulimit -n)", False),
     # Kafka's
     Setting("node.id", 1, int, "broker node id"),
     Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
@@ -130,6 +131,10 @@ SETTINGS: tuple[Setting, ...] = (
             "records older than this are compacted even below the dirty ratio"),
     Setting("log.cleaner.io.max.bytes.per.second", 64 * 1024 * 1024, float, "compaction throughput bound"),
     Setting("log.cleaner.backoff.ms", 15000, int, "pause between cleaner passes"),
+    Setting("log.flush.offset.checkpoint.interval.ms", 60000, int,
+            "how often logs are flushed and recovery-point-offset-checkpoint rewritten (a crash re-checks only what follows)"),
+    Setting("max.broker.partitions", 100000, int,
+            "partitions this broker hosts at most, __consumer_offsets included; CreateTopics past it gets POLICY_VIOLATION (KIP-578)"),
     Setting("producer.id.expiration.ms", 86400000, int, "forget an idempotent producer whose last batch is this old"),
     Setting("producer.id.expiration.check.interval.ms", 600000, int, "how often expired producer ids are looked for"),
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),

@@ -32,10 +32,11 @@ from weakref import WeakKeyDictionary
 import structlog
 
 from groupcoord.protocol.record_batch import (
-    HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header,
+    HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header, verify_crc,
 )
 from groupcoord.storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
 from groupcoord.storage.config import LONG_MAX
+from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.log import PartitionLog
 from groupcoord.storage.segment import SCAN_CHUNK, Segment
 from groupcoord.storage.swap import commit_swap, install_swap, write_cleaned
@@ -65,7 +66,8 @@ def wall_clock_ms() -> int:
 
 
 def segment_batches(segment: Segment, throttler: Throttler | None = None) -> Iterator[tuple[BatchHeader, bytes]]:
-    """Every batch of a (non-active, already validated) segment, read in large chunks."""
+    """Every batch of a non-active segment, read in large chunks, each CRC-checked: compaction must neither
+    decide on the keys of a corrupt batch nor copy it into the cleaned segment (``CorruptLogError``)."""
     pos = 0
     end = segment.size
     while pos < end:
@@ -80,6 +82,10 @@ def segment_batches(segment: Segment, throttler: Throttler | None = None) -> Ite
                     chunk = segment.read(pos, header.size)
                     continue
                 break
+            if not verify_crc(chunk, rel):
+                raise CorruptLogError(segment.directory.name, segment.log_path, pos + rel,
+                                      f"CRC-32C mismatch in batch with base offset {header.base_offset}",
+                                      consequence="not compacted; the partition is taken offline")
             yield header, chunk[rel:rel + header.size]
             rel += header.size
         pos += rel

@@ -84,8 +84,12 @@ def _parse_int(text: str) -> int:
 class CleanerCheckpoint:
     """The checkpoint file of one data directory; ``write`` may run on any thread."""
 
+    FILE_NAME: str = CLEANER_CHECKPOINT_FILE
+    DESCRIPTION: str = "cleaner checkpoint"
+    IF_UNREADABLE: str = "treating every log as dirty"
+
     def __init__(self, data_dir: Path) -> None:
-        self.path = Path(data_dir) / CLEANER_CHECKPOINT_FILE
+        self.path = Path(data_dir) / self.FILE_NAME
         self._lock = threading.Lock()
 
     def read(self) -> dict[TopicPartition, int]:
@@ -94,14 +98,12 @@ class CleanerCheckpoint:
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as exc:
-            _log.error("cannot read the cleaner checkpoint; treating every log as dirty",
-                       path=str(self.path), error=str(exc))
+            _log.error(f"cannot read the {self.DESCRIPTION}; {self.IF_UNREADABLE}", path=str(self.path), error=str(exc))
             return {}
         try:
             return parse_checkpoint(text)
         except CheckpointFormatError as exc:
-            _log.error("malformed cleaner checkpoint; treating every log as dirty",
-                       path=str(self.path), error=str(exc))
+            _log.error(f"malformed {self.DESCRIPTION}; {self.IF_UNREADABLE}", path=str(self.path), error=str(exc))
             return {}
 
     def write(self, offsets: Mapping[TopicPartition, int]) -> None:

@@ -26,7 +26,8 @@ from groupcoord.protocol.record_batch import (
     BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time, set_partition_leader_epoch,
 )
 from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
-from groupcoord.storage.errors import LogClosedError
+from groupcoord.storage.errors import CorruptLogError, LogClosedError
+from groupcoord.storage.file_pool import SHARED_FILES, FilePool
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
@@ -60,7 +61,7 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
 
 class PartitionLog:
     def __init__(self, directory: Path, config: LogConfig, fsync: FsyncPolicy, executor: Executor,
-                 owns_executor: bool, observer: StorageObserver) -> None:
+                 owns_executor: bool, observer: StorageObserver, files: FilePool = SHARED_FILES) -> None:
         parsed = parse_partition_dir(directory.name)
         if parsed is None:
             raise ValueError(f"partition directory {directory.name!r} is not named <topic>-<partition>")
@@ -69,7 +70,13 @@ class PartitionLog:
         self.config = config
         self.fsync = fsync
         self.observer = observer
+        self.files = files
         self.segments: list[Segment] = []
+        self.recovery_point = 0
+        """Everything below this offset is on disk with its indexes: a crash re-checks only what follows."""
+        self.corruption: CorruptLogError | None = None
+        """Set when a read found a batch failing its CRC: the log then refuses every read and append."""
+        self._corruption_listeners: list[Callable[[PartitionLog, CorruptLogError], None]] = []
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.high_watermark = 0
@@ -109,14 +116,19 @@ class PartitionLog:
     # ---- opening and recovery -----------------------------------------------------------
     @classmethod
     async def open(cls, directory: Path, config: LogConfig, fsync: FsyncPolicy, *,
-                   executor: Executor | None = None, observer: StorageObserver | None = None) -> PartitionLog:
-        """Open (creating if absent) and recover the log in ``directory``."""
+                   executor: Executor | None = None, observer: StorageObserver | None = None,
+                   files: FilePool | None = None, recovery_point: int = 0) -> PartitionLog:
+        """Open (creating if absent) and recover the log in ``directory``.
+
+        ``recovery_point`` is this partition's entry in the data directory's recovery-point checkpoint;
+        ``files`` the pool its segment files are opened through.
+        """
         owns = executor is None
         if executor is None:
             executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"log-{directory.name}")
-        log = cls(Path(directory), config, fsync, executor, owns, observer or NULL_OBSERVER)
+        log = cls(Path(directory), config, fsync, executor, owns, observer or NULL_OBSERVER, files or SHARED_FILES)
         try:
-            await asyncio.get_running_loop().run_in_executor(executor, log._recover)
+            await asyncio.get_running_loop().run_in_executor(executor, log._recover, recovery_point)
         except BaseException:
             log._close_files()
             if owns:
@@ -124,8 +136,11 @@ class PartitionLog:
             raise
         return log
 
-    def _recover(self) -> None:
-        self.segments = recover_segments(self.directory, self.name, self.config)
+    def _recover(self, recovery_point: int) -> None:
+        recovered = recover_segments(self.directory, self.name, self.config, recovery_point=recovery_point,
+                                     files=self.files)
+        self.segments = recovered.segments
+        self.recovery_point = recovered.recovery_point
         self.log_start_offset = self.segments[0].base_offset
         self.log_end_offset = self.high_watermark = self.active_segment.next_offset
 
@@ -136,6 +151,23 @@ class PartitionLog:
     def remove_append_listener(self, cb: Callable[[PartitionLog], None]) -> None:
         if cb in self._listeners:
             self._listeners.remove(cb)
+
+    def add_corruption_listener(self, cb: Callable[[PartitionLog, CorruptLogError], None]) -> None:
+        """``cb(log, error)`` runs once, on the event loop, when a read finds a batch failing its CRC."""
+        self._corruption_listeners.append(cb)
+
+    def mark_corrupt(self, exc: CorruptLogError) -> None:
+        """Take the log offline: found by a read here, or by the cleaner."""
+        if self.corruption is not None:
+            return
+        self.corruption = exc
+        _log.error("partition offline: a batch read from disk failed its CRC check and is not served",
+                   partition=self.name, segment=exc.segment.name, position=exc.position, reason=exc.reason)
+        for listener in tuple(self._corruption_listeners):
+            try:
+                listener(self, exc)
+            except Exception:
+                _log.exception("corruption listener failed", partition=self.name)
 
     async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
                      log_append_time: int | None = None) -> AppendResult:
@@ -255,7 +287,7 @@ class PartitionLog:
             if durable:
                 old.flush()
             old.write_indexes()
-            new = Segment.create(self.directory, base_offset)
+            new = Segment.create(self.directory, base_offset, self.files)
             if durable:
                 fsync_directory(self.directory)
                 write_recovery_point(self.directory, base_offset)
@@ -263,7 +295,48 @@ class PartitionLog:
 
         new = await self._run(job)
         self.segments.append(new)
+        if durable:
+            self.recovery_point = max(self.recovery_point, base_offset)
         return new
+
+    async def checkpoint(self) -> int:
+        """Make everything appended so far durable with its indexes; returns the new recovery point.
+
+        Kafka's periodic flush plus recovery-point checkpoint: the active segment is fsynced and its index
+        files written from a snapshot taken under the append lock, so the indexes only describe fsynced
+        bytes. A restart after a crash then re-checks only what was appended after this call. Cheap when
+        nothing was appended since the last one.
+        """
+        async with self._append_lock:
+            if self._closed or self.corruption is not None or self.log_end_offset <= self.recovery_point:
+                return self.recovery_point
+            await self._settle_writes()
+            if self._failure is not None:
+                return self.recovery_point
+            end = self.log_end_offset
+            segment = self.active_segment
+            snapshot = segment.index_snapshot()
+            # Every segment holding data past the old recovery point: with fsync=never those rolled since the
+            # last checkpoint were never fsynced (Kafka's flush(offset) covers [recoveryPoint, offset) too).
+            unflushed = [s for s in self.segments if s.next_offset > self.recovery_point and not s.deleted]
+
+            def job() -> None:
+                for each in unflushed:
+                    if not each.deleted:  # a segment the cleaner replaced meanwhile was fsynced as it was written
+                        each.flush()
+                segment.write_index_snapshot(snapshot)
+                fsync_directory(self.directory)
+
+            for each in unflushed:
+                each.begin_read()
+            try:
+                await self._run(job)
+            finally:
+                for each in unflushed:
+                    each.end_read()
+            segment.indexes_dirty = False
+            self.recovery_point = max(self.recovery_point, end)
+            return self.recovery_point
 
     async def roll(self) -> None:
         """Start a new active segment now (so everything so far becomes cleanable)."""
@@ -322,6 +395,8 @@ class PartitionLog:
         of a fetch). Offsets below the log start read from the log start.
         """
         self._check_open()
+        if self.corruption is not None:
+            raise self.corruption
         high_watermark = self.high_watermark
         offset = max(offset, self.log_start_offset)
         if offset >= high_watermark:
@@ -348,6 +423,9 @@ class PartitionLog:
         try:
             return await asyncio.get_running_loop().run_in_executor(
                 None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
+        except CorruptLogError as exc:
+            self.mark_corrupt(exc)
+            raise
         finally:
             segment.end_read()
 
@@ -435,11 +513,12 @@ class PartitionLog:
 
             def job() -> Segment:
                 _delete_segment_files(old, self.directory)
-                segment = Segment.create(self.directory, new_start_offset)
+                segment = Segment.create(self.directory, new_start_offset, self.files)
                 write_recovery_point(self.directory, new_start_offset)
                 return segment
 
             self.segments = [await self._run(job)]
+            self.recovery_point = new_start_offset
             self.log_start_offset = self.log_end_offset = self.high_watermark = new_start_offset
             self._synced_seq = self._written_seq
 
@@ -457,12 +536,23 @@ class PartitionLog:
         self._shutdown_executor()
 
     def _close_cleanly(self) -> None:
-        for segment in self.segments:
-            segment.flush()
-            if segment.indexes_dirty:
-                segment.write_indexes()
-        write_clean_shutdown_marker(self.directory)
-        self._close_files()
+        try:
+            for segment in self.segments:
+                segment.flush()
+            try:
+                for segment in self.segments:
+                    if segment.indexes_dirty:
+                        segment.write_indexes()
+                write_clean_shutdown_marker(self.directory)
+            except OSError as exc:
+                # A full disk: the data is flushed, only the shortcut for the next start is missing, so that
+                # start recovers this log as after a crash instead of this shutdown failing.
+                _log.error("could not write indexes or the clean-shutdown marker; the next start recovers "
+                           "this log", partition=self.name, error=str(exc))
+            else:
+                self.recovery_point = self.log_end_offset
+        finally:
+            self._close_files()
 
     def _close_files(self) -> None:
         for segment in self.segments:
@@ -490,6 +580,8 @@ class PartitionLog:
         self._check_open()
         if self._failure is not None:
             raise LogClosedError(f"log {self.name} failed on an earlier write: {self._failure}")
+        if self.corruption is not None:
+            raise LogClosedError(f"log {self.name} is offline: {self.corruption}")
 
     async def _run(self, fn: Callable, *args: object):
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)

@@ -5,6 +5,12 @@ Each partition directory keeps its topic config in ``topic-config.json`` (Kafka 
 names), so a topic comes back after a restart with the settings it was created with.
 Deleted topics are renamed to ``<topic>-<partition>.<uuid>-delete`` first (as Kafka does)
 so a crash half-way never resurrects them.
+
+Segment files are opened through one bounded ``FilePool`` (``log.max.open.files``), so the number of
+partitions is not limited by ``ulimit -n``. Every log's recovery point is kept in the data directory's
+``recovery-point-offset-checkpoint``, written after periodic flushes and at a clean shutdown, so a restart
+after a crash re-checks only what was appended since. A log whose read finds a batch failing its CRC is
+taken offline (``refused``), like one whose recovery found mid-log corruption.
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ import structlog
 from groupcoord.storage.cleaner import CleanerStats, LogCleaner
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.file_pool import FilePool
 from groupcoord.storage.log import PartitionLog, parse_partition_dir
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
+from groupcoord.storage.recovery_checkpoint import RecoveryPointCheckpoint
 from groupcoord.storage.retention import apply_retention
 from groupcoord.storage.throttle import Throttler
 
@@ -39,8 +47,15 @@ class LogManager:
     def __init__(self, data_dir: Path, fsync: FsyncPolicy, default_config: LogConfig, *,
                  executor: Executor | None = None, observer: StorageObserver | None = None,
                  cleaner_backoff_s: float = 15.0, retention_check_interval_s: float = 300.0,
-                 cleaner_io_bytes_per_second: float = math.inf, io_threads: int = 4) -> None:
+                 cleaner_io_bytes_per_second: float = math.inf, io_threads: int = 4,
+                 max_open_files: int = 0, flush_checkpoint_interval_s: float = 60.0) -> None:
         self.data_dir = Path(data_dir)
+        self.files = FilePool(max_open_files)
+        """Every segment file of every partition is opened through this bounded LRU (0: automatic cap)."""
+        self.recovery_checkpoint = RecoveryPointCheckpoint(self.data_dir)
+        self.flush_checkpoint_interval_s = flush_checkpoint_interval_s
+        self._recovery_points: dict[tuple[str, int], int] | None = None
+        self._checkpointed: dict[tuple[str, int], int] = {}
         self.fsync = fsync
         self.default_config = default_config
         self.observer = observer or NULL_OBSERVER
@@ -53,6 +68,7 @@ class LogManager:
         self._creating: dict[tuple[str, int], asyncio.Future[PartitionLog]] = {}
         self.refused: dict[tuple[str, int], CorruptLogError] = {}
         """Partitions whose log is corrupt in the middle: offline until an operator repairs them."""
+        self._offline: list[PartitionLog] = []
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -82,8 +98,7 @@ class LogManager:
                 continue
             config = await loop.run_in_executor(self._executor, self._load_config, path)
             try:
-                self._logs[parsed] = await PartitionLog.open(path, config, self.fsync, executor=self._executor,
-                                                             observer=self.observer)
+                self._logs[parsed] = await self._open(path, parsed, config)
             except CorruptLogError as exc:
                 # Only this partition goes offline: its files stay as they are for `groupcoord log verify`
                 # and an operator, and every other partition is served.
@@ -129,7 +144,61 @@ class LogManager:
             config = await loop.run_in_executor(self._executor, self._load_config, path)
         else:
             await loop.run_in_executor(self._executor, self._store_config, path, config)
-        return await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer)
+        return await self._open(path, (topic, partition), config)
+
+    async def _open(self, path: Path, key: tuple[str, int], config: LogConfig) -> PartitionLog:
+        points = await self._known_recovery_points()
+        log = await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer,
+                                      files=self.files, recovery_point=points.get(key, 0))
+        log.add_corruption_listener(self._take_offline)
+        return log
+
+    async def _known_recovery_points(self) -> dict[tuple[str, int], int]:
+        """The checkpoint as it was at start-up (read once: later writes come from the open logs)."""
+        if self._recovery_points is None:
+            self._recovery_points = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self.recovery_checkpoint.read)
+            self._checkpointed = dict(self._recovery_points)
+        return self._recovery_points
+
+    def _take_offline(self, log: PartitionLog, exc: CorruptLogError) -> None:
+        """A read found a corrupt batch: the partition answers KAFKA_STORAGE_ERROR (its groups
+        COORDINATOR_NOT_AVAILABLE) from now on; its files stay as they are for an operator."""
+        key = (log.topic, log.partition)
+        if self._logs.get(key) is log:
+            del self._logs[key]
+            self._offline.append(log)
+        self.refused[key] = exc
+
+    def _still_on_disk(self, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        return [key for key in keys if (self.data_dir / f"{key[0]}-{key[1]}").is_dir()]
+
+    # ---- recovery points ---------------------------------------------------------------------
+    async def checkpoint_recovery_points(self) -> bool:
+        """Flush every log appended to since the last checkpoint, then rewrite the checkpoint file if any
+        recovery point moved (Kafka's flush scheduler and checkpointLogRecoveryOffsets). True if written."""
+        for log in list(self._logs.values()):
+            if log.log_end_offset > log.recovery_point:
+                try:
+                    await log.checkpoint()
+                except Exception:
+                    _log.exception("flushing a log for the recovery checkpoint failed", partition=log.name)
+        return await self._write_recovery_checkpoint()
+
+    async def _write_recovery_checkpoint(self) -> bool:
+        known = await self._known_recovery_points()
+        # Partitions on disk but not open here (offline ones, or a manager that opened only some) keep the
+        # entry they had: an operator's repair should not cost a full recovery. Deleted topics lose theirs.
+        loop = asyncio.get_running_loop()
+        kept = await loop.run_in_executor(self._executor, self._still_on_disk,
+                                          [key for key in known if key not in self._logs])
+        points = {key: self._checkpointed.get(key, known[key]) for key in kept}
+        points.update({key: log.recovery_point for key, log in self._logs.items()})
+        if points == self._checkpointed:
+            return False
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.recovery_checkpoint.write, points)
+        self._checkpointed = points
+        return True
 
     async def update_config(self, topic: str, config: LogConfig) -> None:
         """Apply and persist a new config to every partition of ``topic``."""
@@ -158,6 +227,8 @@ class LogManager:
         loop = asyncio.get_running_loop()
         for log in self.partitions(topic):
             del self._logs[(log.topic, log.partition)]
+            if self._recovery_points is not None:
+                self._recovery_points.pop((log.topic, log.partition), None)
             await self.cleaner.forget(log)
             await log.close()
             doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
@@ -171,7 +242,11 @@ class LogManager:
         total = CleanerStats()
         for (t, _), log in list(self._logs.items()):
             if topic is None or t == topic:
-                total.merge(await self.cleaner.clean(log))
+                try:
+                    total.merge(await self.cleaner.clean(log))
+                except CorruptLogError as exc:
+                    log.mark_corrupt(exc)
+                    raise
         return total
 
     async def retention_now(self) -> int:
@@ -184,7 +259,16 @@ class LogManager:
         if self._tasks:
             return
         self._tasks = [asyncio.create_task(self._cleaner_loop(), name="log-cleaner"),
-                       asyncio.create_task(self._retention_loop(), name="log-retention")]
+                       asyncio.create_task(self._retention_loop(), name="log-retention"),
+                       asyncio.create_task(self._checkpoint_loop(), name="log-recovery-checkpoint")]
+
+    async def _checkpoint_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_checkpoint_interval_s)
+            try:
+                await self.checkpoint_recovery_points()
+            except Exception:
+                _log.exception("writing the recovery point checkpoint failed")
 
     async def _cleaner_loop(self) -> None:
         while True:
@@ -212,6 +296,8 @@ class LogManager:
             tried.add((log.topic, log.partition))
             try:
                 cleaned += (await self.cleaner.clean(log)).partitions_cleaned
+            except CorruptLogError as exc:
+                log.mark_corrupt(exc)
             except Exception:
                 _log.exception("log cleaning failed", partition=log.name)
 
@@ -234,8 +320,13 @@ class LogManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for log in list(self._logs.values()):
+        for log in list(self._logs.values()) + self._offline:
             await log.close()
+        try:
+            await self._write_recovery_checkpoint()
+        except OSError as exc:  # e.g. a full disk: the next start recovers more, it loses nothing
+            _log.error("could not write the recovery point checkpoint at shutdown", error=str(exc))
         self._logs.clear()
+        self._offline.clear()
         if self._owns_executor:
             self._executor.shutdown(wait=True)

@@ -1,18 +1,29 @@
-"""Opening a partition directory after a clean or an unclean shutdown.
+"""Opening a partition directory after a clean or an unclean shutdown (Kafka's LogLoader).
 
 After a clean close (marker present) the saved indexes are trusted and only the tail
 after the last index entry is walked. After an unclean one, segments wholly below the
-recovery point (the base of the active segment at the last durable roll: everything
-before it was fsynced and its indexes written) are treated the same way, and every
-batch from the recovery point on is checked (length, magic 2, CRC-32C, offsets moving
-forward) with its indexes rebuilt. A bad batch with nothing
+recovery point (everything before it was fsynced and its indexes written) are treated the
+same way; in the segment holding the recovery point the index entries below it are kept
+and the walk starts from the last of them; every batch from there on is checked (length,
+magic 2, CRC-32C, offsets moving forward) and indexed. So a restart after a crash reads
+what was written since the last checkpoint, not the whole log. A bad batch with nothing
 valid after it is a torn tail and is cut (and logged); a bad batch followed by valid
 data is corruption, and opening fails with ``CorruptLogError`` rather than drop records.
+
+Trusted bytes are not read here, so their CRCs are checked when they are first read
+(``segment_reads``): nothing is served or replayed unchecked.
+
+The recovery point comes from the data directory's ``recovery-point-offset-checkpoint``
+(``recovery_checkpoint``), passed in by the LogManager; a log opened on its own also
+keeps the one-line ``recovery-point-offset`` file it writes when a segment rolls durably.
+The larger of the two counts.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Final
 
@@ -20,6 +31,7 @@ import structlog
 
 from groupcoord.storage.config import LogConfig
 from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.file_pool import SHARED_FILES, FilePool
 from groupcoord.storage.segment import LOG_SUFFIX, Segment, fsync_directory, parse_segment_filename
 from groupcoord.storage.swap import recover_interrupted_swaps
 
@@ -29,7 +41,15 @@ RECOVERY_POINT_FILE: Final = "recovery-point-offset"
 _log = structlog.get_logger("groupcoord.storage.recovery")
 
 
-def recover_segments(directory: Path, name: str, config: LogConfig) -> list[Segment]:
+@dataclass(frozen=True, slots=True)
+class RecoveredLog:
+    segments: list[Segment]
+    recovery_point: int
+    """Everything below this offset is durable with its indexes (the log end after a clean shutdown)."""
+
+
+def recover_segments(directory: Path, name: str, config: LogConfig, *, recovery_point: int = 0,
+                     files: FilePool = SHARED_FILES) -> RecoveredLog:
     """Open, validate and (if needed) repair every segment; always returns at least one."""
     directory.mkdir(parents=True, exist_ok=True)
     marker = directory / CLEAN_SHUTDOWN_MARKER
@@ -37,21 +57,27 @@ def recover_segments(directory: Path, name: str, config: LogConfig) -> list[Segm
     recover_interrupted_swaps(directory, name)
     bases = sorted(parsed[0] for entry in os.listdir(directory)
                    if (parsed := parse_segment_filename(entry)) and parsed[1] == LOG_SUFFIX)
-    segments = [Segment.open_existing(directory, base) for base in bases]
-    recovery_point = read_recovery_point(directory)
+    segments = [Segment.open_existing(directory, base, files) for base in bases]
+    recovery_point = max(recovery_point, read_recovery_point(directory))
     try:
         index = 0
         while index < len(segments):
             segment = segments[index]
-            durable = clean or (index + 1 < len(segments) and segments[index + 1].base_offset <= recovery_point)
-            problem = _load_segment(segment, durable, config.index_interval_bytes)
+            following = segments[index + 1].base_offset if index + 1 < len(segments) else None
+            if clean or (following is not None and following <= recovery_point):
+                trust = Trust.WHOLE
+            elif segment.base_offset < recovery_point:
+                trust = Trust.BELOW_RECOVERY_POINT
+            else:
+                trust = Trust.NONE
+            problem = _load_segment(segment, trust, recovery_point, config.index_interval_bytes)
             if problem is not None:
                 _cut_torn_tail(name, segments, index, *problem)
             if segment.rolling_timestamp is None:
                 segment.rolling_timestamp = segment.last_modified_ms()
             index += 1
         if not segments:
-            segments.append(Segment.create(directory, 0))
+            segments.append(Segment.create(directory, 0, files))
             fsync_directory(directory)
         if clean:
             marker.unlink()  # from here on a crash counts as unclean
@@ -60,7 +86,21 @@ def recover_segments(directory: Path, name: str, config: LogConfig) -> list[Segm
         for segment in segments:
             segment.close()
         raise
-    return segments
+    return RecoveredLog(segments, segments[-1].next_offset if clean else min(recovery_point, segments[-1].next_offset))
+
+
+class Trust(Enum):
+    """How much of a segment recovery may take on faith (Kafka's LogLoader: only what is past the recovery
+    point is recovered)."""
+
+    WHOLE = "whole"
+    """Below the recovery point, or everything after a clean shutdown: indexes loaded, only the tail after
+    the last index entry walked (without CRC checks: reads check them)."""
+    BELOW_RECOVERY_POINT = "below recovery point"
+    """Holds the recovery point: index entries below it are kept, every batch from the last of them is
+    checked."""
+    NONE = "none"
+    """Wholly past the recovery point: every batch is checked and indexed."""
 
 
 def write_clean_shutdown_marker(directory: Path) -> None:
@@ -87,13 +127,20 @@ def write_recovery_point(directory: Path, offset: int) -> None:
     fsync_directory(directory)
 
 
-def _load_segment(segment: Segment, durable: bool, interval: int) -> tuple[int, str] | None:
-    """Load (durable) or rebuild the segment's state; returns (position, reason) of a bad batch."""
-    if durable and segment.load_indexes():
+def _load_segment(segment: Segment, trust: Trust, recovery_point: int, interval: int) -> tuple[int, str] | None:
+    """Load or rebuild the segment's state as far as ``trust`` allows; returns (position, reason) of a bad batch."""
+    if trust is Trust.WHOLE and segment.load_indexes():
         outcome = segment.scan(segment.offset_index.last_position(), verify=False, index_interval_bytes=interval)
         if outcome.problem is None:
             return None
         segment.reset_indexes()
+    elif trust is Trust.BELOW_RECOVERY_POINT and segment.load_indexes(below_offset=recovery_point):
+        start = segment.offset_index.last_position()
+        if start > 0:
+            outcome = segment.scan(start, verify=True, index_interval_bytes=interval)
+            if outcome.problem is None:
+                return None
+            segment.reset_indexes()  # a bad batch past the recovery point: let a full walk tell torn from corrupt
     outcome = segment.scan(0, verify=True, index_interval_bytes=interval)
     return None if outcome.problem is None else (outcome.valid_end, outcome.problem)
 

@@ -17,6 +17,7 @@ from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
 )
+from groupcoord.storage.file_pool import SHARED_FILES, FileKey, FilePool
 from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
 
 LOG_SUFFIX: Final = ".log"
@@ -50,11 +51,16 @@ class ScanOutcome:
 
 
 class Segment:
-    def __init__(self, directory: Path, base_offset: int, fd: int, size: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, size: int, files: FilePool = SHARED_FILES) -> None:
         self.directory = directory
         self.base_offset = base_offset
-        self.fd = fd
+        self.files = files
+        """Where this segment borrows its ``.log`` descriptor from: open files are a bounded resource."""
+        self._file = FileKey(directory / segment_filename(base_offset, LOG_SUFFIX))
         self.size = size
+        self.verified_end = 0
+        """Every batch below this byte position has passed its CRC-32C check since the segment was opened (by
+        recovery, by a replay or fetch that read it, or because this process appended it)."""
         self.next_offset = base_offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset
@@ -85,39 +91,45 @@ class Segment:
 
     # ---- lifecycle (executor) -------------------------------------------------------
     @classmethod
-    def create(cls, directory: Path, base_offset: int) -> Segment:
+    def create(cls, directory: Path, base_offset: int, files: FilePool = SHARED_FILES) -> Segment:
         path = directory / segment_filename(base_offset)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        segment = cls(directory, base_offset, fd, 0)
+        segment = cls(directory, base_offset, 0, files)
+        files.adopt(segment._file, fd)
         segment.rolling_timestamp = int(time.time() * 1000)
         return segment
 
     @classmethod
-    def open_existing(cls, directory: Path, base_offset: int) -> Segment:
+    def open_existing(cls, directory: Path, base_offset: int, files: FilePool = SHARED_FILES) -> Segment:
+        """A segment whose file is opened only when first read or written (see ``FilePool``)."""
         path = directory / segment_filename(base_offset)
-        fd = os.open(path, os.O_RDWR)
-        return cls(directory, base_offset, fd, os.fstat(fd).st_size)
+        return cls(directory, base_offset, os.stat(path).st_size, files)
 
     def last_modified_ms(self) -> int:
         return int(os.stat(self.log_path).st_mtime * 1000)
 
     def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
-        while view:
-            written = os.pwrite(self.fd, view, position)
-            view = view[written:]
-            position += written
+        with self.files.borrow(self._file) as fd:
+            while view:
+                written = os.pwrite(fd, view, position)
+                view = view[written:]
+                position += written
 
     def read(self, position: int, size: int) -> bytes:
-        return os.pread(self.fd, size, position)
+        with self.files.borrow(self._file) as fd:
+            return os.pread(fd, size, position)
 
     def flush(self) -> None:
-        os.fsync(self.fd)
+        with self.files.borrow(self._file) as fd:
+            os.fsync(fd)
 
     def truncate_to(self, position: int) -> None:
-        os.ftruncate(self.fd, position)
-        os.fsync(self.fd)
+        with self.files.borrow(self._file) as fd:
+            os.ftruncate(fd, position)
+            os.fsync(fd)
         self.size = position
+        self.verified_end = min(self.verified_end, position)
 
     def write_indexes(self) -> None:
         """Persist the indexes (Kafka trims them to their real size on roll/close)."""
@@ -126,13 +138,30 @@ class Segment:
         _write_file(self.timeindex_path, self.time_index.to_bytes())
         self.indexes_dirty = False
 
-    def load_indexes(self) -> bool:
-        """Load index files written at the last clean close; False means rebuild them."""
+    def index_snapshot(self) -> tuple[bytes, bytes]:
+        """The indexes as file contents, taken on the event loop so they describe only bytes written so far."""
+        self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+        return self.offset_index.to_bytes(), self.time_index.to_bytes()
+
+    def write_index_snapshot(self, snapshot: tuple[bytes, bytes]) -> None:
+        """Persist a snapshot of the active segment's indexes (at a recovery-point checkpoint)."""
+        _write_file(self.index_path, snapshot[0])
+        _write_file(self.timeindex_path, snapshot[1])
+
+    def load_indexes(self, below_offset: int | None = None) -> bool:
+        """Load index files written at the last roll, clean close or checkpoint; False means rebuild them.
+
+        With ``below_offset`` (the recovery point inside this segment) entries at or past it are dropped:
+        the bytes they point at were not known durable.
+        """
         try:
             offset_index = OffsetIndex.from_bytes(self.base_offset, self.index_path.read_bytes(), self.size)
             time_index = TimeIndex.from_bytes(self.base_offset, self.timeindex_path.read_bytes())
         except (OSError, IndexFormatError):
             return False
+        if below_offset is not None:
+            offset_index.truncate_from(below_offset)
+            time_index.truncate_from(below_offset)
         self.offset_index = offset_index
         self.time_index = time_index
         if len(time_index):
@@ -202,6 +231,8 @@ class Segment:
                 return ScanOutcome(pos, f"batch base offset {header.base_offset} goes back before "
                                         f"{self.next_offset}")
             self.track_batch(pos, header, index_interval_bytes)
+            if verify and pos == self.verified_end:
+                self.verified_end = pos + header.size
             pos += header.size
         return ScanOutcome(pos, None)
 
@@ -244,7 +275,7 @@ class Segment:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            os.close(self.fd)
+            self.files.forget(self._file)
 
     def mark_deleted(self) -> None:
         """Stop new use; the descriptor closes once in-flight reads finish."""
@@ -262,11 +293,15 @@ class Segment:
 
 def _write_file(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk must not also leave half-written files behind
+        raise
 
 
 def fsync_directory(directory: Path) -> None:

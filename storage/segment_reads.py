@@ -2,6 +2,11 @@
 
 The ``.log`` may hold reserved-but-not-yet-written bytes at its end and batches above the
 high watermark; both readers stop before either, so a fetch never sees undurable data.
+
+Every batch handed out has passed its CRC-32C check in this process: recovery trusts segments below the
+recovery point (and everything after a clean shutdown) without reading them, so the check happens here, the
+first time the bytes are read, whether by the group coordinator's replay or by a fetch. A mismatch raises
+``CorruptLogError`` naming the file and position; it is never served.
 """
 
 from __future__ import annotations
@@ -9,30 +14,63 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from groupcoord.protocol.record_batch import HEADER_SIZE, BatchHeader, decode_records, parse_header
+from groupcoord.protocol.crc import crc32c
+from groupcoord.protocol.record_batch import (
+    ATTRIBUTES_OFFSET, HEADER_SIZE, BatchHeader, CorruptBatchError, decode_records, parse_header,
+)
+from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.segment import Segment
 
 LOCATE_CHUNK: Final = 64 * 1024
+SERVING_REFUSED: Final = "the partition is taken offline rather than serve it"
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
                  high_watermark: int) -> bytes:
     """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``."""
-    position = locate_batch(segment, offset, start, limit)
-    if position is None:
-        return b""
-    data = segment.read(position, min(max(max_bytes, 0), limit - position))
-    end = 0
-    for pos, header in _whole_headers(data):
-        if header.base_offset >= high_watermark:
-            break
-        end = pos + header.size
-    if end == 0 and min_one:
-        header = parse_header(segment.read(position, HEADER_SIZE))
-        if header.base_offset >= high_watermark:
+    position = start
+    try:
+        position = locate_batch(segment, offset, start, limit)
+        if position is None:
             return b""
-        return segment.read(position, header.size)
+        data = segment.read(position, min(max(max_bytes, 0), limit - position))
+        view = memoryview(data)
+        end = 0
+        for pos, header in _whole_headers(data):
+            if header.base_offset >= high_watermark:
+                break
+            check_crc(segment, position, view, pos, header)
+            end = pos + header.size
+        if end == 0 and min_one:
+            header = parse_header(segment.read(position, HEADER_SIZE))
+            if header.base_offset >= high_watermark:
+                return b""
+            data, end = segment.read(position, header.size), header.size
+            check_crc(segment, position, memoryview(data), 0, header)
+    except CorruptBatchError as exc:
+        raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
+                              consequence=SERVING_REFUSED) from exc
     return data[:end]
+
+
+def check_crc(segment: Segment, position: int, view: memoryview, pos: int, header: BatchHeader) -> None:
+    """Check the CRC of the whole batch at ``view[pos:]`` (read at file ``position``; ``header`` is its parsed
+    header) unless this process already has.
+
+    ``segment.verified_end`` advances while the verified bytes stay contiguous from the segment's start, so
+    bytes are checked once, however often they are replayed or fetched.
+    """
+    start = position + pos
+    end = start + header.size
+    verified = segment.verified_end
+    if end <= verified:
+        return
+    if header.crc != crc32c(view[pos + ATTRIBUTES_OFFSET:pos + header.size]):
+        raise CorruptLogError(segment.directory.name, segment.log_path, start,
+                              f"CRC-32C mismatch in batch with base offset {header.base_offset}",
+                              consequence=SERVING_REFUSED)
+    if start <= verified:
+        segment.verified_end = max(segment.verified_end, end)
 
 
 def _whole_headers(data: bytes) -> Iterator[tuple[int, BatchHeader]]:

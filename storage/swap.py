@@ -81,7 +81,10 @@ def install_swap(directory: Path, base_offset: int) -> None:
 
 
 def recover_interrupted_swaps(directory: Path, partition: str) -> None:
+    """Finish or roll back an interrupted swap; touches (and fsyncs) the directory only if one was found, so a
+    start after a clean stop writes nothing."""
     names = sorted(os.listdir(directory))
+    changed = False
     for name in names:
         parsed = parse_segment_filename(name)
         if parsed is None:
@@ -90,12 +93,15 @@ def recover_interrupted_swaps(directory: Path, partition: str) -> None:
         if suffix == LOG_SUFFIX + SWAP_SUFFIX:
             if manifest_path(directory, base_offset).exists():
                 install_swap(directory, base_offset)
+                changed = True
                 _log.warning("finished interrupted segment swap", partition=partition, base_offset=base_offset)
             else:
                 (directory / name).unlink()
+                changed = True
                 _log.warning("dropped swap file without manifest", partition=partition, file=name)
         elif suffix == LOG_SUFFIX + CLEANED_SUFFIX:
             (directory / name).unlink()
+            changed = True
             _log.warning("rolled back interrupted compaction", partition=partition, file=name)
     for name in os.listdir(directory):
         parsed = parse_segment_filename(name)
@@ -104,6 +110,9 @@ def recover_interrupted_swaps(directory: Path, partition: str) -> None:
         base_offset, suffix = parsed
         if suffix == MANIFEST_SUFFIX and not swap_path(directory, base_offset).exists():
             (directory / name).unlink()
+            changed = True
         elif suffix.endswith(".tmp") or suffix.endswith(".deleted"):
             (directory / name).unlink()
-    fsync_directory(directory)
+            changed = True
+    if changed:
+        fsync_directory(directory)

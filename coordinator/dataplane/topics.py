@@ -5,6 +5,11 @@ names, partition counts and overrides; each partition directory also carries Kaf
 ``partition.metadata`` with the topic id. Topics whose logs were created directly through the
 LogManager (``__consumer_offsets`` by the group coordinator) are adopted on first sight, so Metadata and
 Fetch see them like any other topic.
+
+Start-up writes nothing when nothing changed (the catalog is rewritten only when a topic is adopted, and
+``partition.metadata`` only when its id differs), so a broker on a full disk still starts. The number of
+partitions a broker hosts is capped (``max.broker.partitions``, KIP-578's name): CreateTopics and
+CreatePartitions past it are refused with POLICY_VIOLATION, before any directory is created.
 """
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ import asyncio
 import json
 import os
 import uuid
+
+import structlog
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -24,6 +31,8 @@ from groupcoord.coordinator.dataplane.names import collision_key, is_internal, t
 from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
 
 CATALOG_FILE = "topic-catalog.json"
+
+_log = structlog.get_logger("groupcoord.coordinator.dataplane.topics")
 
 
 @dataclass
@@ -99,7 +108,6 @@ class TopicCatalog:
         for log in existing_logs:
             if log.topic not in self._topics:
                 self._adopt(log.topic)
-        self._persist()
 
     # ---- lookups (synchronous: the group coordinator and handlers call them on the hot path) ----
 
@@ -194,6 +202,9 @@ class TopicCatalog:
             if isinstance(checked, TopicResult):
                 return checked
             partitions, overrides = checked
+            refusal = self._over_partition_cap(name, partitions)
+            if refusal is not None:
+                return refusal
             topic = self._make_topic(name, random_topic_id(), partitions, overrides)
             if validate_only:
                 return TopicResult(name, topic=topic)
@@ -259,6 +270,9 @@ class TopicCatalog:
                 bad = self._bad_assignment(assignments)
                 if bad is not None:
                     return TopicResult(name, ErrorCode.invalid_replica_assignment, bad)
+            refusal = self._over_partition_cap(name, count - topic.partitions)
+            if refusal is not None:
+                return refusal
             if validate_only:
                 return TopicResult(name, topic=topic)
             for partition in range(topic.partitions, count):  # opened before they are counted, as in create
@@ -316,6 +330,23 @@ class TopicCatalog:
             return TopicResult(name, ErrorCode.invalid_config, str(exc))
         return partitions, overrides
 
+    def hosted_partitions(self) -> int:
+        """Partitions this broker hosts: every catalogued topic's, plus logs not catalogued yet
+        (``__consumer_offsets`` before its first adoption)."""
+        listed = sum(topic.partitions for topic in self._topics.values())
+        return listed + sum(1 for topic, _ in self._log_manager.logs if topic not in self._topics)
+
+    def _over_partition_cap(self, name: str, adding: int) -> TopicResult | None:
+        cap = getattr(self._config, "max_broker_partitions", None)
+        if cap is None:
+            return None
+        hosted = self.hosted_partitions()
+        if hosted + adding <= cap:
+            return None
+        return TopicResult(name, ErrorCode.policy_violation,
+                           f"Adding {adding} partition(s) would make this broker host {hosted + adding} partitions, "
+                           f"more than max.broker.partitions={cap} (it hosts {hosted}).")
+
     def _bad_assignment(self, assignments: Iterable[list[int]]) -> str | None:
         node = self._config.node_id
         for brokers in assignments:
@@ -343,12 +374,18 @@ class TopicCatalog:
         topic_id = next((i for i in (read_partition_metadata(log.directory) for log in logs) if i), None)
         topic_id = topic_id or random_topic_id()
         topic = Topic(name, topic_id, len(logs), {}, logs[0].config)
-        for log in logs:
-            if read_partition_metadata(log.directory) != topic_id:
-                write_partition_metadata(log.directory, topic_id)
-            self._on_log_opened(log)
         self._index(topic)
-        self._persist()
+        try:
+            for log in logs:
+                if read_partition_metadata(log.directory) != topic_id:
+                    write_partition_metadata(log.directory, topic_id)
+            self._persist()
+        except OSError as exc:
+            # Adoption happens on lookups (Metadata, the group coordinator): a full disk must not fail them.
+            # The logs are the truth here, so the next adoption tries again.
+            _log.error("could not record an adopted topic in the catalog", topic=name, error=str(exc))
+        for log in logs:
+            self._on_log_opened(log)
         return topic
 
     def _persist(self) -> None:
@@ -357,11 +394,15 @@ class TopicCatalog:
             for t in self._topics.values()}}
         self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._path)
+        try:
+            with open(tmp, "w") as f:
+                json.dump(data, f, indent=1, sort_keys=True)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self._path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     @staticmethod
     def _info(topic: Topic) -> TopicInfo:

@@ -1,10 +1,12 @@
 """`groupcoord log ...`: offline maintenance of a stopped broker's data directory.
 
-    groupcoord log verify  --data-dir ./data                  # open every partition (recovery checks every batch)
+    groupcoord log verify  --data-dir ./data                  # read every batch, check its CRC-32C; writes nothing
     groupcoord log compact --data-dir ./data [--topic T] [--roll]
 
-Both refuse a directory a running broker holds (its `.lock`). `compact --roll` first rolls each active
-segment so that everything written so far can be compacted (the cleaner never touches an active segment).
+Both refuse a directory a running broker holds (its `.lock`). `verify` exits 1 and names the file, byte
+position and base offset of every corrupt batch (a torn tail left by an unclean stop is reported but is not
+corruption: the next start cuts it). `compact --roll` first rolls each active segment so that everything
+written so far can be compacted (the cleaner never touches an active segment).
 """
 
 from __future__ import annotations
@@ -19,21 +21,22 @@ from pathlib import Path
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.log_manager import LogManager
+from groupcoord.storage.verify import verify_data_dir
 
 from .data_dir_lock import DataDirInUse, DataDirLock
 from .logging import configure_logging
 
 
-async def _verify(data_dir: Path) -> dict:
-    manager = LogManager(data_dir, FsyncPolicy.ALWAYS, LogConfig())
-    try:
-        logs = await manager.open_existing()
-        return {
-            "partitions": len(logs),
-            "records_end_offsets": {f"{t}-{p}": log.log_end_offset for (t, p), log in sorted(logs.items())},
-        }
-    finally:
-        await manager.close()
+def _verify(data_dir: Path) -> tuple[dict, list[str]]:
+    """The JSON summary and one line per corrupt batch."""
+    report = verify_data_dir(data_dir)
+    summary = {
+        "partitions": len(report.partitions),
+        "bytes_checked": report.bytes_checked,
+        "records_end_offsets": {p.name: p.end_offset for p in report.partitions},
+        "damage": [d.describe() for p in report.partitions for d in p.damage],
+    }
+    return summary, [d.describe() for d in report.corrupt]
 
 
 async def _compact(data_dir: Path, topic: str | None, roll: bool) -> dict:
@@ -55,24 +58,27 @@ def _run(ns: argparse.Namespace) -> int:
     if not data_dir.is_dir():
         print(f"Error: {data_dir} is not a directory", file=sys.stderr)
         return 1
+    corrupt: list[str] = []
     try:
         with DataDirLock(data_dir):
             if ns.log_command == "verify":
-                result = asyncio.run(_verify(data_dir))
+                result, corrupt = _verify(data_dir)
             else:
                 result = asyncio.run(_compact(data_dir, ns.topic, ns.roll))
     except (DataDirInUse, CorruptLogError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=2, sort_keys=True))
-    return 0
+    for line in corrupt:
+        print(f"Error: {line}", file=sys.stderr)
+    return 1 if corrupt else 0
 
 
 def add_log_commands(subparsers: argparse._SubParsersAction) -> None:
     log = subparsers.add_parser("log", help="offline maintenance of a stopped broker's data directory",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = log.add_subparsers(dest="log_command", required=True)
-    verify = sub.add_parser("verify", help="open every partition; recovery validates every batch")
+    verify = sub.add_parser("verify", help="check every batch's CRC-32C without changing anything")
     compact = sub.add_parser("compact", help="compact every cleanup.policy=compact partition now")
     compact.add_argument("--topic", default=None, help="only this topic (e.g. __consumer_offsets)")
     compact.add_argument("--roll", action="store_true", help="roll active segments first so all data is cleanable")

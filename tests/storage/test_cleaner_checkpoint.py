@@ -10,6 +10,7 @@ from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.cleaner_checkpoint import CLEANER_CHECKPOINT_FILE, CleanerCheckpoint
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
+from groupcoord.storage.recovery_checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
 from tests.storage.conftest import all_records, small_config
 
 T0 = 1_700_000_000_000
@@ -149,4 +150,5 @@ async def test_deleting_a_topic_drops_its_checkpoint_entry(tmp_path):
     recreated = await manager.get_or_create("doomed", 0, COMPACTED)
     assert manager.cleaner.first_dirty_offset(recreated) == 0
     await manager.close()
-    assert sorted(os.listdir(tmp_path)) == [CLEANER_CHECKPOINT_FILE, "doomed-0", "kept-0"]
+    assert sorted(os.listdir(tmp_path)) == [CLEANER_CHECKPOINT_FILE, "doomed-0", "kept-0",
+                                            RECOVERY_POINT_CHECKPOINT_FILE]
