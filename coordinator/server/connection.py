@@ -10,12 +10,16 @@ sent (including what the transport itself buffers), and resumes once half of tha
 
 A handler that returns ``CLOSE_CONNECTION`` stops the reading for good; its slot closes the connection
 (gracefully, after what is already written) once every answer before it has left.
+
+Every read and write tells the server's deadlines that the connection is in use, and whether a frame is
+left half-read, so that idle and slow-loris connections can be closed (see deadlines.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +47,11 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server: "KafkaServer") -> None:
+    def __init__(self, server: "KafkaServer", peer: str = "?") -> None:
         self.server = server
         self.id = next(_ids)
-        self.peer = "?"
+        self.peer = peer
+        self.admitted = True  # counted against max.connections(.per.ip) until the server forgets it
         self.transport: asyncio.Transport | None = None
         self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
         self._pending: deque[_Slot] = deque()
@@ -60,11 +65,8 @@ class KafkaConnection(asyncio.Protocol):
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio subclasses
-        peer = transport.get_extra_info("peername")
-        self.peer = peer[0] if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=4 * 1024 * 1024)
         if not self.server.accept(self):
-            log.warning("connection refused: max.connections reached", peer=self.peer, limit=self.server.config.max_connections)
             self._closed = True
             transport.abort()
 
@@ -85,11 +87,17 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._closed or self._closing:
             return
+        deadlines = self.server.deadlines
+        deadlines.active(self, time.monotonic())
         try:
             frames = self._decoder.feed(data)
         except FrameTooLarge as exc:
             self._abort("oversized frame", error=str(exc))
             return
+        if self._decoder.buffered:
+            deadlines.frame_incomplete(self, time.monotonic())
+        else:
+            deadlines.frame_complete(self)
         dispatcher = self.server.dispatcher
         for frame in frames:
             try:
@@ -187,6 +195,7 @@ class KafkaConnection(asyncio.Protocol):
         if out:
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             self.server.bytes_sent(sent)
+            self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.
             self._closed = True
@@ -221,6 +230,14 @@ class KafkaConnection(asyncio.Protocol):
 
     def _abort(self, reason: str, **details: Any) -> None:
         log.warning("closing connection", reason=reason, peer=self.peer, connection=self.id, **details)
+        self._closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def expire(self, deadline: str) -> None:
+        """A deadline passed (idle, or a frame left incomplete): close without a word, as Kafka does."""
+        log.debug("closing connection", reason="deadline", deadline=deadline, peer=self.peer, connection=self.id,
+                  buffered=self._decoder.buffered)
         self._closed = True
         if self.transport is not None:
             self.transport.abort()
