@@ -89,10 +89,11 @@ def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int =
         into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
                 CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
         return _bounded(into, data, max_size, _declared_size(codec, data))
-    except CompressionError:
+    except (CompressionError, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # cramjam raises its own DecompressionError type
-        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}") from exc
+    except BaseException as exc:  # cramjam's DecompressionError, or a native panic (pyo3's PanicException
+        # is a BaseException): either way this payload, not the broker, is broken
+        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
 
 
 def _too_large(max_size: int, declared: int | None = None) -> DecompressedTooLarge:

@@ -123,8 +123,10 @@ class KafkaConnection(asyncio.Protocol):
         assert decoded.handler is not None
         try:
             result = decoded.handler(decoded.ctx, decoded.request)
-        except Exception as exc:  # a handler bug must not take the server down
-            self._fail(slot, decoded, exc)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
+            self._fail(slot, decoded, exc)  # BaseException), must not take the server down
             return
         if isinstance(result, asyncio.Future) and result.done():
             self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
@@ -150,7 +152,9 @@ class KafkaConnection(asyncio.Protocol):
     def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
         try:
             payload = self.server.dispatcher.encode_response(decoded, result)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
             self._fail(slot, decoded, exc)
             return
         self._fill(slot, payload)

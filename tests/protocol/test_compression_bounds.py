@@ -124,3 +124,18 @@ def test_produce_accepts_a_compressed_batch_within_the_bound():
     batch = encode_batch([(b"k", b"v" * 1000, ()) for _ in range(100)], compression=CompressionType.LZ4)
     result = validate_batch(batch, api_version=9, max_message_bytes=1048588, compacted=False)
     assert not isinstance(result, BatchRejected), result
+
+
+class PanicException(BaseException):
+    """What pyo3 raises when a Rust extension (cramjam) panics: a BaseException, not an Exception."""
+
+
+def test_a_native_panic_while_decompressing_is_a_corrupt_batch_not_a_crash(monkeypatch):
+    def panic(data, out):
+        raise PanicException("attempt to multiply with overflow")
+
+    monkeypatch.setattr(cramjam.zstd, "decompress_into", panic)
+    batch = encode_batch([(b"k", b"v" * 100, ())], compression=CompressionType.ZSTD)
+    result = validate_batch(batch, api_version=9, max_message_bytes=1048588, compacted=False)
+    assert isinstance(result, BatchRejected) and result.error is ErrorCode.corrupt_message
+    assert "overflow" in result.message
