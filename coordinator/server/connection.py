@@ -75,6 +75,16 @@ class KafkaConnection(asyncio.Protocol):
             log.info("connection closed mid-frame", peer=self.peer, connection=self.id, buffered=self._decoder.buffered)
         self._closed = True
         self.server.forget(self)
+        self._abandon_parked()
+
+    def _abandon_parked(self) -> None:
+        """Nobody will read these answers: stop the coroutines still working on them, so a long-poll Fetch
+        (max_wait_ms is the client's to choose) leaves the purgatory now instead of at its deadline.
+        Futures a handler handed back belong to their service (the group coordinator resolves them on
+        its own timers) and are left alone; only the tasks this connection made are cancelled."""
+        for task in list(self._tasks):
+            if isinstance(task, asyncio.Task):
+                task.cancel()
 
     def pause_writing(self) -> None:
         self._writing_paused = True

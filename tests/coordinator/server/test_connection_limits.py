@@ -159,3 +159,25 @@ def test_a_raw_socket_source_address_is_usable():
     """127.0.0.2 is loopback on Linux; the tests above rely on it for "another client"."""
     with socket.socket() as s:
         s.bind(("127.0.0.2", 0))
+
+
+async def test_a_closed_connection_stops_its_parked_coroutines(make_server, connect):
+    """A long-poll parked for a client that has gone would otherwise hold its purgatory slot (and memory)
+    until the deadline the client chose, which may be days."""
+    parked, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def long_poll(ctx, request):
+        parked.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {"throttle_time": 0, "error_code": 0}
+
+    server, _ = await make_server(lambda d: d.register(12, long_poll, 0, 4))
+    client = await connect(server.address)
+    client.send(12, 0, {"group_id": "g", "generation_id": 1, "member_id": "m"})
+    await asyncio.wait_for(parked.wait(), 2)
+    client.writer.close()
+    await asyncio.wait_for(cancelled.wait(), 2)
