@@ -129,9 +129,18 @@ _LE32 = struct.Struct("<I")
 _LE64 = struct.Struct("<Q")
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MIN = 18  # 10-byte header, empty deflate stream, CRC32 and ISIZE
+
+
 def _declared_size(codec: CompressionType, data: Any) -> int | None:
-    """The content size an lz4 or zstd frame header declares, if it declares one (a claim, not a fact)."""
+    """The content size an lz4 or zstd frame header, or a gzip trailer (ISIZE, modulo 2^32), declares
+    (a claim, not a fact: it sizes the first buffer and refuses an honest bomb before decoding any of it)."""
     view = memoryview(data)
+    if codec is CompressionType.GZIP:
+        if len(view) >= _GZIP_MIN and bytes(view[:2]) == _GZIP_MAGIC:
+            return _LE32.unpack_from(view, len(view) - 4)[0]
+        return None
     if len(view) < 6:
         return None
     magic = _LE32.unpack_from(view, 0)[0]

@@ -139,3 +139,10 @@ def test_a_native_panic_while_decompressing_is_a_corrupt_batch_not_a_crash(monke
     result = validate_batch(batch, api_version=9, max_message_bytes=1048588, compacted=False)
     assert isinstance(result, BatchRejected) and result.error is ErrorCode.corrupt_message
     assert "overflow" in result.message
+
+
+def test_a_gzip_payload_lying_in_its_trailer_is_still_bounded():
+    packed = bytearray(compress(CompressionType.GZIP, bytes(4 * MiB)))
+    packed[-4:] = (100).to_bytes(4, "little")  # ISIZE says 100 bytes
+    with pytest.raises(CompressionError):  # too large, or a trailer mismatch: never 4 MiB past a 1 MiB bound
+        decompress(CompressionType.GZIP, bytes(packed), max_size=1 * MiB)
