@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from tests.support.daemon import Daemon
@@ -32,6 +34,20 @@ def _prepare(daemon: Daemon) -> list[tuple[int, int]]:
                                            "assignments": [], "configs": []}],
                                "timeout": 30000, "validate_only": False})
     return served_targets(served)
+
+
+def _events(lines: list[str], top: int = 10) -> list[tuple[str, int]]:
+    """The daemon's JSON log lines tallied by level and event, most frequent first."""
+    tally: Counter[str] = Counter()
+    for line in lines:
+        if line.startswith("{"):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            reason = f" ({entry['reason']})" if "reason" in entry else ""
+            tally[f"{entry.get('level', '?')}: {entry.get('event', '?')}{reason}"] += 1
+    return tally.most_common(top)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{at}: {lat}" for at, lat in report.slow_probes))
         for sample in report.hang_samples:
             print(f"hung on: {sample}")
+        print("daemon log lines by event: " + ", ".join(f"{event} x{n:,}" for event, n in _events(daemon.output)))
         if not alive:
             print("daemon output (last 30 lines):\n" + "\n".join(daemon.output[-30:]))
         failed = (report.crashed or not alive or report.hangs or report.probe_failures

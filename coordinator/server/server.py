@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import errno
 import resource
 import socket
@@ -31,7 +32,8 @@ log = structlog.get_logger("groupcoord.server")
 BACKLOG = 1024
 
 
-class Refusal:
+class Refusal(enum.StrEnum):
+    """Why a connection was closed at accept: the Kafka setting whose limit it hit."""
     MAX_CONNECTIONS = "max.connections"
     MAX_CONNECTIONS_PER_IP = "max.connections.per.ip"
 
@@ -83,7 +85,7 @@ class KafkaServer:
         self._schedule_sweep()
 
     # -- admission ------------------------------------------------------------------------------
-    def _refusal(self, ip: str) -> str | None:
+    def _refusal(self, ip: str) -> Refusal | None:
         if self._admitted >= self.config.max_connections:
             return Refusal.MAX_CONNECTIONS
         if self._per_ip[ip] >= self.config.max_connections_per_ip:
@@ -94,7 +96,7 @@ class KafkaServer:
         refusal = self._refusal(ip)
         if refusal is not None:
             sock.close()
-            self.observer.connection_refused(refusal)
+            self.observer.connection_refused(refusal.value)
             key = (refusal, ip) if refusal is Refusal.MAX_CONNECTIONS_PER_IP else refusal
             limit = (self.config.max_connections_per_ip if refusal is Refusal.MAX_CONNECTIONS_PER_IP
                      else self.config.max_connections)
