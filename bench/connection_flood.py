@@ -51,10 +51,10 @@ def _api_versions_frame() -> bytes:
 async def _refused(reader: asyncio.StreamReader, timeout: float) -> bool:
     try:
         return await asyncio.wait_for(reader.read(1), timeout) == b""
+    except asyncio.TimeoutError:  # before OSError: TimeoutError is one
+        return False
     except (ConnectionError, OSError):
         return True
-    except asyncio.TimeoutError:
-        return False
 
 
 async def _open_attackers(port: int, count: int, addresses: list[str], loris: bool,

@@ -124,10 +124,10 @@ async def _read_frames(reader: asyncio.StreamReader, timeout: float, expect: int
         try:
             size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), remaining))[0]
             await asyncio.wait_for(reader.readexactly(size), max(remaining, 0.001))
+        except asyncio.TimeoutError:  # before OSError: TimeoutError is one
+            return answers, False
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             return answers, True
-        except asyncio.TimeoutError:
-            return answers, False
         answers += 1
         if idle:
             deadline = time.monotonic() + timeout
