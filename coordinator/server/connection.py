@@ -149,6 +149,8 @@ class KafkaConnection(asyncio.Protocol):
 
     def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
+        if self._closed and task.cancelled():
+            return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
         if task.cancelled():
             self._fail(slot, decoded, asyncio.CancelledError())
         elif task.exception() is not None:
