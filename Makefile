@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv clean bench bench-compare readme
+.PHONY: run test venv test-venv clean bench bench-compare readme fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,11 @@ clean:
 
 readme: venv
 	$(BIN)/python -m groupcoord.coordinator.ops.readme
+
+# Fuzzed frames over every served API against a real daemon: frames sent, frames/s, crashes, hangs, the
+# probe client's worst latency, daemon RSS at start/end. Bounded by FRAMES and FUZZ_TIME_LIMIT_S.
+FRAMES ?= 1000000
+FUZZ_SEED ?= 17
+FUZZ_TIME_LIMIT_S ?= 3600
+fuzz: test-venv
+	$(BIN)/python -m bench.fuzz --frames $(FRAMES) --seed $(FUZZ_SEED) --time-limit-s $(FUZZ_TIME_LIMIT_S)

@@ -36,7 +36,7 @@ from pathlib import Path
 from bench.requests import _connect, call
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
-from groupcoord.coordinator.logging import configure_logging
+from groupcoord.coordinator.ops.logging import configure_logging
 from groupcoord.protocol.record_batch import encode_batch
 
 TOPIC = "bulk"

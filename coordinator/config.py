@@ -91,11 +91,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log.format", LogFormat.AUTO, LogFormat, "console, json, or auto (console on a TTY, JSON otherwise)", False),
     Setting("connection.max.inflight.requests", 1000, int, "per connection: stop reading while this many requests await their answer", False),
     Setting("connection.max.buffered.bytes", 32 * 1024 * 1024, int, "per connection: stop reading while this many response bytes wait to be sent", False),
+    Setting("socket.request.read.timeout.ms", 30000, int, "close a connection whose request frame is still "
+            "incomplete this long after its first byte (a slow-loris client); as request.timeout.ms, a client "
+            "has given up on such a request by then", False),
     Setting("cluster.id", None, lambda v: None if v in (None, "") else str(v), "cluster id (default: generated once and kept in DATA_DIR/meta.properties)", False),
     Setting("log.max.open.files", 0, int, "segment files kept open at once, least recently used closed first (0 = a quarter of ulimit -n)", False),
     # Kafka's
     Setting("node.id", 1, int, "broker node id"),
     Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
+    Setting("max.connections.per.ip", 2147483647, int, "maximum simultaneous connections from one client address; "
+            "further ones are closed at once"),
+    Setting("connections.max.idle.ms", 600000, int, "close a connection that has sent nothing and is owed nothing "
+            "for this long"),
     Setting("socket.request.max.bytes", 100 * 1024 * 1024, int, "largest request frame accepted"),
     Setting("group.initial.rebalance.delay.ms", 3000, int, "wait for more members before the first rebalance of an empty group"),
     Setting("group.min.session.timeout.ms", 6000, int, "smallest session timeout a member may ask for"),

@@ -113,6 +113,15 @@ class BrokerMetrics:
         self.request_stats = RequestStats()
         r.register(RequestCollector(self.request_stats))
         self.connections = Gauge(f"{PREFIX}_connections", "Open client connections", registry=r)
+        self.connections_refused = Counter(
+            f"{PREFIX}_connections_refused", "Connections closed at accept because a limit was reached "
+            "(max.connections, max.connections.per.ip)", ["limit"], registry=r)
+        self.connections_expired = Counter(
+            f"{PREFIX}_connections_expired", "Connections closed by a deadline (connections.max.idle.ms, "
+            "socket.request.read.timeout.ms)", ["deadline"], registry=r)
+        self.accept_errors = Counter(
+            f"{PREFIX}_accept_errors", "accept() calls that failed for want of descriptors or memory (EMFILE, "
+            "ENFILE, ENOBUFS, ENOMEM); the connection waits in the backlog", ["error"], registry=r)
         self.rebalances = Counter(f"{PREFIX}_rebalances", "Completed rebalances, by what triggered them", ["reason"],
                                   registry=r)
         self.rebalance_duration = Histogram(
@@ -162,6 +171,15 @@ class BrokerMetrics:
 
     def connection_closed(self) -> None:
         self.connections.dec()
+
+    def connection_refused(self, reason: str) -> None:
+        self.connections_refused.labels(limit=reason).inc()
+
+    def connection_expired(self, reason: str) -> None:
+        self.connections_expired.labels(deadline=reason).inc()
+
+    def accept_failed(self, error: str) -> None:
+        self.accept_errors.labels(error=error).inc()
 
     # --- group coordinator observer ---
 

@@ -4,12 +4,19 @@ Encoding produces what a Java Kafka client produces: snappy in the xerial stream
 (snappy-java's ``SnappyOutputStream``), lz4 in the LZ4 frame format with independent
 blocks. Decoding also accepts raw (unframed) snappy, which librdkafka and some
 non-Java producers send.
+
+Decoding is bounded: a payload is a client's claim, and a 64 KiB zstd frame of zeros expands to
+gigabytes (a decompression bomb), while raw snappy and lz4/zstd frame headers declare a size that may
+be a lie. Every codec decodes into a buffer no larger than ``max_size`` (grown from the declared or
+estimated size, never past the bound), so the process never allocates more than the bound for one
+payload; a larger payload is ``DecompressedTooLarge``, which the broker answers as a corrupt batch.
 """
 
 from __future__ import annotations
 
 import struct
 from enum import IntEnum
+from typing import Any, Callable
 
 import cramjam
 
@@ -24,6 +31,27 @@ class CompressionType(IntEnum):
 
 class CompressionError(ValueError):
     """The compressed payload of a batch could not be decoded."""
+
+
+class DecompressedTooLarge(CompressionError):
+    """The payload expands (or says it expands) past the bound the caller allows."""
+
+
+MAX_EXPANSION = 64
+"""A batch may decompress to this many times the largest batch accepted (``max.message.bytes``): far
+above what real records compress by, far below what a bomb expands to."""
+MIN_MESSAGE_BYTES_FOR_BOUND = 1024 * 1024
+
+
+def decompressed_limit(max_message_bytes: int) -> int:
+    """The decompressed size bound for batches of at most ``max_message_bytes`` (at least 64 MiB)."""
+    return MAX_EXPANSION * max(max_message_bytes, MIN_MESSAGE_BYTES_FOR_BOUND)
+
+
+DEFAULT_MAX_DECOMPRESSED = decompressed_limit(0)
+_FIRST_GUESS = 64 * 1024
+_GROWTH = 4
+_OUTPUT_FULL = "failed to write whole buffer"  # cramjam's *_into when the output buffer is too small
 
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
@@ -47,7 +75,8 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
     return bytes(cramjam.zstd.compress(data))
 
 
-def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
+def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """The decoded payload; ``CompressionError`` for a corrupt one, ``DecompressedTooLarge`` past ``max_size``."""
     try:
         codec = CompressionType(codec)
     except ValueError:
@@ -55,17 +84,81 @@ def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
     try:
         if codec is CompressionType.NONE:
             return bytes(data)
-        if codec is CompressionType.GZIP:
-            return bytes(cramjam.gzip.decompress(data))
         if codec is CompressionType.SNAPPY:
-            return _snappy_decompress(data)
-        if codec is CompressionType.LZ4:
-            return bytes(cramjam.lz4.decompress(data))
-        return bytes(cramjam.zstd.decompress(data))
-    except CompressionError:
+            return _snappy_decompress(data, max_size)
+        into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
+                CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
+        return _bounded(into, data, max_size, _declared_size(codec, data))
+    except (CompressionError, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as exc:  # cramjam raises its own DecompressionError type
-        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}") from exc
+    except BaseException as exc:  # cramjam's DecompressionError, or a native panic (pyo3's PanicException
+        # is a BaseException): either way this payload, not the broker, is broken
+        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
+
+
+def _too_large(max_size: int, declared: int | None = None) -> DecompressedTooLarge:
+    claim = f" (it declares {declared})" if declared is not None else ""
+    return DecompressedTooLarge(f"payload decompresses past the bound of {max_size} bytes{claim}")
+
+
+def _bounded(into: Callable[[Any, bytearray], int], data: Any, max_size: int, declared: int | None) -> bytes:
+    """Decode into a buffer grown from the declared size (or a guess) up to ``max_size`` + 1 bytes: a
+    buffer that fills up means the payload is larger, so memory stays within the bound whatever it says."""
+    if declared is not None and declared > max_size:
+        raise _too_large(max_size, declared)
+    size = min(max_size + 1, declared + 1 if declared is not None else max(_FIRST_GUESS, len(data) * _GROWTH))
+    while True:
+        out = bytearray(size)
+        try:
+            n = into(data, out)
+        except Exception as exc:
+            if _OUTPUT_FULL not in str(exc):
+                raise
+            if size > max_size:
+                raise _too_large(max_size) from None
+            size = min(max_size + 1, size * _GROWTH)
+            continue
+        if n > max_size:
+            raise _too_large(max_size)
+        return bytes(memoryview(out)[:n])
+
+
+_LZ4_MAGIC = 0x184D2204
+_ZSTD_MAGIC = 0xFD2FB528
+_LE32 = struct.Struct("<I")
+_LE64 = struct.Struct("<Q")
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MIN = 18  # 10-byte header, empty deflate stream, CRC32 and ISIZE
+
+
+def _declared_size(codec: CompressionType, data: Any) -> int | None:
+    """The content size an lz4 or zstd frame header, or a gzip trailer (ISIZE, modulo 2^32), declares
+    (a claim, not a fact: it sizes the first buffer and refuses an honest bomb before decoding any of it)."""
+    view = memoryview(data)
+    if codec is CompressionType.GZIP:
+        if len(view) >= _GZIP_MIN and bytes(view[:2]) == _GZIP_MAGIC:
+            return _LE32.unpack_from(view, len(view) - 4)[0]
+        return None
+    if len(view) < 6:
+        return None
+    magic = _LE32.unpack_from(view, 0)[0]
+    if codec is CompressionType.LZ4 and magic == _LZ4_MAGIC:
+        if view[4] & 0x08 and len(view) >= 14:
+            return _LE64.unpack_from(view, 6)[0]
+    elif codec is CompressionType.ZSTD and magic == _ZSTD_MAGIC:
+        descriptor = view[4]
+        single_segment = bool(descriptor & 0x20)
+        fcs_size = (1 if single_segment else 0, 2, 4, 8)[descriptor >> 6]
+        if fcs_size == 0:
+            return None
+        pos = 5 + (0 if single_segment else 1) + (0, 1, 2, 4)[descriptor & 0x03]
+        if len(view) < pos + fcs_size:
+            return None
+        value = int.from_bytes(view[pos:pos + fcs_size], "little")
+        return value + 256 if fcs_size == 2 else value
+    return None
 
 
 def _xerial_snappy_compress(data: bytes | bytearray | memoryview) -> bytes:
@@ -78,10 +171,10 @@ def _xerial_snappy_compress(data: bytes | bytearray | memoryview) -> bytes:
     return bytes(out)
 
 
-def _snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
+def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int) -> bytes:
     view = memoryview(data)
     if bytes(view[:8]) != XERIAL_MAGIC:
-        return bytes(cramjam.snappy.decompress_raw(view))
+        return _raw_snappy(view, max_size)
     pos = _XERIAL_HEADER.size
     out = bytearray()
     while pos < len(view):
@@ -91,6 +184,17 @@ def _snappy_decompress(data: bytes | bytearray | memoryview) -> bytes:
         pos += 4
         if size < 0 or pos + size > len(view):
             raise CompressionError("xerial snappy block runs past the payload")
-        out += cramjam.snappy.decompress_raw(view[pos:pos + size])
+        out += _raw_snappy(view[pos:pos + size], max_size, len(out))
         pos += size
     return bytes(out)
+
+
+def _raw_snappy(view: memoryview, max_size: int, already: int = 0) -> bytes:
+    """Raw snappy starts with the decoded length: checked against the bound (less the ``already`` decoded
+    bytes of earlier xerial blocks) before anything is allocated."""
+    declared = cramjam.snappy.decompress_raw_len(view)
+    if already + declared > max_size:
+        raise _too_large(max_size, already + declared)
+    out = bytearray(declared)
+    n = cramjam.snappy.decompress_raw_into(view, out)
+    return bytes(memoryview(out)[:n])

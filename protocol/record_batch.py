@@ -14,7 +14,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from groupcoord.protocol.compression import CompressionError, CompressionType, compress, decompress
+from groupcoord.protocol.compression import (DEFAULT_MAX_DECOMPRESSED, CompressionError, CompressionType, compress,
+                                            decompress)
 from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.varint import decode_varlong, encode_varint, encode_varlong
 
@@ -164,8 +165,9 @@ def iter_batches(buf: Buffer, pos: int = 0, *, verify: bool = True) -> Iterator[
         pos = batch_end
 
 
-def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> bytes:
-    """The records section of the batch, decompressed."""
+def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """The records section of the batch, decompressed (to at most ``max_decompressed`` bytes)."""
     if header is None:
         header = parse_header(buf, pos)
     start = pos + HEADER_SIZE
@@ -177,16 +179,17 @@ def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) 
     if codec == 0:
         return bytes(raw)
     try:
-        return decompress(codec, raw)
+        return decompress(codec, raw, max_decompressed)
     except CompressionError as exc:
         raise CorruptBatchError(str(exc), pos) from exc
 
 
-def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> list[Record]:
+def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                   max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[Record]:
     """Decode every record of the batch at ``pos`` (decompressing if needed)."""
     if header is None:
         header = parse_header(buf, pos)
-    data = batch_payload(buf, pos, header)
+    data = batch_payload(buf, pos, header, max_decompressed)
     try:
         return _decode_record_list(data, header.records_count, header.base_offset, header.base_timestamp)
     except (IndexError, UnicodeDecodeError, ValueError) as exc:

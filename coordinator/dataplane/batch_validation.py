@@ -4,16 +4,20 @@ then the log's (size against max.message.bytes, CRC, offset/count consistency, p
 no client-written control batches, keys on compacted topics, CreateTime timestamps within the topic's
 window).
 
-Records are decoded (decompressed) only when a rule needs them: keys on compacted topics, timestamps
-when the topic bounds them. Otherwise the batch is checked by its header and CRC and stored as it came.
+Records are decoded only when a rule needs them: keys on compacted topics, timestamps when the topic
+bounds them. A compressed batch is always decompressed once, as Kafka's LogValidator does, but into a
+bounded buffer: one that expands past ``decompressed_limit(max.message.bytes)`` (a decompression bomb, or
+a header that lies about its size) is refused as CORRUPT_MESSAGE before it can reach the log, where every
+later reader (ListOffsets, the cleaner, timestamp lookups) would expand it again.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from groupcoord.protocol.compression import CompressionType, decompressed_limit
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, decode_records, parse_header,
-                                   verify_crc)
+from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, batch_payload,
+                                   decode_records, parse_header, verify_crc)
 
 ZSTD = 4
 MIN_ZSTD_PRODUCE_VERSION = 7
@@ -91,9 +95,10 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
         return rejected
     if timestamps is not None and header.timestamp_type != 0:
         timestamps = None                       # LogAppendTime batches are stamped by the broker
+    bound = decompressed_limit(max_message_bytes)
     if compacted or timestamps is not None:
         try:
-            decoded = decode_records(data, 0, header)
+            decoded = decode_records(data, 0, header, bound)
         except (CorruptBatchError, ValueError) as exc:
             return BatchRejected(ErrorCode.corrupt_message, str(exc))
         if compacted and any(record.key is None for record in decoded):
@@ -103,6 +108,11 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
                 refusal = timestamps.refusal(record.timestamp, record.offset)
                 if refusal is not None:
                     return refusal
+    elif header.compression != CompressionType.NONE:
+        try:
+            batch_payload(data, 0, header, bound)
+        except CorruptBatchError as exc:
+            return BatchRejected(ErrorCode.corrupt_message, str(exc))
     return ValidBatch(header, bytes(data))
 
 

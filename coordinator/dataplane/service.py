@@ -33,7 +33,9 @@ class DataPlane:
         self.purgatory = FetchPurgatory(self.clock)
         self.producer_states = ProducerStates(self.clock, config.producer_id_expiration_ms)
         self._producer_expiry: TimerHandle | None = None
-        self._listening: set[int] = set()
+        # The log each partition's append listener is attached to, held (not its id(): a freed log's
+        # address is reused by the next one, which then got no listener) and dropped when the topic goes.
+        self._listening: dict[tuple[str, int], Any] = {}
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
                                    on_topic_deleted=self._topic_deleted)
         self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
@@ -85,13 +87,15 @@ class DataPlane:
         self._schedule_producer_expiry()
 
     def _listen(self, log: Any) -> None:
-        if id(log) in self._listening:
-            return
-        self._listening.add(id(log))
+        """Wake the fetches parked on this partition whenever its log is appended to; once per log object."""
         key = (log.topic, log.partition)
+        if self._listening.get(key) is log:
+            return
+        self._listening[key] = log
         log.add_append_listener(lambda _log: self.purgatory.notify(key))
 
     def _topic_deleted(self, topic: Topic) -> None:
         self.producer_states.drop_topic(topic.name)
         for partition in range(topic.partitions):
+            self._listening.pop((topic.name, partition), None)
             self.purgatory.wake_all((topic.name, partition))

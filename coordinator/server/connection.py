@@ -10,12 +10,16 @@ sent (including what the transport itself buffers), and resumes once half of tha
 
 A handler that returns ``CLOSE_CONNECTION`` stops the reading for good; its slot closes the connection
 (gracefully, after what is already written) once every answer before it has left.
+
+Every read and write tells the server's deadlines that the connection is in use, and whether a frame is
+left half-read, so that idle and slow-loris connections can be closed (see deadlines.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +47,11 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server: "KafkaServer") -> None:
+    def __init__(self, server: "KafkaServer", peer: str = "?") -> None:
         self.server = server
         self.id = next(_ids)
-        self.peer = "?"
+        self.peer = peer
+        self.admitted = True  # counted against max.connections(.per.ip) until the server forgets it
         self.transport: asyncio.Transport | None = None
         self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
         self._pending: deque[_Slot] = deque()
@@ -60,11 +65,8 @@ class KafkaConnection(asyncio.Protocol):
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are not asyncio subclasses
-        peer = transport.get_extra_info("peername")
-        self.peer = peer[0] if isinstance(peer, tuple) else str(peer)
         transport.set_write_buffer_limits(high=4 * 1024 * 1024)
         if not self.server.accept(self):
-            log.warning("connection refused: max.connections reached", peer=self.peer, limit=self.server.config.max_connections)
             self._closed = True
             transport.abort()
 
@@ -73,6 +75,16 @@ class KafkaConnection(asyncio.Protocol):
             log.info("connection closed mid-frame", peer=self.peer, connection=self.id, buffered=self._decoder.buffered)
         self._closed = True
         self.server.forget(self)
+        self._abandon_parked()
+
+    def _abandon_parked(self) -> None:
+        """Nobody will read these answers: stop the coroutines still working on them, so a long-poll Fetch
+        (max_wait_ms is the client's to choose) leaves the purgatory now instead of at its deadline.
+        Futures a handler handed back belong to their service (the group coordinator resolves them on
+        its own timers) and are left alone; only the tasks this connection made are cancelled."""
+        for task in list(self._tasks):
+            if isinstance(task, asyncio.Task):
+                task.cancel()
 
     def pause_writing(self) -> None:
         self._writing_paused = True
@@ -85,11 +97,17 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._closed or self._closing:
             return
+        deadlines = self.server.deadlines
+        deadlines.active(self, time.monotonic())
         try:
             frames = self._decoder.feed(data)
         except FrameTooLarge as exc:
             self._abort("oversized frame", error=str(exc))
             return
+        if self._decoder.buffered:
+            deadlines.frame_incomplete(self, time.monotonic())
+        else:
+            deadlines.frame_complete(self)
         dispatcher = self.server.dispatcher
         for frame in frames:
             try:
@@ -115,8 +133,10 @@ class KafkaConnection(asyncio.Protocol):
         assert decoded.handler is not None
         try:
             result = decoded.handler(decoded.ctx, decoded.request)
-        except Exception as exc:  # a handler bug must not take the server down
-            self._fail(slot, decoded, exc)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
+            self._fail(slot, decoded, exc)  # BaseException), must not take the server down
             return
         if isinstance(result, asyncio.Future) and result.done():
             self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
@@ -129,6 +149,8 @@ class KafkaConnection(asyncio.Protocol):
 
     def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
+        if self._closed and task.cancelled():
+            return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
         if task.cancelled():
             self._fail(slot, decoded, asyncio.CancelledError())
         elif task.exception() is not None:
@@ -142,7 +164,9 @@ class KafkaConnection(asyncio.Protocol):
     def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
         try:
             payload = self.server.dispatcher.encode_response(decoded, result)
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
             self._fail(slot, decoded, exc)
             return
         self._fill(slot, payload)
@@ -187,6 +211,7 @@ class KafkaConnection(asyncio.Protocol):
         if out:
             self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             self.server.bytes_sent(sent)
+            self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.
             self._closed = True
@@ -221,6 +246,14 @@ class KafkaConnection(asyncio.Protocol):
 
     def _abort(self, reason: str, **details: Any) -> None:
         log.warning("closing connection", reason=reason, peer=self.peer, connection=self.id, **details)
+        self._closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    def expire(self, deadline: str) -> None:
+        """A deadline passed (idle, or a frame left incomplete): close without a word, as Kafka does."""
+        log.debug("closing connection", reason="deadline", deadline=deadline, peer=self.peer, connection=self.id,
+                  buffered=self._decoder.buffered)
         self._closed = True
         if self.transport is not None:
             self.transport.abort()

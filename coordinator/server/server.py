@@ -1,77 +1,189 @@
-"""The listening socket and the set of live connections."""
+"""The listening socket and the set of live connections, bounded as Kafka bounds them.
+
+A connection is admitted only under ``max.connections`` and ``max.connections.per.ip`` (refused ones are
+closed at once, before any transport is made), and freed again by ``connections.max.idle.ms`` or by
+``socket.request.read.timeout.ms`` when its client stops using it. Refusals, expiries and descriptor
+exhaustion are logged once per burst and counted by the observer (Prometheus metrics in the broker).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import enum
+import errno
+import resource
+import socket
+import time
+from collections import Counter
 from typing import Any, Protocol
 
 import structlog
 
 from ..config import BrokerConfig
+from .acceptor import Acceptor, listening_socket
+from .bursts import BurstLog
 from .connection import KafkaConnection
+from .deadlines import ConnectionDeadlines, Expiry
 from .dispatch import Dispatcher
 
 log = structlog.get_logger("groupcoord.server")
+
+BACKLOG = 1024
+
+
+class Refusal(enum.StrEnum):
+    """Why a connection was closed at accept: the Kafka setting whose limit it hit."""
+    MAX_CONNECTIONS = "max.connections"
+    MAX_CONNECTIONS_PER_IP = "max.connections.per.ip"
 
 
 class ConnectionObserver(Protocol):
     def connection_opened(self) -> None: ...
     def connection_closed(self) -> None: ...
+    def connection_refused(self, reason: str) -> None: ...
+    def connection_expired(self, reason: str) -> None: ...
+    def accept_failed(self, error: str) -> None: ...
+
+
+class _NoObserver:
+    def connection_opened(self) -> None: ...
+    def connection_closed(self) -> None: ...
+    def connection_refused(self, reason: str) -> None: ...
+    def connection_expired(self, reason: str) -> None: ...
+    def accept_failed(self, error: str) -> None: ...
 
 
 class KafkaServer:
     def __init__(self, config: BrokerConfig, dispatcher: Dispatcher, observer: Any = None) -> None:
         self.config = config
         self.dispatcher = dispatcher
-        self.observer = observer
+        self.observer: ConnectionObserver = observer if observer is not None else _NoObserver()
         self.connections: set[KafkaConnection] = set()
-        self._server: asyncio.base_events.Server | None = None
+        self.deadlines = ConnectionDeadlines(config.connections_max_idle_ms, config.socket_request_read_timeout_ms)
+        self.bursts = BurstLog(log)
         self.total_bytes_sent = 0
+        self._admitted = 0                    # sockets counted against the limits, handshakes included
+        self._per_ip: Counter[str] = Counter()
+        self._acceptor: Acceptor | None = None
+        self._handshakes: set[asyncio.Task[Any]] = set()
+        self._sweep: asyncio.TimerHandle | None = None
 
     async def start(self, serve: bool = True) -> tuple[str, int]:
         """Bind (and with `serve`, accept). Binding first lets the broker learn a port-0 address before
         any client can ask for it; `serve()` then opens the door once every handler is registered."""
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            lambda: KafkaConnection(self),
-            host=self.config.listen_host,
-            port=self.config.listen_port,
-            reuse_address=True,
-            backlog=1024,
-            start_serving=serve,
-        )
-        sock = self._server.sockets[0]
+        sock = listening_socket(self.config.listen_host, self.config.listen_port, BACKLOG)
+        self._acceptor = Acceptor(sock, self._on_socket, self._out_of_descriptors, self._descriptors_back)
         host, port = sock.getsockname()[:2]
+        if serve:
+            await self.serve()
         return host, port
 
     async def serve(self) -> None:
-        assert self._server is not None
-        await self._server.start_serving()
+        assert self._acceptor is not None
+        self._acceptor.start()
+        self._schedule_sweep()
+
+    # -- admission ------------------------------------------------------------------------------
+    def _refusal(self, ip: str) -> Refusal | None:
+        if self._admitted >= self.config.max_connections:
+            return Refusal.MAX_CONNECTIONS
+        if self._per_ip[ip] >= self.config.max_connections_per_ip:
+            return Refusal.MAX_CONNECTIONS_PER_IP
+        return None
+
+    def _on_socket(self, sock: socket.socket, ip: str) -> None:
+        refusal = self._refusal(ip)
+        if refusal is not None:
+            sock.close()
+            self.observer.connection_refused(refusal.value)
+            key = (refusal, ip) if refusal is Refusal.MAX_CONNECTIONS_PER_IP else refusal
+            limit = (self.config.max_connections_per_ip if refusal is Refusal.MAX_CONNECTIONS_PER_IP
+                     else self.config.max_connections)
+            self.bursts.event(key, f"connection refused: {refusal} reached", peer=ip, limit=limit)
+            return
+        self._admitted += 1
+        self._per_ip[ip] += 1
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = KafkaConnection(self, ip)
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(loop.connect_accepted_socket(lambda: conn, sock))
+        self._handshakes.add(task)
+        task.add_done_callback(lambda t, c=conn, s=sock: self._handshake_done(t, c, s))
+
+    def _handshake_done(self, task: asyncio.Task[Any], conn: KafkaConnection, sock: socket.socket) -> None:
+        self._handshakes.discard(task)
+        if task.cancelled() or task.exception() is not None:
+            log.warning("connection setup failed", peer=conn.peer,
+                        error=None if task.cancelled() else str(task.exception()))
+            sock.close()
+            self.forget(conn)
 
     def accept(self, conn: KafkaConnection) -> bool:
-        if len(self.connections) >= self.config.max_connections:
+        """The connection's transport is made: it is live. (Admission was decided at accept.)"""
+        if not conn.admitted:
             return False
         self.connections.add(conn)
-        if self.observer is not None:
-            self.observer.connection_opened()
+        self.deadlines.active(conn, time.monotonic())
+        self.observer.connection_opened()
         return True
 
     def forget(self, conn: KafkaConnection) -> None:
+        if conn.admitted:
+            conn.admitted = False
+            self._admitted -= 1
+            self._per_ip[conn.peer] -= 1
+            if self._per_ip[conn.peer] <= 0:
+                del self._per_ip[conn.peer]
+        self.deadlines.forget(conn)
         if conn in self.connections:
             self.connections.discard(conn)
-            if self.observer is not None:
-                self.observer.connection_closed()
+            self.observer.connection_closed()
+
+    # -- descriptors ----------------------------------------------------------------------------
+    def _out_of_descriptors(self, exc: OSError) -> None:
+        name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        self.observer.accept_failed(name)
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.bursts.event("descriptors", "cannot accept: out of file descriptors; new connections wait in the backlog",
+                          error=name, connections=len(self.connections), nofile_limit=soft)
+
+    def _descriptors_back(self) -> None:
+        log.info("accepting again: file descriptors freed", connections=len(self.connections))
+        self.bursts.end("descriptors")
+
+    # -- deadlines ------------------------------------------------------------------------------
+    def _schedule_sweep(self) -> None:
+        self._sweep = asyncio.get_running_loop().call_later(self.deadlines.sweep_interval_s, self._sweep_deadlines)
+
+    def _sweep_deadlines(self) -> None:
+        expired = self.deadlines.expired(time.monotonic())
+        closed: Counter[Expiry] = Counter()
+        for conn, why in expired:
+            conn.expire(why.value)
+            self.deadlines.forget(conn)
+            self.observer.connection_expired(why.value)
+            closed[why] += 1
+        for why, count in closed.items():
+            log.info("closed connections past their deadline", deadline=why.value, connections=count)
+        self.bursts.end_quiet()
+        self._schedule_sweep()
 
     def bytes_sent(self, n: int) -> None:
         self.total_bytes_sent += n
 
     async def stop(self, drain_timeout: float = 5.0) -> None:
         """Stop accepting, let in-flight requests finish (bounded), close every connection."""
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
+            self._acceptor = None
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
+        if self._handshakes:
+            await asyncio.wait(set(self._handshakes), timeout=drain_timeout)
         conns = list(self.connections)
         if conns:
             await asyncio.gather(*(c.drain(drain_timeout) for c in conns), return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+

@@ -9,6 +9,7 @@ length prefixes and counts replaced by huge or negative values.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import struct
 from typing import Any
@@ -24,11 +25,19 @@ from kio.serial._introspect import (
 
 from groupcoord.protocol.registry import is_flexible, kio_versions, request_class
 
+from .batch_fuzz import record_batch
+
 _FIXED = {
     "int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "error_code": 2, "int32": 4, "uint32": 4,
     "timedelta_i32": 4, "int64": 8, "uint64": 8, "float64": 8, "timedelta_i64": 8, "datetime_i64": 8, "uuid": 16,
 }
 HUGE_COUNTS = (0x7FFFFFFF, 0x7FFFFFF0, 0x10000000, -1, -2, -0x80000000)
+# Names come from a small vocabulary, so that a long run touches the same few topics, groups and
+# transactional ids again and again (state, and memory, stay bounded while every path is exercised);
+# half of all integers are small, so that partitions, generations and offsets sometimes mean something.
+NAMES = (b"", b"t", b"g", b"a", b"x-1", b"__consumer_offsets")
+SMALL_INTS = (-1, 0, 1, 2)
+_INT_FORMATS = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q"}
 
 
 def uvarint(value: int) -> bytes:
@@ -51,26 +60,53 @@ def _scalar(kafka_type: str, flexible: bool, rng: random.Random) -> bytes:
         return struct.pack(">q", rng.choice((-1, 1_700_000_000_000)))
     size = _FIXED.get(kafka_type)
     if size is not None:
-        return bytes(rng.getrandbits(8) for _ in range(size))
-    raw = bytes(rng.choice(b"abcxyz-_.") for _ in range(rng.randint(0, 6)))
+        if kafka_type in _INT_FORMATS and rng.random() < 0.5:
+            return struct.pack(_INT_FORMATS[kafka_type], rng.choice(SMALL_INTS))
+        return rng.randbytes(size)
+    if kafka_type == "records" and rng.random() < 0.8:
+        raw = record_batch(rng)
+    elif kafka_type == "string":
+        raw = rng.choice(NAMES)
+    else:
+        raw = bytes(rng.choice(b"abcxyz-_.") for _ in range(rng.randint(0, 6)))
     if flexible:
         return uvarint(len(raw) + 1) + raw
     return struct.pack(">h" if kafka_type == "string" else ">i", len(raw)) + raw
 
 
-def _field(f: dataclasses.Field, flexible: bool, rng: random.Random, depth: int, is_tag: bool) -> bytes:
-    cls = classify_field(f)
-    if isinstance(cls, (EntityField, EntityTupleField)):
-        def one() -> bytes:
-            return body(cls.type_, rng, depth + 1)
+@dataclasses.dataclass(frozen=True)
+class _FieldPlan:
+    """What kio's metadata says about one field, looked up once per class (introspection is slow)."""
+    tag: int | None
+    entity: type | None          # the nested entity class, for entity fields
+    optional_entity: bool        # a nullable struct (not for tagged fields)
+    is_array: bool
+    kafka_type: str | None       # for scalar fields
 
-        if isinstance(cls, EntityField) and not is_tag and is_optional(f):
-            inner_one = one
-            one = lambda: (b"\xff" if rng.random() < 0.3 else b"\x01" + inner_one())  # noqa: E731
-    else:
-        kafka_type = get_schema_field_type(f)
-        one = lambda: _scalar(kafka_type, flexible, rng)  # noqa: E731
-    if not cls.is_array:
+
+@functools.lru_cache(maxsize=None)
+def _plan(cls: type) -> tuple[_FieldPlan, ...]:
+    plans = []
+    for f in dataclasses.fields(cls):
+        tag = get_field_tag(f)
+        kind = classify_field(f)
+        entity = kind.type_ if isinstance(kind, (EntityField, EntityTupleField)) else None
+        plans.append(_FieldPlan(
+            tag, entity, entity is not None and isinstance(kind, EntityField) and tag is None and is_optional(f),
+            kind.is_array, None if entity is not None else get_schema_field_type(f)))
+    return tuple(plans)
+
+
+def _field(plan: _FieldPlan, flexible: bool, rng: random.Random, depth: int) -> bytes:
+    def one() -> bytes:
+        if plan.entity is None:
+            return _scalar(plan.kafka_type, flexible, rng)  # type: ignore[arg-type]
+        if plan.optional_entity and rng.random() < 0.3:
+            return b"\xff"
+        inner = body(plan.entity, rng, depth + 1)
+        return b"\x01" + inner if plan.optional_entity else inner
+
+    if not plan.is_array:
         return one()
     count = rng.randint(0, 3 if depth < 3 else 1)
     prefix = uvarint(count + 1) if flexible else struct.pack(">i", count)
@@ -82,12 +118,11 @@ def body(cls: type, rng: random.Random, depth: int = 0) -> bytes:
     flexible = bool(cls.__flexible__)
     out = bytearray()
     tagged = []
-    for f in dataclasses.fields(cls):
-        tag = get_field_tag(f)
-        if tag is None:
-            out += _field(f, flexible, rng, depth, False)
+    for plan in _plan(cls):
+        if plan.tag is None:
+            out += _field(plan, flexible, rng, depth)
         elif rng.random() < 0.3:
-            tagged.append((tag, _field(f, flexible, rng, depth, True)))
+            tagged.append((plan.tag, _field(plan, flexible, rng, depth)))
     if flexible:
         out += uvarint(len(tagged))
         for tag, data in sorted(tagged):

@@ -178,3 +178,30 @@ async def test_stopping_the_data_plane_answers_parked_fetches(node):
     await settle()
     await dataplane.stop()
     assert partitions_of(await asyncio.wait_for(pending, 5))[0]["error_code"] is ErrorCode.none
+
+
+async def test_a_parked_fetch_is_woken_on_a_topic_recreated_after_deletion(node):
+    """The append listener was once keyed by ``id(log)``: a recreated partition whose log reused a freed
+    address got no listener, and a parked fetch on it waited out its whole max_wait. Many cycles, so the
+    allocator gets its chance to recycle the address; every cycle's fetch must be woken by its append."""
+    dataplane = node.dataplane
+    addresses: set[int] = set()
+    recycled = 0
+    for cycle in range(40):
+        await dataplane.topics.create("orders", 1)
+        log = dataplane.topics.log("orders", 0)
+        recycled += id(log) in addresses
+        addresses.add(id(log))
+        del log
+        pending = asyncio.ensure_future(dataplane.fetch.fetch(request((0, 0, 1 << 20), max_wait_ms=30_000)))
+        await settle()
+        assert not pending.done()
+        await append(dataplane, "orders", 0, batch(1))
+        done, _ = await asyncio.wait({pending}, timeout=2)
+        assert done, f"cycle {cycle}: the append did not wake the parked fetch ({recycled} addresses recycled)"
+        assert partitions_of(pending.result())[0]["high_watermark"] == 1
+        waiting = asyncio.ensure_future(dataplane.fetch.fetch(request((0, 1, 1 << 20), max_wait_ms=30_000)))
+        await settle()
+        assert not waiting.done()
+        assert (await dataplane.topics.delete("orders")).error is ErrorCode.none
+        await asyncio.wait_for(waiting, 2)  # deleting the topic answers the fetch parked on it
