@@ -9,8 +9,9 @@ with the buffer and raises), arrays are not — at any depth, in tagged fields t
 So every client-supplied entity is walked here first, driven by the same kio field metadata kio reads
 with (through kio's own introspection helpers, as ``protocol/encode.py`` does): each array count is
 checked against the bytes left (each element takes at least its minimum encoded size), each length and
-tagged-field size against the end of its buffer. Nothing is built; a frame that lies raises
-``WireBoundsError`` and its connection is closed.
+tagged-field size against the end of its buffer, and an array sent as null where the version does not
+allow null is refused, as Kafka's generated readers refuse it (the handlers need not guard against it).
+Nothing is built; a frame that lies raises ``WireBoundsError`` and its connection is closed.
 
 It is on every request's path, so it is compiled: per kio class, straight-line Python source is
 generated once (runs of fixed-size fields become one addition, one-byte varints are read inline) and
@@ -100,6 +101,7 @@ class _Shape:
     is_array: bool = False
     has_array: bool = False
     min_size: int = 0
+    nullable: bool = True  # for an array: may it be null on the wire (Kafka's nullableVersions)
 
 
 def _shape(f: dataclasses.Field, flexible: bool, is_tag: bool) -> _Shape:
@@ -118,7 +120,7 @@ def _shape(f: dataclasses.Field, flexible: bool, is_tag: bool) -> _Shape:
             width = 2 if kafka_type == "string" else 4
             item = _Shape("sized", size=width, min_size=1 if flexible else width)
     if cls.is_array:
-        return dataclasses.replace(item, is_array=True, has_array=True)
+        return dataclasses.replace(item, is_array=True, has_array=True, nullable=is_tag or is_optional(f))
     return item
 
 
@@ -226,10 +228,14 @@ class _Writer:
         if self.flexible:
             self.read_uvarint("count", indent)
             self.emit("count -= 1", indent)
+            if not shape.nullable:
+                self.emit("if count < 0: raise _E('null array where this version requires one')", indent)
         else:
             self.emit("count = _i(buf, pos)[0]", indent)
             self.emit("pos += 4", indent)
             self.emit("if count < -1: raise _E('negative array length %d' % count)", indent)
+            if not shape.nullable:
+                self.emit("if count < 0: raise _E('null array where this version requires one')", indent)
         self.emit("if count > 0:", indent)
         per_item = max(shape.min_size, 1)
         self.emit(f"if count * {per_item} > end - pos: raise _too_many(count, end - pos)", indent + 1)

@@ -98,3 +98,12 @@ def test_mutated_frames_of_every_schema_never_abort_the_process():
     assert done.returncode == 0, done.stderr[-2000:]
     read, refused = map(int, done.stdout.split())
     assert refused > 0 and read > 0
+
+
+def test_a_null_array_is_refused_where_the_version_requires_one_and_kept_where_it_may_be_null():
+    # FindCoordinator v4's coordinator keys are not nullable; Metadata v12's topics are (null = all topics)
+    find = request_class(10, 4)
+    with pytest.raises(WireBoundsError, match="null array"):
+        check(find, b"\x00" + b"\x00" + b"\x00", 0)  # key type 0, null keys (compact 0), no tags
+    metadata = request_class(3, 12)
+    check(metadata, b"\x00" + b"\x00" + b"\x00" + b"\x00", 0)  # null topics, two booleans, no tags
