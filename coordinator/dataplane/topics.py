@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.storage.config import InvalidConfigError, LogConfig
 
 from groupcoord.coordinator.dataplane import topic_configs
@@ -410,4 +411,4 @@ class TopicCatalog:
 
     @staticmethod
     def _missing(name: str, error: ErrorCode, message: str | None) -> TopicInfo:
-        return TopicInfo(name, uuid.UUID(int=0), is_internal(name), 0, error, message)
+        return TopicInfo(name, ZERO_UUID, is_internal(name), 0, error, message)

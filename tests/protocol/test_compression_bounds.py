@@ -17,18 +17,10 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.record_batch import (ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, LOG_OVERHEAD, CorruptBatchError,
                                              decode_records, encode_batch)
+from groupcoord.protocol.varint import encode_unsigned_varint as _uvarint
 
 CODECS = [CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD]
 MiB = 1024 * 1024
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 @pytest.mark.parametrize("codec", CODECS)

@@ -16,18 +16,10 @@ from groupcoord.protocol.compression import DEFAULT_MAX_DECOMPRESSED, Compressio
 from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.record_batch import (ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, LOG_OVERHEAD,
                                               encode_batch)
+from groupcoord.protocol.varint import encode_unsigned_varint as _uvarint
 
 RECORDS_COUNT_OFFSET = HEADER_SIZE - 4
 _COUNTS = (0, -1, 0x7FFFFFFF, 1 << 24, 1000)
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 @functools.lru_cache(maxsize=None)

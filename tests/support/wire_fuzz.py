@@ -24,6 +24,7 @@ from kio.serial._introspect import (
 )
 
 from groupcoord.protocol.registry import is_flexible, kio_versions, request_class
+from groupcoord.protocol.varint import encode_unsigned_varint as uvarint
 
 from .batch_fuzz import record_batch
 
@@ -38,15 +39,6 @@ HUGE_COUNTS = (0x7FFFFFFF, 0x7FFFFFF0, 0x10000000, -1, -2, -0x80000000)
 NAMES = (b"", b"t", b"g", b"a", b"x-1", b"__consumer_offsets")
 SMALL_INTS = (-1, 0, 1, 2)
 _INT_FORMATS = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q"}
-
-
-def uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _scalar(kafka_type: str, flexible: bool, rng: random.Random) -> bytes:
