@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaConnectionError
 
 from tests.support.daemon import Daemon
 from tests.support.kafka_python_members import subscribed_consumer
@@ -74,7 +75,10 @@ class CommittingMember(threading.Thread):
         try:
             while not self.stopping.is_set():
                 # long polls (they return as soon as records arrive): see tests/support/kafka_python_members.py
-                batch = self.consumer.poll(timeout_ms=1000)
+                try:
+                    batch = self.consumer.poll(timeout_ms=1000)
+                except KafkaConnectionError:  # kafka-python's poll can raise while the broker is down
+                    continue  # around the kill; the loop ends when the test sets `stopping`
                 if not batch:
                     continue
                 offsets = {}
