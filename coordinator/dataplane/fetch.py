@@ -19,6 +19,7 @@ from typing import Any
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.values import as_ms as _ms
+from groupcoord.storage.errors import CorruptLogError
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock
@@ -193,7 +194,15 @@ class FetchService:
                 read_error = True
             elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
                 limit = max(0, min(part.max_bytes, remaining))
-                data = await log.read(part.fetch_offset, limit, min_one=min_one)
+                try:
+                    data = await log.read(part.fetch_offset, limit, min_one=min_one)
+                except CorruptLogError:
+                    # The read found a batch whose CRC fails: the log has taken itself offline; this
+                    # partition answers as every later fetch of it will, the others are served.
+                    entry.update(error_code=ErrorCode.kafka_storage_error, high_watermark=-1,
+                                 last_stable_offset=-1, log_start_offset=-1)
+                    read_error = True
+                    continue
                 if data:
                     entry["records"] = data
                     total += len(data)

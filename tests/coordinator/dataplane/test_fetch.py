@@ -205,3 +205,24 @@ async def test_a_parked_fetch_is_woken_on_a_topic_recreated_after_deletion(node)
         assert not waiting.done()
         assert (await dataplane.topics.delete("orders")).error is ErrorCode.none
         await asyncio.wait_for(waiting, 2)  # deleting the topic answers the fetch parked on it
+
+
+async def test_a_corrupt_batch_met_by_a_fetch_answers_kafka_storage_error_for_its_partition_only(node):
+    """The first read that finds a CRC mismatch must not fail the whole response: that partition answers
+    KAFKA_STORAGE_ERROR with unknown offsets (as Kafka's failed reads do), the other partition is served."""
+    await node.dataplane.topics.create("orders", 2)
+    for partition in (0, 1):
+        await append(node.dataplane, "orders", partition, batch(3))
+    directory = node.dataplane.topics.log("orders", 0).directory
+    await node.stop()  # a clean stop: the restart trusts the segment unread, the fetch is its first read
+    segment = sorted(directory.glob("*.log"))[0]
+    data = bytearray(segment.read_bytes())
+    data[-2] ^= 0x01  # inside the last record of the only batch
+    segment.write_bytes(bytes(data))
+    dataplane = await node.start()
+
+    response = await dataplane.fetch.fetch(request((0, 0, 1 << 20), (1, 0, 1 << 20)))
+    parts = partitions_of(response)
+    assert parts[0]["error_code"] is ErrorCode.kafka_storage_error
+    assert (parts[0]["high_watermark"], parts[0]["log_start_offset"]) == (-1, -1)
+    assert parts[1]["error_code"] is ErrorCode.none and parts[1]["records"]
