@@ -11,6 +11,7 @@ the operation it runs when it falls due.
 from __future__ import annotations
 
 from functools import partial
+from typing import Callable
 
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.member import ClassicMember
@@ -39,7 +40,7 @@ NORMAL_JOIN = "normal"
 def schedule_heartbeat(state: ShardState, group: ClassicGroup, member: ClassicMember, now: int) -> None:
     timeout = NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
     key = (HEARTBEAT, group.group_id, member.member_id)
-    state.timer.schedule(key, now + timeout, partial(_heartbeat_expired, group.group_id, member.member_id))
+    state.timer.schedule(key, now + timeout, partial(_member_deadline, on_heartbeat_deadline, group.group_id, member.member_id))
 
 
 def cancel_heartbeat(state: ShardState, group: ClassicGroup, member_id: str) -> None:
@@ -49,7 +50,7 @@ def cancel_heartbeat(state: ShardState, group: ClassicGroup, member_id: str) -> 
 def schedule_pending_member(state: ShardState, group: ClassicGroup, member_id: str, deadline: int) -> None:
     """A member told MEMBER_ID_REQUIRED has until ``deadline`` to rejoin with its id."""
     key = (PENDING_MEMBER, group.group_id, member_id)
-    state.timer.schedule(key, deadline, partial(_pending_member_expired, group.group_id, member_id))
+    state.timer.schedule(key, deadline, partial(_member_deadline, on_pending_member_deadline, group.group_id, member_id))
 
 
 def cancel_pending_member(state: ShardState, group: ClassicGroup, member_id: str) -> None:
@@ -57,11 +58,11 @@ def cancel_pending_member(state: ShardState, group: ClassicGroup, member_id: str
 
 
 def schedule_join(state: ShardState, group: ClassicGroup, deadline: int) -> None:
-    state.timer.schedule((JOIN, group.group_id), deadline, partial(_join_expired, group.group_id))
+    state.timer.schedule((JOIN, group.group_id), deadline, partial(_group_deadline, on_join_deadline, group.group_id))
 
 
 def schedule_pending_sync(state: ShardState, group: ClassicGroup, deadline: int) -> None:
-    state.timer.schedule((PENDING_SYNC, group.group_id), deadline, partial(_pending_sync_expired, group.group_id))
+    state.timer.schedule((PENDING_SYNC, group.group_id), deadline, partial(_group_deadline, on_pending_sync_deadline, group.group_id))
 
 
 def cancel_group_timers(state: ShardState, group: ClassicGroup) -> None:
@@ -83,35 +84,23 @@ def schedule_loaded(state: ShardState, now: int) -> None:
 # (``partial`` binds the group and member ids; it is cheaper than a closure on the heartbeat path.)
 
 
-def _heartbeat_expired(group_id: str, member_id: str, state: ShardState, now: int) -> Effects:
+def _member_deadline(handler: Callable[..., None], group_id: str, member_id: str, state: ShardState,
+                     now: int) -> Effects:
+    """A member's timer operation: `handler` acts on the group as it is when the deadline passes, if the
+    group is still there (``partial`` binds the handler and the ids)."""
     fx = Effects()
     group = state.groups.get(group_id)
     if group is not None:
-        on_heartbeat_deadline(state, group, member_id, now, fx)
+        handler(state, group, member_id, now, fx)
     return fx
 
 
-def _pending_member_expired(group_id: str, member_id: str, state: ShardState, now: int) -> Effects:
+def _group_deadline(handler: Callable[..., None], group_id: str, state: ShardState, now: int) -> Effects:
+    """A group's timer operation, likewise."""
     fx = Effects()
     group = state.groups.get(group_id)
     if group is not None:
-        on_pending_member_deadline(state, group, member_id, now, fx)
-    return fx
-
-
-def _join_expired(group_id: str, state: ShardState, now: int) -> Effects:
-    fx = Effects()
-    group = state.groups.get(group_id)
-    if group is not None:
-        on_join_deadline(state, group, now, fx)
-    return fx
-
-
-def _pending_sync_expired(group_id: str, state: ShardState, now: int) -> Effects:
-    fx = Effects()
-    group = state.groups.get(group_id)
-    if group is not None:
-        on_pending_sync_deadline(state, group, now, fx)
+        handler(state, group, now, fx)
     return fx
 
 

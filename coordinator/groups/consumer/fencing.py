@@ -7,6 +7,7 @@ heartbeat arms them, a leave or a replacement cancels them.
 from __future__ import annotations
 
 from functools import partial
+from typing import Callable
 
 from groupcoord.coordinator.groups.consumer import records
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -37,7 +38,7 @@ def fence_member(state: ShardState, group: ConsumerGroup, member: ConsumerMember
 def schedule_session(state: ShardState, group_id: str, member_id: str, now: int) -> None:
     """A member's session runs from its last heartbeat."""
     deadline = now + state.config.group_consumer_session_timeout_ms
-    state.timer.schedule((SESSION, group_id, member_id), deadline, partial(_session_expired, group_id, member_id))
+    state.timer.schedule((SESSION, group_id, member_id), deadline, partial(_member_deadline, _on_session_expired, group_id, member_id))
 
 
 def arm_rebalance_timeout(state: ShardState, group_id: str, member: ConsumerMember, now: int) -> None:
@@ -45,7 +46,7 @@ def arm_rebalance_timeout(state: ShardState, group_id: str, member: ConsumerMemb
     key = (REBALANCE, group_id, member.member_id)
     if member.state is MemberState.UNREVOKED_PARTITIONS:
         state.timer.schedule(key, now + max(member.rebalance_timeout_ms, 0),
-                             partial(_rebalance_timeout_expired, group_id, member.member_id))
+                             partial(_member_deadline, _on_rebalance_timeout, group_id, member.member_id))
     else:
         state.timer.cancel(key)
 
@@ -69,21 +70,15 @@ def schedule_loaded(state: ShardState, now: int) -> None:
 # (``partial`` binds the group and member ids; it is cheaper than a closure on the heartbeat path.)
 
 
-def _session_expired(group_id: str, member_id: str, state: ShardState, now: int) -> Effects:
+def _member_deadline(handler: Callable[..., None], group_id: str, member_id: str, state: ShardState,
+                     now: int) -> Effects:
+    """A member's timer operation: `handler` acts on the member as it is when the deadline passes, if it
+    is still there (``partial`` binds the handler and the ids)."""
     fx = Effects()
     group = state.consumer_groups.get(group_id)
     member = group.members.get(member_id) if group is not None else None
     if member is not None:
-        _on_session_expired(state, group, member, now, fx)
-    return fx
-
-
-def _rebalance_timeout_expired(group_id: str, member_id: str, state: ShardState, now: int) -> Effects:
-    fx = Effects()
-    group = state.consumer_groups.get(group_id)
-    member = group.members.get(member_id) if group is not None else None
-    if member is not None:
-        _on_rebalance_timeout(state, group, member, now, fx)
+        handler(state, group, member, now, fx)
     return fx
 
 
