@@ -14,6 +14,7 @@ from typing import Any, Callable, Protocol
 
 import structlog
 
+from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
@@ -60,6 +61,8 @@ class RequestContext:
     client_id: str | None
     client_host: str
     connection_id: int
+    principal: KafkaPrincipal = ANONYMOUS
+    listener: str = "PLAINTEXT"
 
 
 Handler = Callable[[RequestContext, Any], Any]

@@ -1,0 +1,1 @@
+"""Authentication and authorisation: principals, listeners' security, SASL, TLS and ACLs."""
