@@ -33,6 +33,7 @@ from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
 from .dataplane.service import DataPlane
+from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .server.dispatch import Dispatcher
@@ -126,6 +127,15 @@ class Broker:
         self.transactions = TransactionCoordinator(
             cfg, self.log_manager, self.groups, lambda: dataplane.init_producer_id(None, -1, -1)["producer_id"],
             observer=self.metrics, topic_defaults=broker_log_config(cfg))
+
+        async def write_data_markers(producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                                     partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:
+            return await dataplane.write_txn_markers(
+                [TxnMarker(producer_id, producer_epoch, coordinator_epoch, committed, list(partitions))])
+
+        self.transactions.set_data_marker_writer(write_data_markers)
+        if cfg.transaction_partition_verification_enable:
+            dataplane.set_transaction_verifier(self.transactions.verifier)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)

@@ -24,7 +24,7 @@ import structlog
 
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
-from groupcoord.protocol.control_records import decode_end_txn_marker, encode_end_txn_marker
+from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_records, encode_batch
 from groupcoord.storage.config import LogConfig
@@ -187,10 +187,9 @@ class CoordinatorRuntime:
         async for header, raw in rt.log.batches(0):
             if header.is_control:
                 # A transaction's end marker: the pending records of that producer count now, or never.
-                for record in decode_records(raw, 0, header):
-                    marker = decode_end_txn_marker(record.key, record.value)
-                    if marker is not None:
-                        shard.replay_end_transaction(header.producer_id, marker.committed, now)
+                marker = read_end_txn_marker(raw, 0, header)
+                if marker is not None:
+                    shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
             producer_id = header.producer_id if header.is_transactional else -1
             for record in decode_records(raw, 0, header):
@@ -276,7 +275,7 @@ class CoordinatorRuntime:
                 if chunk:
                     await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
                     chunk, size = [], 0
-                await rt.log.append(encode_end_txn_marker(item.producer_id, item.producer_epoch,
+                await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
                                                           item.coordinator_epoch, item.committed, now))
                 continue
             if isinstance(item, TransactionalRecords):
