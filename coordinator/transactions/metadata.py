@@ -109,19 +109,20 @@ class TransactionMetadata:
         (InitProducerId of a new incarnation, or the transaction's timeout)."""
         if self.producer_epoch >= MAX_EPOCH:
             raise RuntimeError("cannot fence a producer at epoch Short.MaxValue")
+        # The fenced epoch is kept as the last one: a producer whose transaction timed out may recover by
+        # InitProducerId with its id and that epoch (Kafka 4.3 answers it the current epoch, unbumped).
         return self._to(TxnState.PREPARE_ABORT, producer_epoch=self.producer_epoch + 1,
-                        last_producer_epoch=NO_PRODUCER_EPOCH, txn_last_update_timestamp=now)
+                        last_producer_epoch=self.producer_epoch, txn_last_update_timestamp=now)
 
     def prepare_abort_or_commit(self, commit: bool, now: int) -> "TransactionMetadata":
         """EndTxn (transaction version 0/1: the epoch stays)."""
         return self._to(TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT, txn_last_update_timestamp=now)
 
     def prepare_complete(self, now: int) -> "TransactionMetadata":
-        """Every marker is written: the transaction is over."""
+        """Every marker is written: the transaction is over (transaction version 0/1: the producer id and the
+        epochs stay as they are, as Kafka's completeTransitionTo leaves them)."""
         state = TxnState.COMPLETE_COMMIT if self.state is TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
-        return self._to(state, partitions=frozenset(), next_producer_id=NO_PRODUCER_ID,
-                        last_producer_epoch=self.producer_epoch, txn_last_update_timestamp=now,
-                        previous_producer_id=self.producer_id)
+        return self._to(state, partitions=frozenset(), next_producer_id=NO_PRODUCER_ID, txn_last_update_timestamp=now)
 
     def prepare_dead(self) -> "TransactionMetadata":
         return self._to(TxnState.DEAD, partitions=frozenset())

@@ -131,10 +131,13 @@ class TransactionCoordinator:
 
     async def verifier(self, transactional_id: str, producer_id: int, producer_epoch: int,
                        partitions: list[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
-        """What the data plane calls before a transactional Produce (transaction.partition.verification.enable)."""
+        """What the data plane calls before a transactional Produce (transaction.partition.verification.enable),
+        answered as Kafka's AddPartitionsToTxnManager answers a partition leader: a fenced producer hears
+        INVALID_PRODUCER_EPOCH (what producers expect from a write), not PRODUCER_FENCED."""
         if not self.config.transaction_partition_verification_enable:
             return {tp: ErrorCode.none for tp in partitions}
-        return self.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        return {tp: ErrorCode.invalid_producer_epoch if e == ErrorCode.producer_fenced else e
+                for tp, e in self.verify_partitions(transactional_id, producer_id, producer_epoch, partitions).items()}
 
     def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int,
                         commit: bool) -> asyncio.Future[dict] | dict:
