@@ -45,10 +45,26 @@ class Txn:
     sequences: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
+class NoHooks:
+    """Points where a test may act on the broker mid-scenario (groupcoord's restart test); no-ops here."""
+
+    async def before_end_txn(self, session: "TxnSession") -> None: ...
+
+    async def after_end_txn(self, session: "TxnSession") -> None: ...
+
+
 @dataclass
 class TxnSession(DataSession):
     txns: dict[str, Txn] = field(default_factory=dict)
     groups_by_id: dict[str, str] = field(default_factory=dict)
+    hooks: NoHooks = field(default_factory=NoHooks)
+
+    async def reconnect(self) -> None:
+        """After a broker restart: drop every connection; the next call opens a new one."""
+        for connection in self._connections:
+            await connection.close()
+        self._connections.clear()
+        self._admin = None
 
     # ------------------------------------------------------------------ producers
 
