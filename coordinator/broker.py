@@ -139,6 +139,7 @@ class Broker:
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        self.metrics.attach_transactions(self.transactions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)

@@ -337,3 +337,42 @@ async def test_records_land_on_the_partition_of_the_transactional_id(tmp_path):
         log = await tc._runtime.log_manager.get_or_create(TRANSACTION_STATE_TOPIC, partition)
         assert [h.records_count async for h, _ in log.batches(0)] == [1]
         assert log.config.compact
+
+
+async def test_metrics_count_commits_aborts_timeouts_fencing_and_open_transactions(tmp_path):
+    from groupcoord.coordinator.metrics import BrokerMetrics
+
+    metrics = BrokerMetrics()
+    clock = ManualClock()
+    coordinator = Coordinator(tmp_path, clock)
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    tc = TransactionCoordinator(config(), manager, coordinator.groups, lambda: next(Coordinator.ids), clock=clock,
+                                observer=metrics)
+    tc.set_data_marker_writer(coordinator.markers)
+    metrics.attach_transactions(tc)
+    await tc.start()
+    try:
+        a = await init(tc, "a")
+        await add(tc, a, tid="a")
+        await end(tc, a, tid="a")
+        b = await init(tc, "b", timeout=1000)
+        await add(tc, b, tid="b")
+        c = await init(tc, "c")
+        await add(tc, c, tid="c")
+        await tc.wait_for_markers()
+        text = metrics.exposition().decode()
+        assert 'groupcoord_transactions_ongoing 2.0' in text
+        assert 'groupcoord_transactions{state="CompleteCommit"} 1.0' in text
+        clock.advance(15_000)  # past b's timeout and the periodic check (every 10 s)
+        await tick(tc, "b")
+        assert (await init(tc, "c"))["error_code"] == ErrorCode.concurrent_transactions  # fences c's transaction
+        await tc.wait_for_markers()
+        text = metrics.exposition().decode()
+        assert 'groupcoord_transactions_ended_total{result="commit"} 1.0' in text
+        assert 'groupcoord_transactions_ended_total{result="abort"} 2.0' in text
+        assert 'groupcoord_transactions_timed_out_total 1.0' in text
+        assert 'groupcoord_transactional_producers_fenced_total 1.0' in text
+        assert 'groupcoord_transactions_ongoing 0.0' in text
+    finally:
+        await tc.stop()
+        await manager.close()
