@@ -168,3 +168,22 @@ async def test_a_marker_for_a_partition_past_the_topic_is_refused():
     service = GroupCoordinatorService(config(), None, FakeTopics(orders=1))
     answer = await asyncio.ensure_future(service.complete_transaction(PARTITIONS, PID, EPOCH, 0, True))
     assert answer == {"error_code": ErrorCode.unknown_topic_or_partition}
+
+
+def test_group_metadata_checks_of_a_consumer_group(h):
+    """A KIP-848 group: the member id must be a member, the generation its member epoch (a stale one is
+    ILLEGAL_GENERATION, what a transactional producer understands, not STALE_MEMBER_EPOCH)."""
+    joined = h.cg_join("cg", "m1")
+    epoch = joined["member_epoch"]
+
+    def commit(**kw):
+        t = h._ticket()
+        h._apply(h.shard.handle_txn_offset_commit(txn_commit("cg", 3, **kw), t.token, h.now))
+        return codes(t.response)
+
+    assert commit(generation=epoch, member="m1") == [ErrorCode.none]
+    assert commit(generation=epoch + 1, member="m1") == [ErrorCode.illegal_generation]
+    assert commit(generation=epoch, member="ghost") == [ErrorCode.unknown_member_id]
+    assert commit() == [ErrorCode.unknown_member_id]  # a group with members needs a member
+    assert h.shard.fetch_offsets(OffsetFetch("cg", (("orders", (0,)),), require_stable=True))["topics"][0][
+        "partitions"][0]["error_code"] == ErrorCode.unstable_offset_commit
