@@ -36,6 +36,8 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
                 return refuse(key, ErrorCode.coordinator_not_available, "this broker runs no transaction coordinator")
             if not key:
                 return refuse(key, ErrorCode.invalid_request, "the transactional id is empty")
+            if not services.transactions.ensure_active():
+                return refuse(key, ErrorCode.coordinator_not_available, "__transaction_state is being created")
         elif key_type != KEY_TYPE_GROUP:
             return refuse(key, ErrorCode.invalid_request, f"unknown coordinator key type {key_type}")
         return {"key": key, "node_id": config.node_id, "host": config.advertised_host, "port": config.advertised_port,

@@ -53,7 +53,9 @@ class TransactionCoordinator:
                            observer=observer) for p in range(self.num_partitions)]
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, self.clock, self.observer,
                                            topic=TRANSACTION_STATE_TOPIC, codec=records, name="transactions")
+        self._log_manager = log_manager
         self._active = False
+        self._activating: asyncio.Task | None = None
 
     def set_data_marker_writer(self, writer: Any) -> None:
         """The data plane's marker write (the broker assembly wires it)."""
@@ -71,6 +73,31 @@ class TransactionCoordinator:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
+        """Load ``__transaction_state`` if it exists. Like Kafka, the topic (50 partitions) is created only
+        when transactions are first used (``ensure_active``), so a broker that never sees one hosts none."""
+        if any(topic == TRANSACTION_STATE_TOPIC for topic, _ in list(self._log_manager.logs)):
+            await self._activate()
+
+    def ensure_active(self) -> bool:
+        """True once every partition is loaded; else start creating/loading them (FindCoordinator answers
+        COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka's does while it creates the topic; the shards answer
+        COORDINATOR_LOAD_IN_PROGRESS)."""
+        if self._active:
+            return True
+        if self._activating is None:
+            self._activating = asyncio.get_running_loop().create_task(self._activate(), name="transactions-start")
+        return False
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    async def wait_active(self) -> None:
+        """Create/load ``__transaction_state`` now and return once it is served (tests, embedding)."""
+        if not self.ensure_active():
+            await asyncio.shield(self._activating)
+
+    async def _activate(self) -> None:
         await self._runtime.start()
         self._active = True
         for shard in self._runtime.shards():
@@ -80,11 +107,15 @@ class TransactionCoordinator:
                 self._send_markers(metadata)
 
     async def stop(self) -> None:
-        self._active = False
+        if self._activating is not None:
+            await asyncio.gather(self._activating, return_exceptions=True)
+            self._activating = None
+        was_active, self._active = self._active, False
         for task in list(self._marker_tasks):
             task.cancel()
         await asyncio.gather(*self._marker_tasks, return_exceptions=True)
-        await self._runtime.stop()
+        if was_active:
+            await self._runtime.stop()
 
     # ------------------------------------------------------------------ routing
 
@@ -107,6 +138,7 @@ class TransactionCoordinator:
                          expected: ExpectedProducer | None) -> asyncio.Future[dict] | dict:
         if not transactional_id:
             return init_error(ErrorCode.invalid_request)
+        self.ensure_active()
         if timeout_ms <= 0 or timeout_ms > self.config.transaction_max_timeout_ms:
             return init_error(ErrorCode.invalid_transaction_timeout)
         return self._run(transactional_id, lambda s, t, now: s.init_producer_id(transactional_id, timeout_ms, expected, t, now),
@@ -153,6 +185,10 @@ class TransactionCoordinator:
 
     def list_transactions(self, state_names: set[str], producer_ids: set[int], duration_ms: int) -> dict:
         unknown = sorted(n for n in state_names if TxnState.from_name(n) is None)
+        if not self._active and self._activating is None:
+            # No __transaction_state yet: no transactions (Kafka's coordinator owns no partition then).
+            return {"throttle_time": 0, "error_code": ErrorCode.none, "unknown_state_filters": unknown,
+                    "transaction_states": []}
         if any(shard.loading for shard in self.shards()):
             return {"throttle_time": 0, "error_code": ErrorCode.coordinator_load_in_progress,
                     "unknown_state_filters": unknown, "transaction_states": []}

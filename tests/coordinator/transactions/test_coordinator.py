@@ -71,6 +71,7 @@ class Coordinator:
                                          clock=self.clock)
         self.tc.set_data_marker_writer(self.markers)
         await self.tc.start()
+        await self.tc.wait_active()
         return self.tc
 
     async def __aexit__(self, *exc):
@@ -351,6 +352,7 @@ async def test_metrics_count_commits_aborts_timeouts_fencing_and_open_transactio
     tc.set_data_marker_writer(coordinator.markers)
     metrics.attach_transactions(tc)
     await tc.start()
+    await tc.wait_active()
     try:
         a = await init(tc, "a")
         await add(tc, a, tid="a")
@@ -376,3 +378,23 @@ async def test_metrics_count_commits_aborts_timeouts_fencing_and_open_transactio
     finally:
         await tc.stop()
         await manager.close()
+
+
+async def test_transaction_state_is_created_on_first_use_and_loaded_when_it_exists(tmp_path):
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    tc = TransactionCoordinator(config(), manager, Groups(), lambda: 1)
+    await tc.start()
+    assert not tc.active and not list(tmp_path.glob("__transaction_state-*"))  # a broker without transactions
+    assert tc.list_transactions(set(), set(), -1)["transaction_states"] == []
+    assert (await init(tc))["error_code"] == ErrorCode.coordinator_load_in_progress  # starts the creation
+    await tc.wait_active()
+    assert len(list(tmp_path.glob("__transaction_state-*"))) == 4
+    await tc.stop()
+    await manager.close()
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    await manager.open_existing()
+    tc = TransactionCoordinator(config(), manager, Groups(), lambda: 1)
+    await tc.start()
+    assert tc.active
+    await tc.stop()
+    await manager.close()
