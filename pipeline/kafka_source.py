@@ -152,10 +152,24 @@ def use_consumer_offset_fetching(spark) -> None:
 
 
 def read_offsets_topic(spark, bootstrap: str, extra: dict[str, str] | None = None):
-    """The whole offsets topic as it stands now (earliest to latest), as a batch DataFrame."""
+    """The whole offsets topic as it stands now (log start to last stable offset), as a batch DataFrame:
+    only the partitions that hold records, each over its exact range (`pipeline/offsets_topic.py`)."""
+    import json
+
+    from groupcoord.pipeline.offsets_topic import readable_ranges
+    from groupcoord.pipeline.schema import spark_schema
+
     use_consumer_offset_fetching(spark)
+    ranges = readable_ranges(bootstrap)
+    if not ranges:
+        return spark.createDataFrame([], spark_schema())
     options = source_options(bootstrap, extra)
-    options.setdefault("endingOffsets", "latest")
+    del options["subscribe"]
+    options.update({
+        "assign": json.dumps({OFFSETS_TOPIC: sorted(ranges)}),
+        "startingOffsets": json.dumps({OFFSETS_TOPIC: {str(p): r[0] for p, r in ranges.items()}}),
+        "endingOffsets": json.dumps({OFFSETS_TOPIC: {str(p): r[1] for p, r in ranges.items()}}),
+    })
     return decoded(spark.read.format("kafka").options(**options).load())
 
 
