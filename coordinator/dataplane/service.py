@@ -13,6 +13,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
 from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
+from groupcoord.coordinator.dataplane.describe_producers import DescribeProducersService
 from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
@@ -48,6 +49,7 @@ class DataPlane:
         self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer,
                                   self.producer_states)
         self.list_offsets = ListOffsetsService(self.topics, self.producer_states)
+        self.describe_producers = DescribeProducersService(self.topics, self.producer_states)
         self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
         self.describe_configs = DescribeConfigsService(self.topics, config)
         self._producer_ids = ProducerIdAllocator(data_dir)
