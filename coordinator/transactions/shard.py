@@ -43,11 +43,14 @@ def init_error(code: ErrorCode) -> dict:
 
 class TxnShard:
     def __init__(self, partition: int, config: Any, *, new_producer_id: Callable[[], int],
-                 markers_token: Callable[[TransactionMetadata], Any], observer: object | None = None) -> None:
+                 markers_token: Callable[[TransactionMetadata], Any],
+                 send_markers: Callable[[TransactionMetadata], None] = lambda _m: None,
+                 observer: object | None = None) -> None:
         self.partition = partition
         self.config = config
         self.new_producer_id = new_producer_id
         self.markers_token = markers_token
+        self.send_markers = send_markers
         self.observer = TransactionObserverAdapter(observer)
         self.log = structlog.get_logger("groupcoord.transactions").bind(shard=partition)
         self.txns: dict[str, TransactionMetadata] = {}
@@ -81,9 +84,15 @@ class TxnShard:
         """``__transaction_state`` holds no transactional batches; nothing to settle."""
 
     def finish_load(self, now: int) -> None:
+        """Serve; a transaction found prepared (a restart, or a reload after a failed append, between the
+        prepare record and completion) has its markers written again (Kafka's loadTransactionsForTxnTopicPartition)."""
         self._next_abort_check = now + self.config.transaction_abort_timed_out_transaction_cleanup_interval_ms
         self._next_expiry_check = now + self.config.transaction_remove_expired_transaction_cleanup_interval_ms
         self.loading = False
+        for metadata in self.prepared():
+            self.log.info("completing a transaction found prepared on load", transactional_id=metadata.transactional_id,
+                          state=metadata.state.display)
+            self.send_markers(metadata)
 
     def next_deadline(self) -> int | None:
         deadlines = [d for d in (self._next_abort_check, self._next_expiry_check) if d is not None]

@@ -398,3 +398,17 @@ async def test_transaction_state_is_created_on_first_use_and_loaded_when_it_exis
     assert tc.active
     await tc.stop()
     await manager.close()
+
+
+async def test_an_existing_topic_keeps_its_partition_count_whatever_the_setting(tmp_path):
+    async with Coordinator(tmp_path) as tc:
+        r = await init(tc, "moved")
+    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+    await manager.open_existing()
+    tc = TransactionCoordinator(BrokerConfig(transaction_state_log_num_partitions=7), manager, Groups(), lambda: 1)
+    await tc.start()
+    try:
+        assert tc.num_partitions == 4 and state(tc, "moved")["producer_id"] == r["producer_id"]
+    finally:
+        await tc.stop()
+        await manager.close()
