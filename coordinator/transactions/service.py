@@ -32,6 +32,10 @@ from groupcoord.storage.config import CleanupPolicy, LogConfig
 
 _log = structlog.get_logger("groupcoord.transactions")
 
+COORDINATOR_EPOCH = 0  # one broker, never re-elected: the partition's leader epoch stays 0
+MARKER_RETRY_BACKOFF_S = 0.1
+MARKER_RETRY_BACKOFF_MAX_S = 5.0
+
 
 def _partition_count(config: Any, log_manager: Any) -> int:
     """Kafka routes by the topic's real partition count once it exists: a changed setting must not move
@@ -43,10 +47,6 @@ def _partition_count(config: Any, log_manager: Any) -> int:
                      topic_partitions=max(existing) + 1, configured=configured)
         return max(existing) + 1
     return configured
-
-COORDINATOR_EPOCH = 0  # one broker, never re-elected: the partition's leader epoch stays 0
-MARKER_RETRY_BACKOFF_S = 0.1
-MARKER_RETRY_BACKOFF_MAX_S = 5.0
 
 
 class TransactionCoordinator:
