@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 import structlog
 
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.transactions.metadata import TopicPartition, TransactionMetadata
+from groupcoord.coordinator.transactions.metadata import TopicPartition, TransactionMetadata, is_epoch_exhausted
 from groupcoord.coordinator.transactions.observer import TransactionObserverAdapter
 from groupcoord.coordinator.transactions.records import (
     NO_PRODUCER_EPOCH,
@@ -137,11 +137,12 @@ class TxnShard:
         if current is None:
             current = TransactionMetadata(transactional_id, self.new_producer_id(), NO_PRODUCER_EPOCH, timeout_ms,
                                           TxnState.EMPTY, txn_last_update_timestamp=now)
+        # Kafka's isValidProducerId: a new id, the current producer id, or a retry of a rotation the
+        # producer never heard the answer to (the previous id with its exhausted epoch).
         if expected is not None and not (
             current.producer_epoch == NO_PRODUCER_EPOCH
             or expected.producer_id == current.producer_id
-            or (expected.producer_id == current.previous_producer_id
-                and expected.producer_epoch >= 32766)
+            or (expected.producer_id == current.previous_producer_id and is_epoch_exhausted(expected.producer_epoch))
         ):
             fx.reply(token, init_error(ErrorCode.producer_fenced))
             return fx
