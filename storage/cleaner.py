@@ -43,7 +43,7 @@ from groupcoord.protocol.record_batch import (
     HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header, verify_crc,
 )
 from groupcoord.storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
-from groupcoord.storage.cleaner_txns import CleanedTransactions
+from groupcoord.storage.cleaner_txns import CleanedTransactions, scan_transactions
 from groupcoord.storage.config import LONG_MAX
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.log import PartitionLog
@@ -298,7 +298,17 @@ class LogCleaner:
                         if segment.base_offset < target.first_uncleanable_offset]
             if not segments:
                 return stats
-            aborted = log.collect_aborted_txns(segments[0].base_offset, segments[-1].next_offset)
+            scanned = await scan_transactions(log)
+            uncleanable = target.first_uncleanable_offset
+            if scanned.first_unstable_offset is not None:
+                # an open transaction's outcome is not known: stop at the segment holding its first batch
+                held = [segment for segment in segments if segment.next_offset > scanned.first_unstable_offset]
+                if held:
+                    uncleanable = min(uncleanable, held[0].base_offset)
+                    segments = segments[:segments.index(held[0])]
+                if not segments:
+                    return stats
+            aborted = scanned.aborted
             latest, last_of_producer = await log.run_in_executor(self._build_offset_map, segments, aborted, stats)
             horizon = now_ms - log.config.delete_retention_ms
             txns = CleanedTransactions(aborted)
@@ -310,8 +320,7 @@ class LogCleaner:
                 stats.segments_cleaned += len(group)
             # A segment boundary, not the last cleaned offset: a cleaned segment that lost its
             # tail records ends before the next segment begins.
-            self._first_dirty[(log.topic, log.partition)] = max(target.first_dirty_offset,
-                                                               target.first_uncleanable_offset)
+            self._first_dirty[(log.topic, log.partition)] = max(target.first_dirty_offset, uncleanable)
             await self._persist(log)
         stats.partitions_cleaned = 1
         stats.seconds = time.perf_counter() - started

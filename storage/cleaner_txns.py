@@ -17,8 +17,10 @@ consumer that read the transaction's data before it was cleaned still meets its 
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass, field
+from typing import Any
 
-from groupcoord.protocol.control_records import ControlRecordType, control_type_of
+from groupcoord.protocol.control_records import ControlRecordType, control_type_of, read_end_txn_marker
 from groupcoord.protocol.record_batch import BatchHeader, decode_records
 from groupcoord.storage.txn_index import AbortedTxn
 
@@ -78,3 +80,36 @@ class CleanedTransactions:
                 return False
             return True
         return False
+
+
+@dataclass(slots=True)
+class LogTransactions:
+    """The transactions of a whole log as its batches tell them, for the cleaner."""
+    aborted: list[AbortedTxn] = field(default_factory=list)
+    first_unstable_offset: int | None = None
+    """The first offset of the earliest transaction with no marker yet: nothing from there is cleaned."""
+
+
+async def scan_transactions(log: Any) -> LogTransactions:
+    """Walk the log's batches (up to its high watermark) and find its aborted and still open transactions.
+
+    The cleaner reads them from the log itself rather than from the ``.txnindex`` alone, so it applies the
+    same rules to logs whose markers are written by the group coordinator (``__consumer_offsets``: its
+    TxnOffsetCommit records) and does not depend on the producer state being loaded to know the LSO."""
+    open_txns: dict[int, int] = {}
+    found = LogTransactions()
+    async for header, batch in log.batches(log.log_start_offset):
+        if header.producer_id < 0 or not header.is_transactional:
+            continue
+        if header.is_control:
+            first = open_txns.pop(header.producer_id, None)
+            if first is None:
+                continue
+            marker = read_end_txn_marker(batch, 0, header) if header.records_count else None
+            if marker is not None and not marker.committed:
+                found.aborted.append(AbortedTxn(header.producer_id, first, header.base_offset, -1))
+            continue
+        open_txns.setdefault(header.producer_id, header.base_offset)
+    if open_txns:
+        found.first_unstable_offset = min(open_txns.values())
+    return found

@@ -97,3 +97,24 @@ async def test_nothing_past_the_last_stable_offset_is_cleaned(tmp_path):
     log.first_unstable_offset = unknown
     assert LogCleaner().to_clean(log, NOW).first_uncleanable_offset == 0
     await log.close()
+
+
+async def test_an_open_transaction_found_in_the_log_stops_cleaning_without_producer_state(tmp_path):
+    """The cleaner reads the transactions from the log itself: with no producer state attached (as for
+    __consumer_offsets, whose markers the group coordinator writes) an open transaction still holds it back,
+    and an abort without any .txnindex entry still removes its data."""
+    log = await PartitionLog.open(tmp_path / "c-0", COMPACTED, FsyncPolicy.NEVER)
+    await log.append(data(-1, -1, b"k", txn=False))     # 0
+    await log.append(data(B, 0, b"k"))                  # 1 aborted below, no .txnindex entry written
+    await log.append(marker(B, committed=False))        # 2
+    await log.roll()
+    await log.append(data(A, 0, b"k"))                  # 3 open
+    await log.append(data(-1, -1, b"j", txn=False))     # 4
+    await log.roll()
+    assert log.first_unstable_offset is None
+    await LogCleaner().clean(log, now_ms=NOW)
+    kept = await contents(log)
+    assert kept[0] == ("data", -1, [b"k"])              # the aborted k did not shadow the committed one
+    assert ("data", B, [b"k"]) not in kept
+    assert ("data", A, [b"k"]) in kept and ("data", -1, [b"j"]) in kept   # the segment past the LSO is untouched
+    await log.close()
