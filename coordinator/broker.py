@@ -35,6 +35,7 @@ from .ops.data_dir_lock import DataDirLock
 from .dataplane.service import DataPlane
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
+from .security.authorizer import Authorizer, authorizer_from_config
 from .server.dispatch import Dispatcher
 from .server.server import KafkaServer
 
@@ -59,6 +60,7 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.dataplane: DataPlane | None = None
         self.groups: GroupCoordinatorService | None = None
+        self.authorizer: Authorizer | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -119,8 +121,9 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
-                                                self.groups, self.dataplane))
+                                                self.groups, self.dataplane, authorizer=self.authorizer))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)

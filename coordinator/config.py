@@ -147,6 +147,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),
+    # authorisation (Kafka's names; coordinator/security/authorizer.py)
+    Setting("authorizer.class.name", "", str, "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL "
+            "enforcement on (empty: no authorisation, Kafka's default)"),
+    Setting("super.users", "", str, "principals allowed everything, separated by ';' (User:admin;User:ops)"),
+    Setting("allow.everyone.if.no.acl.found", False, _bool, "allow an operation on a resource no ACL covers"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

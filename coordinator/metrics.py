@@ -157,6 +157,8 @@ class BrokerMetrics:
                                      registry=r)
         self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
         self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
+        self.authorization_denials = Counter(
+            f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ["api"], registry=r)
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
@@ -165,6 +167,9 @@ class BrokerMetrics:
 
     def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
         self.request_stats.observe(api_name, error_code, seconds)
+
+    def on_authorization_denied(self, api: str) -> None:
+        self.authorization_denials.labels(api).inc()
 
     def connection_opened(self) -> None:
         self.connections.inc()

@@ -11,13 +11,16 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_str
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
+from .authz import DEFAULT_MESSAGES
 from .api import Api
 from .services import Services
 
 API = Api(ApiKey.FIND_COORDINATOR, 0, 6)
 
 KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
 BATCH_VERSION = 4
 
 
@@ -25,7 +28,16 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     config = services.groups.config
     key_type = int(getattr(request, "key_type", KEY_TYPE_GROUP))
 
+    auth = services.authorizer
+
     def answer(key: str) -> dict:
+        if auth is not None:
+            # KafkaApis.getCoordinator: DESCRIBE on the group (or transactional id) before anything else.
+            if key_type == KEY_TYPE_GROUP and not auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+                return _refused(key, ErrorCode.group_authorization_failed, ctx.api_version)
+            if key_type == KEY_TYPE_TRANSACTION and not auth.authorize(ctx, AclOperation.DESCRIBE,
+                                                                       ResourceType.TRANSACTIONAL_ID, key):
+                return _refused(key, ErrorCode.transactional_id_authorization_failed, ctx.api_version)
         if key_type != KEY_TYPE_GROUP:
             return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.coordinator_not_available,
                     "error_message": "this broker only coordinates consumer groups"}
@@ -37,3 +49,9 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     single = answer(as_str(request.key))
     del single["key"]
     return {"throttle_time": 0, **single}
+
+
+def _refused(key: str, error: ErrorCode, version: int) -> dict:
+    """Node.noNode() with the error; before v4 the error response carries the error's default message."""
+    return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error,
+            "error_message": DEFAULT_MESSAGES[error] if version < BATCH_VERSION else None}

@@ -39,6 +39,9 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)

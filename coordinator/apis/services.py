@@ -18,6 +18,7 @@ from ..cluster import ClusterIdentity
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
+    from ..security.authorizer import Authorizer
 
 ENCODED_BODIES_PER_API = 256
 
@@ -55,7 +56,8 @@ class EncodedBodies:
 @dataclass(frozen=True, slots=True)
 class Services:
     """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
-    catalog Metadata describes."""
+    catalog Metadata describes. ``authorizer`` is None unless ``authorizer.class.name`` turns ACLs on: every
+    handler's checks cost one attribute test when it is."""
 
     identity: ClusterIdentity
     registry: ApiRegistry
@@ -63,3 +65,4 @@ class Services:
     groups: GroupCoordinatorService
     dataplane: DataPlane
     encoded: EncodedBodies = field(default_factory=EncodedBodies)
+    authorizer: Authorizer | None = None

@@ -1,0 +1,67 @@
+"""CreateAcls: add ACL bindings (Kafka's AclApis.handleCreateAcls and AclControlManager.createAcls).
+
+ALTER on the cluster first (CLUSTER_AUTHORIZATION_FAILED on every creation otherwise); no authorizer
+configured: SECURITY_DISABLED on every creation. Each binding is then validated on its own
+(INVALID_REQUEST with Kafka's message); the valid ones are added and persisted in one write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
+
+from ..security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    AclValidationError,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+    validate_new_binding,
+)
+from ..server.dispatch import RequestContext
+from .acl_requests import has_unknown, refuse_unparsable
+from .api import Api
+from .services import Services
+
+API = Api(ApiKey.CREATE_ACLS, 1, 3)
+
+CLUSTER_DENIED = "Cluster authorization failed."
+NO_AUTHORIZER = "No Authorizer is configured."
+
+
+def _all(request: Any, error: int, message: str | None) -> dict:
+    return {"throttle_time": 0, "results": [{"error_code": error, "error_message": message}
+                                            for _ in request.creations]}
+
+
+def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    if any(has_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
+           for c in request.creations):
+        return refuse_unparsable(ctx, "CreateAcls")
+    auth = services.authorizer
+    if auth is None:
+        return _all(request, ErrorCode.security_disabled, NO_AUTHORIZER)
+    if not auth.authorize_cluster(ctx, AclOperation.ALTER):
+        return _all(request, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
+    results = []
+    valid = []
+    for c in request.creations:
+        binding = AclBinding(
+            ResourcePattern(ResourceType.from_code(int(c.resource_type)), c.resource_name,
+                            PatternType.from_code(int(c.resource_pattern_type))),
+            AccessControlEntry(c.principal, c.host, AclOperation.from_code(int(c.operation)),
+                               AclPermissionType.from_code(int(c.permission_type))))
+        try:
+            validate_new_binding(binding)
+        except AclValidationError as exc:
+            results.append({"error_code": ErrorCode.invalid_request, "error_message": str(exc)})
+            continue
+        valid.append(binding)
+        results.append({"error_code": ErrorCode.none, "error_message": None})
+    auth.create_acls(valid)
+    return {"throttle_time": 0, "results": results}
