@@ -157,6 +157,10 @@ class BrokerMetrics:
                                      registry=r)
         self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
         self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
+        self.authentications = Counter(
+            f"{PREFIX}_authentications", "Authentications on TLS and SASL listeners, by listener, mechanism "
+            "(SSL for a TLS handshake and certificate) and result (success, failure)",
+            ["listener", "mechanism", "result"], registry=r)
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
@@ -180,6 +184,10 @@ class BrokerMetrics:
 
     def accept_failed(self, error: str) -> None:
         self.accept_errors.labels(error=error).inc()
+
+    def authentication(self, listener: str, mechanism: str, succeeded: bool) -> None:
+        self.authentications.labels(listener=listener, mechanism=mechanism,
+                                    result="success" if succeeded else "failure").inc()
 
     # --- group coordinator observer ---
 

@@ -17,7 +17,7 @@ ENDPOINT_TYPE_BROKERS = 1
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> dict[str, Any]:
-    identity = services.identity
+    identity = services.identity_for(ctx.listener)
     return {
         "throttle_time": 0,
         "error_code": 0,

@@ -1,4 +1,5 @@
-"""Metadata: the broker (this one) and the topics asked for, each partition led by this node.
+"""Metadata: the broker (this one, at the address of the listener the client came in on) and the topics
+asked for, each partition led by this node.
 
 The answer depends only on the version and what the catalog said, so identical questions (clients
 refresh metadata constantly) reuse one encoding.
@@ -67,11 +68,11 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> Encod
     if hasattr(infos, "__await__"):
         infos = await infos
     infos = list(infos) + unknown_ids
-    key = (ctx.api_version, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos))
+    key = (ctx.api_version, ctx.listener, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos))
 
     def encode() -> EncodedBody:
         return EncodedBody(encode_body(response_class(ApiKey.METADATA, ctx.api_version),
-                                       _response(services.identity, infos)))
+                                       _response(services.identity_for(ctx.listener), infos)))
 
     return services.encoded.get(ApiKey.METADATA, key, encode)
 

@@ -39,6 +39,10 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "sasl_handshake",
+    "sasl_authenticate",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
