@@ -171,7 +171,10 @@ class ScramServer:
         final = ClientFinal.parse(token)
         first, server_first, credential = self._first, self._server_first, self._credential
         assert first is not None and server_first is not None and credential is not None
-        if final.nonce != server_first.nonce:
+        # Kafka checks endsWith, not equality (ScramSaslServer), and clients depend on it: librdkafka up to
+        # 2.0 sends its own nonce again in front of the combined one (kcat 1.7 does). The proof still covers
+        # the nonce exactly as sent, so nothing is weakened: the client must still know the password.
+        if not final.nonce.endswith(server_first.nonce):
             raise SaslFailure("Invalid client nonce in the final client message.")
         if final.channel_binding != first.gs2_header.encode():
             raise SaslFailure("channel binding does not match the gs2 header")
