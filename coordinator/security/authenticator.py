@@ -219,7 +219,8 @@ class SaslAuthenticator:
                 "error_code": ErrorCode.sasl_authentication_failed, "error_message": message, "auth_bytes": b"",
                 "session_lifetime": 0}), reason="SASL authentication failed")
         lifetime = self._complete() if self.state is State.COMPLETE else 0
-        return Gate(Action.ANSWER, self._frame(ctx, {"error_code": ErrorCode.none, "error_message": None,
+        # Kafka leaves the message at its schema default, "" (not null), on success.
+        return Gate(Action.ANSWER, self._frame(ctx, {"error_code": ErrorCode.none, "error_message": "",
                                                        "auth_bytes": token, "session_lifetime": lifetime}))
 
     def _raw_token(self, frame: bytes) -> Gate:
