@@ -334,7 +334,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(s.flag, dest=s.attr, action="append", default=None, metavar="KEY=VALUE",
                                 help=f"{s.help} [env {s.env}: one KEY=VALUE a line]".replace("%", "%%"))
             continue
-        default = s.default if not isinstance(s.default, tuple) else f"{s.default[0]}:{s.default[1]}"
+        default = s.default if not isinstance(s.default, tuple) or len(s.default) != 2 else f"{s.default[0]}:{s.default[1]}"
         parser.add_argument(
             s.flag,
             dest=s.attr,
