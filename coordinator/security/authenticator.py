@@ -76,7 +76,7 @@ class Gate:
 
 
 class AuthObserver(Protocol):
-    def authentication(self, listener: str, mechanism: str, succeeded: bool) -> None: ...
+    def authentication(self, listener: str, mechanism: str, succeeded: bool, reauthentication: bool = False) -> None: ...
 
 
 @dataclass
@@ -259,7 +259,7 @@ class SaslAuthenticator:
         reauth_ms = self.config.reauth_ms
         self.session_expires_at = self.config.clock() + reauth_ms / 1000 if reauth_ms > 0 else None
         if self.config.observer is not None:
-            self.config.observer.authentication(self.config.listener, self.mechanism, True)
+            self.config.observer.authentication(self.config.listener, self.mechanism, True, self._reauthenticating)
         log.debug("SASL authentication succeeded", peer=self.peer, connection=self.connection_id,
                   listener=self.config.listener, mechanism=self.mechanism, principal=str(self.principal),
                   reauthentication=self._reauthenticating)
@@ -272,7 +272,7 @@ class SaslAuthenticator:
         """One log line and one count per failed authentication; ``reason`` never holds a secret."""
         self.state = State.FAILED
         if self.config.observer is not None:
-            self.config.observer.authentication(self.config.listener, mechanism, False)
+            self.config.observer.authentication(self.config.listener, mechanism, False, self._reauthenticating)
         log.warning("SASL authentication failed", peer=self.peer, connection=self.connection_id,
                     listener=self.config.listener, mechanism=mechanism, reason=reason,
                     reauthentication=self._reauthenticating)

@@ -14,6 +14,7 @@ import shutil
 import ssl
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -42,11 +43,14 @@ def secured(tmp_path_factory):
                             "--data-dir", str(data), "--mechanism", "SCRAM-SHA-512", "--password-file", "-"
                             if False else str(_write(root / "pw", PASSWORD))], capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
-    daemon = Daemon(data, listeners="SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0",
+    # REAUTH is a second SASL_SSL listener whose sessions last 2 s (KIP-368): clients re-authenticate on it.
+    daemon = Daemon(data, listeners="SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,REAUTH://127.0.0.1:0",
+                    listener_security_protocol_map="SASL_SSL:SASL_SSL,SSL:SSL,REAUTH:SASL_SSL",
                     sasl_enabled_mechanisms="SCRAM-SHA-512", ssl_keystore_location=str(pki.broker.combined),
                     ssl_truststore_location=str(pki.ca),
-                    ssl_principal_mapping_rules="RULE:^CN=([^,]*),.*$/$1/L,DEFAULT",
-                    override=["listener.name.ssl.ssl.client.auth=required"]).start()
+                    ssl_principal_mapping_rules="RULE:^CN=([^,]*),.*$/$1/L,DEFAULT", metrics_port="-1",
+                    override=["listener.name.ssl.ssl.client.auth=required",
+                              "listener.name.reauth.connections.max.reauth.ms=2000"]).start()
     configs = {
         "sasl_ssl": _write(root / "sasl_ssl.properties", "\n".join([
             "security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-512",
@@ -58,8 +62,10 @@ def secured(tmp_path_factory):
             "ssl.keystore.type=PEM", f"ssl.keystore.location={pki.clients['alice'].combined}"]) + "\n"),
     }
     try:
+        configs["reauth"] = configs["sasl_ssl"]
         yield {"daemon": daemon, "pki": pki, "configs": configs,
-               "bootstrap": {"sasl_ssl": daemon.listeners["SASL_SSL"], "mtls": daemon.listeners["SSL"]}}
+               "bootstrap": {"sasl_ssl": daemon.listeners["SASL_SSL"], "mtls": daemon.listeners["SSL"],
+                             "reauth": daemon.listeners["REAUTH"]}}
     finally:
         daemon.kill()
 
@@ -172,7 +178,7 @@ def test_aiokafka(secured, kind):
 def librdkafka_config(secured, kind) -> dict[str, str]:
     pki = secured["pki"]
     config = {"bootstrap.servers": secured["bootstrap"][kind], "ssl.ca.location": str(pki.ca)}
-    if kind == "sasl_ssl":
+    if kind in ("sasl_ssl", "reauth"):
         config.update({"security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": "alice",
                        "sasl.password": PASSWORD})
     else:
@@ -227,8 +233,55 @@ def test_kcat(secured, kind):
     assert committed_total(secured, kind, group) == MESSAGES
 
 
+def reauthentications(secured) -> float:
+    """Successful re-authentications the daemon counted (its Prometheus endpoint)."""
+    import json
+    import urllib.request
+
+    started = next(json.loads(line) for line in secured["daemon"].output if '"broker started"' in line)
+    with urllib.request.urlopen(f"http://127.0.0.1:{started['metrics_port']}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith('groupcoord_reauthentications_total{listener="REAUTH"') and 'result="success"' in line)
+
+
+def test_confluent_kafka_re_authenticates_within_its_session(secured):
+    """librdkafka re-authenticates before the 2 s session ends (KIP-368) and keeps consuming past several
+    sessions on the same connections."""
+    from confluent_kafka import Consumer, Producer
+
+    config = librdkafka_config(secured, "reauth")
+    topic, group = new_topic(secured, "sasl_ssl"), unique("reauth-group")
+    before = reauthentications(secured)
+    producer = Producer(config)
+    consumer = Consumer({**config, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    got = []
+    try:
+        deadline = time.monotonic() + 7
+        i = 0
+        while time.monotonic() < deadline:  # three and more session lifetimes
+            producer.produce(topic, f"m{i}".encode(), partition=i % PARTITIONS)
+            producer.poll(0)
+            i += 1
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+        assert producer.flush(30) == 0
+        while len(got) < i:
+            message = consumer.poll(1.0)
+            assert message is not None, (len(got), i)
+            if message.error() is None:
+                got.append(message.value())
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+    assert sorted(got) == sorted(f"m{n}".encode() for n in range(i))
+    assert reauthentications(secured) - before >= 2
+
+
 @pytest.mark.java
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", KINDS + ["reauth"])
 def test_java_kafka_clients_consumer_group(secured, kind):
     from tests.reference.java_module import failure_report, run_java_consumer_group_test
     from tests.reference.kafka_distribution import ReferenceUnavailable
@@ -238,6 +291,8 @@ def test_java_kafka_clients_consumer_group(secured, kind):
     except ReferenceUnavailable as exc:
         pytest.skip(reason=str(exc))
     assert done.returncode == 0, failure_report(done)
+    if kind == "reauth":
+        assert reauthentications(secured) >= 3  # the Java client re-authenticated its connections
 
 
 def test_the_admin_cli_authenticates_with_command_config(secured):
