@@ -151,6 +151,12 @@ SETTINGS: tuple[Setting, ...] = (
             str, "listener name to security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"),
     Setting("inter.broker.listener.name", None, _optional_str, "accepted for server.properties compatibility "
             "(single node: must name a listener if set)"),
+    Setting("security.inter.broker.protocol", None, _optional_str, "accepted for server.properties compatibility "
+            "(single node: no inter-broker traffic)"),
+    Setting("sasl.mechanism.inter.broker.protocol", None, _optional_str, "accepted for server.properties "
+            "compatibility (single node: no inter-broker traffic)"),
+    Setting("ssl.endpoint.identification.algorithm", None, _optional_str, "accepted for server.properties "
+            "compatibility (a client-side check; the broker does not connect out)"),
     Setting("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512", str, "SASL mechanisms offered on SASL "
             "listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is not supported)"),
     Setting("sasl.server.max.receive.size", 524288, int, "largest frame accepted before SASL authentication completes"),
@@ -283,9 +289,15 @@ def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots."""
-    with open(path, "rb") as fh:
-        raw = tomllib.load(fh)
+    """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots.
+    A file ending in ``.properties`` is read as Kafka reads ``server.properties`` instead (same names)."""
+    if str(path).endswith(".properties"):
+        from .properties_file import read_properties
+
+        raw: Mapping[str, Any] = read_properties(Path(path).read_text())
+    else:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, node: Mapping[str, Any]) -> None:
@@ -328,7 +340,8 @@ def resolve(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, default=None, help="TOML file of settings (keys are the dotted names)")
+    parser.add_argument("--config", type=Path, default=None, help="TOML file of settings (keys are the dotted names), "
+                        "or a Kafka server.properties file (FILE.properties)")
     for s in SETTINGS:
         if s.name == "override":
             parser.add_argument(s.flag, dest=s.attr, action="append", default=None, metavar="KEY=VALUE",

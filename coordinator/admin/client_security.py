@@ -22,40 +22,16 @@ import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from groupcoord.coordinator.properties_file import read_properties
 from groupcoord.coordinator.security.jaas import client_login
 from groupcoord.coordinator.security.tls import client_context
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+__all__ = ["ClientConfigError", "ClientSecurity", "read_properties"]
 
 
 class ClientConfigError(ValueError):
     pass
-
-
-def read_properties(text: str) -> dict[str, str]:
-    """Java properties: ``key=value`` / ``key: value``, ``#``/``!`` comments, ``\\`` line continuations."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip()
-        i += 1
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            logical.append(line[:-1])
-            continue
-        logical.append(line)
-        entry = "".join(logical)
-        logical = []
-        seps = [p for p in (entry.find("="), entry.find(":")) if p >= 0]
-        if not seps:
-            props[entry.strip()] = ""
-            continue
-        cut = min(seps)
-        props[entry[:cut].strip()] = entry[cut + 1:].strip()
-    return props
 
 
 @dataclass(frozen=True)

@@ -85,3 +85,35 @@ def test_client_properties_as_kafkas_tools_read_them(tmp_path):
         ClientSecurity.from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI"})
     with pytest.raises(ClientConfigError):
         ClientSecurity.from_properties({"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"})
+
+
+def test_a_kafka_server_properties_security_section_carries_over(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text(
+        "# the security section of a Kafka broker's server.properties, unchanged\n"
+        "listeners=PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9093\n"
+        "advertised.listeners=PLAINTEXT://127.0.0.1:9092,SASL_SSL://broker.example:9093\n"
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL\n"
+        "inter.broker.listener.name=PLAINTEXT\n"
+        "security.inter.broker.protocol=PLAINTEXT\n"
+        "sasl.mechanism.inter.broker.protocol=PLAIN\n"
+        "sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN\n"
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;\n"
+        "listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        '    username="admin" password="admin-secret" \\\n'
+        '    user_admin="admin-secret";\n'
+        "ssl.keystore.type=PEM\n"
+        "ssl.keystore.location=/etc/kafka/broker.pem\n"
+        "ssl.truststore.type=PEM\n"
+        "ssl.truststore.location=/etc/kafka/ca.pem\n"
+        "ssl.client.auth=requested\n"
+        "ssl.endpoint.identification.algorithm=\n"
+        "ssl.principal.mapping.rules=RULE:^CN=([^,]*),.*$/$1/L,DEFAULT\n"
+        "connections.max.reauth.ms=3600000\n")
+    cfg = resolve(config_file=path, env={})
+    listeners = configured_listeners(cfg)
+    assert [(l.name, l.protocol.value, l.advertised_host) for l in listeners] == [
+        ("PLAINTEXT", "PLAINTEXT", "127.0.0.1"), ("SASL_SSL", "SASL_SSL", "broker.example")]
+    assert plain_users(cfg.listener_setting("SASL_SSL", "sasl.jaas.config", "PLAIN")) == {"admin": "admin-secret"}
+    assert cfg.ssl_principal_mapping_rules == "RULE:^CN=([^,]*),.*$/$1/L,DEFAULT"
+    assert cfg.connections_max_reauth_ms == 3600000 and cfg.ssl_client_auth == "requested"
