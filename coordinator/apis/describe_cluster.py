@@ -19,7 +19,7 @@ ENDPOINT_TYPE_BROKERS = 1
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> dict[str, Any]:
-    identity = services.identity
+    identity = services.identity_for(ctx.listener)
     ops = AUTHORIZED_OPERATIONS_OMITTED
     if request.include_cluster_authorized_operations:
         auth = services.authorizer

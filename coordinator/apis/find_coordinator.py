@@ -26,6 +26,7 @@ BATCH_VERSION = 4
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     config = services.groups.config
+    me = services.identity_for(ctx.listener)  # the address of the listener this client came in on
     key_type = int(getattr(request, "key_type", KEY_TYPE_GROUP))
 
     auth = services.authorizer
@@ -41,7 +42,7 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
         if key_type != KEY_TYPE_GROUP:
             return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.coordinator_not_available,
                     "error_message": "this broker only coordinates consumer groups"}
-        return {"key": key, "node_id": config.node_id, "host": config.advertised_host, "port": config.advertised_port,
+        return {"key": key, "node_id": config.node_id, "host": me.host, "port": me.port,
                 "error_code": ErrorCode.none, "error_message": None}
 
     if ctx.api_version >= BATCH_VERSION:

@@ -1,4 +1,5 @@
-"""Metadata: the broker (this one) and the topics asked for, each partition led by this node.
+"""Metadata: the broker (this one, at the address of the listener the client came in on) and the topics
+asked for, each partition led by this node.
 
 The answer depends only on the version and what the catalog said, so identical questions (clients
 refresh metadata constantly) reuse one encoding.
@@ -93,12 +94,12 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> Encod
     if ctx.api_version in CLUSTER_OPERATIONS_VERSIONS and getattr(request, "include_cluster_authorized_operations", False):
         cluster_ops = (cluster_operations(auth, ctx)
                        if auth is None or auth.authorize_cluster(ctx, AclOperation.DESCRIBE) else 0)
-    key = (ctx.api_version, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos),
+    key = (ctx.api_version, ctx.listener, tuple((i.name, i.topic_id, i.partitions, i.is_internal, i.error_code) for i in infos),
            topic_ops, cluster_ops)
 
     def encode() -> EncodedBody:
         return EncodedBody(encode_body(response_class(ApiKey.METADATA, ctx.api_version),
-                                       _response(services.identity, infos, topic_ops, cluster_ops)))
+                                       _response(services.identity_for(ctx.listener), infos, topic_ops, cluster_ops)))
 
     return services.encoded.get(ApiKey.METADATA, key, encode)
 

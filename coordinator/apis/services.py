@@ -14,6 +14,7 @@ from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.registry import ApiRegistry
 
 from ..cluster import ClusterIdentity
+from ..security.credentials import CredentialStore
 
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
@@ -56,8 +57,9 @@ class EncodedBodies:
 @dataclass(frozen=True, slots=True)
 class Services:
     """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
-    catalog Metadata describes. ``authorizer`` is None unless ``authorizer.class.name`` turns ACLs on: every
-    handler's checks cost one attribute test when it is."""
+    catalog Metadata describes, ``credentials`` the SCRAM credential store (Describe/AlterUserScramCredentials;
+    the listeners' SASL authenticators read the same one). ``authorizer`` is None unless
+    ``authorizer.class.name`` turns ACLs on: every handler's checks cost one attribute test when it is."""
 
     identity: ClusterIdentity
     registry: ApiRegistry
@@ -65,4 +67,10 @@ class Services:
     groups: GroupCoordinatorService
     dataplane: DataPlane
     encoded: EncodedBodies = field(default_factory=EncodedBodies)
+    credentials: CredentialStore = field(default_factory=CredentialStore.in_memory)
+    identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     authorizer: Authorizer | None = None
+
+    def identity_for(self, listener: str) -> ClusterIdentity:
+        """This broker as the clients of one listener must reach it (its advertised address)."""
+        return self.identities.get(listener, self.identity)

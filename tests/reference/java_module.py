@@ -12,15 +12,17 @@ JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 MAVEN_TIMEOUT_S = 600
 
 
-def run_java_consumer_group_test(bootstrap: str) -> subprocess.CompletedProcess:
-    """Offline first (the dependencies are cached after the first run), online only if Maven lacks some."""
+def run_java_consumer_group_test(bootstrap: str, client_config: Path | None = None) -> subprocess.CompletedProcess:
+    """Offline first (the dependencies are cached after the first run), online only if Maven lacks some.
+    ``client_config`` is a client properties file (security.protocol, sasl.*, ssl.*) every client loads."""
     require_tool("java")
     mvn = require_tool("mvn")
     env = {**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}
 
     def maven(*flags: str) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}"], cwd=JAVA_MODULE,
+            extra = [f"-DclientConfig={client_config}"] if client_config is not None else []
+            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}", *extra], cwd=JAVA_MODULE,
                                   env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
             raise AssertionError(f"the Java consumer-group test did not finish in {MAVEN_TIMEOUT_S} s") from exc
