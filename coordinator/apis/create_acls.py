@@ -2,7 +2,9 @@
 
 ALTER on the cluster first (CLUSTER_AUTHORIZATION_FAILED on every creation otherwise); no authorizer
 configured: SECURITY_DISABLED on every creation. Each binding is then validated on its own
-(INVALID_REQUEST with Kafka's message); the valid ones are added and persisted in one write.
+(INVALID_REQUEST with Kafka's message); the valid ones are added and persisted in one write. A value
+Kafka cannot even build a binding from (ANY or MATCH where a concrete value is needed) fails the whole
+request with UNKNOWN_SERVER_ERROR, as there.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ def _all(request: Any, error: int, message: str | None) -> dict:
                                             for _ in request.creations]}
 
 
+def _unconstructible(c: Any) -> bool:
+    """ANY resource type, MATCH/ANY pattern type, ANY operation or ANY permission in a binding."""
+    return (int(c.resource_type) == ResourceType.ANY
+            or int(c.resource_pattern_type) in (PatternType.MATCH, PatternType.ANY)
+            or int(c.operation) == AclOperation.ANY or int(c.permission_type) == AclPermissionType.ANY)
+
+
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
     if any(has_unknown(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type)
            for c in request.creations):
@@ -48,6 +57,10 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
         return _all(request, ErrorCode.security_disabled, NO_AUTHORIZER)
     if not auth.authorize_cluster(ctx, AclOperation.ALTER):
         return _all(request, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
+    if any(_unconstructible(c) for c in request.creations):
+        # Kafka builds every AclBinding before validating any, and ResourcePattern/AccessControlEntry refuse
+        # these values in their constructors: the whole request fails with UNKNOWN_SERVER_ERROR.
+        return _all(request, ErrorCode.unknown_server_error, "Unexpected server error while creating ACLs.")
     results = []
     valid = []
     for c in request.creations:
