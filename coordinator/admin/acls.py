@@ -33,6 +33,7 @@ from ..security.acl import (
 from ..security.principal import KafkaPrincipal
 from . import render
 from .client import AdminClient, AdminError, ApiKey
+from .commands import client_security
 
 CLUSTER_FILTER = ResourcePatternFilter(ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL)
 PATTERN_TYPES = {"literal": PatternType.LITERAL, "prefixed": PatternType.PREFIXED, "match": PatternType.MATCH,
@@ -158,7 +159,8 @@ def _binding_json(pattern: ResourcePattern, e: AccessControlEntry) -> dict:
 
 
 def _client(args: argparse.Namespace) -> AdminClient:
-    return AdminClient(args.bootstrap_server, timeout=args.timeout)
+    """Authenticated as ``--command-config`` says (Kafka's client properties), as every admin command."""
+    return AdminClient(args.bootstrap_server, timeout=args.timeout, security=client_security(args))
 
 
 def _write(out: TextIO, text: str) -> None:
