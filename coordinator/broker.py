@@ -142,6 +142,8 @@ class Broker:
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
         self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
+        if self.authorizer is not None:
+            self.groups.filter_regex_topics(self.authorizer.visible_to_member)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer))

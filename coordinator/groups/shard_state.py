@@ -31,6 +31,9 @@ class ShardState:
     timer: CoordinatorTimer[ShardState] = field(default_factory=CoordinatorTimer)
     loading: bool = False
     unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
+    # With ACLs on: (member id, topics its regex matches) -> those the member's principal may DESCRIBE
+    # (Kafka's TopicRegexResolver.filterTopicDescribeAuthorizedTopics). None: no filtering.
+    regex_topic_filter: Callable[[str, set[str]], set[str]] | None = None
 
     def availability_error(self) -> ErrorCode | None:
         """Why this shard cannot answer for its groups right now, if it cannot."""

@@ -88,6 +88,7 @@ _IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOper
                                AclOperation.DELETE, AclOperation.ALTER})
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
 
+MEMBER_CONTEXTS = 100_000
 DENIAL_LOG_QUIET_S = 10.0
 DENIAL_LOG_MAX_KEYS = 10_000
 
@@ -124,6 +125,7 @@ class Authorizer:
         self.observer = observer
         self._clock = clock
         self._last_logged: dict[tuple, list] = {}
+        self._members: dict[str, tuple[KafkaPrincipal, str]] = {}
 
     # -- decisions --------------------------------------------------------------------------------
     def decide(self, principal: KafkaPrincipal, host: str, op: AclOperation, rtype: ResourceType, name: str) -> bool:
@@ -222,6 +224,27 @@ class Authorizer:
                 if not any(allowed[:i] in deny_prefixed for i in range(1, len(allowed) + 1)):
                     return True
         return False
+
+    # -- regex subscriptions ------------------------------------------------------------------------------
+    def remember_member(self, member_id: str, ctx: "RequestContext") -> None:
+        """The principal and host a consumer group member last heartbeated as: its regex subscription
+        resolves to what they may DESCRIBE (Kafka resolves it with the request context of the heartbeat
+        that changed it). Kept for the last ``MEMBER_CONTEXTS`` members, in memory."""
+        if not member_id:
+            return
+        self._members.pop(member_id, None)
+        self._members[member_id] = (ctx.principal, _host(ctx.client_host))
+        if len(self._members) > MEMBER_CONTEXTS:
+            self._members.pop(next(iter(self._members)))
+
+    def visible_to_member(self, member_id: str, topics: set[str]) -> set[str]:
+        """The topics of a regex match the member's principal may DESCRIBE (denials not logged: a filter).
+        A member not heard from since this broker started keeps the whole match, as its assignment did."""
+        known = self._members.get(member_id)
+        if known is None:
+            return topics
+        principal, host = known
+        return {t for t in topics if self.decide(principal, host, AclOperation.DESCRIBE, ResourceType.TOPIC, t)}
 
     # -- the ACL set --------------------------------------------------------------------------------
     def acls(self, flt: AclBindingFilter) -> list[AclBinding]:

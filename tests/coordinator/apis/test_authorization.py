@@ -88,13 +88,15 @@ async def test_create_describe_delete_acls(broker, version):
     bad = [
         {**CREATION, "resource_type": 4, "resource_name": "not-the-cluster"},
         {**CREATION, "resource_name": ""},
-        {**CREATION, "resource_pattern_type": 2},   # MATCH: a filter's, not a binding's
-        {**CREATION, "operation": 1},               # ANY
         {**CREATION, "resource_type": 99},          # a code Kafka does not know: UNKNOWN, refused
+        {**CREATION, "principal": "bob"},           # no principal type
     ]
     r = await call_as(broker, "User:admin", 30, version, {"creations": [CREATION, *bad]})
     assert [x.error_code for x in r.results] == [E.none] + [E.invalid_request] * len(bad)
     assert r.results[1].error_message == "The only valid name for the CLUSTER resource is kafka-cluster"
+    # MATCH or ANY where a binding needs a concrete value: Kafka cannot build the binding, the request fails
+    r = await call_as(broker, "User:admin", 30, version, {"creations": [CREATION, {**CREATION, "operation": 1}]})
+    assert [x.error_code for x in r.results] == [E.unknown_server_error] * 2
     r = await call_as(broker, "User:admin", 29, version, {**ANY_DELETE, "resource_type_filter": 3,
                                                           "principal_filter": "User:bob"})
     assert [(x.resource_type, x.resource_name, x.pattern_type, [(a.principal, a.operation) for a in x.acls])
@@ -299,3 +301,16 @@ async def test_denials_are_counted_by_api(broker):
     await call_as(broker, "User:bob", 12, 4, {"group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None})
     text = broker.metrics.exposition().decode()
     assert 'groupcoord_authorization_denials_total{api="Heartbeat"} 1.0' in text
+
+
+async def test_a_regex_subscription_resolves_only_to_topics_the_member_may_describe(broker):
+    body = {"group_id": "alice-rx", "member_id": "r" * 22, "member_epoch": 0, "instance_id": None, "rack_id": None,
+            "rebalance_timeout": 30000, "subscribed_topic_names": [], "subscribed_topic_regex": "orders|secret",
+            "server_assignor": None, "topic_partitions": []}
+    r = await call_as(broker, "User:alice", 68, 1, body)
+    assert r.error_code == E.none
+    orders = broker.dataplane.topics.get("orders").topic_id
+    assert [(t.topic_id, tuple(t.partitions)) for t in r.assignment.topic_partitions] == [(orders, (0, 1))]
+    # bob may describe every topic: the same regex gives him both
+    r = await call_as(broker, "User:admin", 68, 1, {**body, "group_id": "other-rx", "member_id": "s" * 22})
+    assert len(r.assignment.topic_partitions) == 2
