@@ -450,3 +450,33 @@ def test_authorisation_matches_kafka_case_by_case(sides):
     details = "\n".join(f"#{n} {CASES[n - 1][:3]}:\n  Kafka:      {rows[n][4]}\n  groupcoord: {rows[n][5]}"
                         for n in mismatches)
     assert not mismatches, f"cases {mismatches} differ:\n{details}"
+
+
+def _regex_assignment(side: Side, user: str, group: str) -> list[str]:
+    """The topics a regex member ends up assigned (Kafka resolves the regex in the background: heartbeat
+    until an assignment arrives, at most 20 s), by name."""
+    member = "x" + uuid.uuid4().hex[:21]
+    epoch = 0
+    ids: set = set()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        r = side.ask(user, K.CONSUMER_GROUP_HEARTBEAT, 1, {
+            "group_id": group, "member_id": member, "member_epoch": epoch, "instance_id": None, "rack_id": None,
+            "rebalance_timeout": 30000, "subscribed_topic_names": None if epoch else [],
+            "subscribed_topic_regex": None if epoch else "orders|secret|pub.*", "server_assignor": None,
+            "topic_partitions": None if epoch else []})
+        assert r.error_code == 0, r
+        epoch = r.member_epoch
+        if r.assignment is not None and r.assignment.topic_partitions:
+            ids = {t.topic_id for t in r.assignment.topic_partitions}
+            break
+        time.sleep(0.3)
+    names = side.ask("admin", *metadata())
+    return sorted(t.name for t in names.topics if t.topic_id in ids)
+
+
+def test_a_regex_subscription_is_resolved_to_the_topics_the_member_may_describe_as_kafka_does(sides):
+    kafka, ours = sides
+    got = {side.name: _regex_assignment(side, "alice", "app-rx") for side in sides}
+    print(f"\nregex orders|secret|pub.* for User:alice: {got}")
+    assert got["kafka"] == got["groupcoord"] == ["orders", "public"]
