@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
+
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
@@ -31,6 +33,8 @@ from .api import Api
 from .services import Services
 
 API = Api(ApiKey.CREATE_ACLS, 1, 3)
+
+log = structlog.get_logger("groupcoord.acls")
 
 CLUSTER_DENIED = "Cluster authorization failed."
 NO_AUTHORIZER = "No Authorizer is configured."
@@ -76,5 +80,10 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
             continue
         valid.append(binding)
         results.append({"error_code": ErrorCode.none, "error_message": None})
-    auth.create_acls(valid)
+    try:
+        auth.create_acls(valid)
+    except OSError as exc:  # the set could not be written: nothing changed, the valid ones failed
+        log.error("ACLs could not be persisted", error=repr(exc))
+        results = [{"error_code": ErrorCode.unknown_server_error, "error_message": f"ACLs could not be persisted: {exc}"}
+                   if r["error_code"] == ErrorCode.none else r for r in results]
     return {"throttle_time": 0, "results": results}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
+
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
@@ -20,6 +22,8 @@ from .api import Api
 from .services import Services
 
 API = Api(ApiKey.DELETE_ACLS, 1, 3)
+
+log = structlog.get_logger("groupcoord.acls")
 
 
 def _all(request: Any, error: int, message: str) -> dict:
@@ -40,7 +44,11 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
                               f.principal_filter, f.host_filter, f.operation, f.permission_type)
                for f in request.filters]
     valid = [f for f in filters if not f.is_unknown()]
-    removed = iter(auth.delete_acls(valid))
+    try:
+        removed = iter(auth.delete_acls(valid))
+    except OSError as exc:  # the set could not be written: nothing was removed
+        log.error("ACLs could not be persisted", error=repr(exc))
+        return _all(request, ErrorCode.unknown_server_error, f"ACLs could not be persisted: {exc}")
     results = []
     for f in filters:
         if f.pattern.is_unknown():

@@ -60,6 +60,7 @@ class AclStore:
         self.path = None if data_dir is None else Path(data_dir) / ACL_FILE
         self._bindings: dict[AclBinding, None] = {}
         self.index = AclIndex()
+        self.generation = 0  # bumped on every change: the authorizer's remembered decisions are then dropped
         if self.path is not None and self.path.exists():
             self._load()
 
@@ -70,12 +71,20 @@ class AclStore:
             raise ValueError(f"{self.path}: unknown ACL file version {doc.get('version')!r}")
         self._bindings = {AclBinding.from_json(d): None for d in doc["acls"]}
         self.index = AclIndex(self._bindings)
+        self.generation += 1
 
-    def _save(self) -> None:
+    def _commit(self, bindings: dict[AclBinding, None]) -> None:
+        """Write the new set durably, then serve it: a failed write (full disk) changes nothing."""
+        self._save(bindings)
+        self._bindings = bindings
+        self.index = AclIndex(bindings)
+        self.generation += 1
+
+    def _save(self, bindings: dict[AclBinding, None]) -> None:
         if self.path is None:
             return
         tmp = self.path.with_suffix(".json.tmp")
-        body = json.dumps({"version": FORMAT_VERSION, "acls": [b.to_json() for b in self._bindings]}, indent=1)
+        body = json.dumps({"version": FORMAT_VERSION, "acls": [b.to_json() for b in bindings]}, indent=1)
         with open(tmp, "w") as f:
             f.write(body)
             f.flush()
@@ -99,12 +108,8 @@ class AclStore:
     def add(self, bindings: Iterable[AclBinding]) -> None:
         """Add the new ones (an existing binding is already there: success, nothing written)."""
         new = [b for b in bindings if b not in self._bindings]
-        if not new:
-            return
-        for b in new:
-            self._bindings[b] = None
-        self.index = AclIndex(self._bindings)
-        self._save()
+        if new:
+            self._commit({**self._bindings, **dict.fromkeys(new)})
 
     def remove(self, filters: Iterable[AclBindingFilter]) -> list[list[AclBinding]]:
         """Per filter, the bindings it removed (a binding matched by two filters is reported by both, as
@@ -112,7 +117,5 @@ class AclStore:
         results = [self.matching(f) for f in filters]
         gone = {b for r in results for b in r}
         if gone:
-            self._bindings = {b: None for b in self._bindings if b not in gone}
-            self.index = AclIndex(self._bindings)
-            self._save()
+            self._commit({b: None for b in self._bindings if b not in gone})
         return results

@@ -89,6 +89,7 @@ _IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOper
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
 
 MEMBER_CONTEXTS = 100_000
+DECISION_CACHE = 65_536
 DENIAL_LOG_QUIET_S = 10.0
 DENIAL_LOG_MAX_KEYS = 10_000
 
@@ -126,13 +127,31 @@ class Authorizer:
         self._clock = clock
         self._last_logged: dict[tuple, list] = {}
         self._members: dict[str, tuple[KafkaPrincipal, str]] = {}
+        self._cache: dict[tuple, bool] = {}
+        self._cache_generation = -1
 
     # -- decisions --------------------------------------------------------------------------------
     def decide(self, principal: KafkaPrincipal, host: str, op: AclOperation, rtype: ResourceType, name: str) -> bool:
-        """StandardAuthorizerData.authorize for one literal resource, without logging."""
-        if f"{principal.principal_type}:{principal.name}" in self.super_users:
-            return True
+        """StandardAuthorizerData.authorize for one literal resource, without logging. Decisions are
+        remembered until the ACL set changes (a heartbeat's READ on its group is then one dict look-up)."""
+        store = self.store
+        if self._cache_generation != store.generation:
+            self._cache.clear()
+            self._cache_generation = store.generation
+        key = (principal, host, op, rtype, name)
+        known = self._cache.get(key)
+        if known is not None:
+            return known
+        result = self._decide(principal, host, op, rtype, name)
+        if len(self._cache) >= DECISION_CACHE:
+            self._cache.clear()
+        self._cache[key] = result
+        return result
+
+    def _decide(self, principal: KafkaPrincipal, host: str, op: AclOperation, rtype: ResourceType, name: str) -> bool:
         own = f"{principal.principal_type}:{principal.name}"
+        if own in self.super_users:
+            return True
         has_resource_acls = False
         allowed = False
         for b in self.store.index.covering(rtype, name):

@@ -314,3 +314,15 @@ async def test_a_regex_subscription_resolves_only_to_topics_the_member_may_descr
     # bob may describe every topic: the same regex gives him both
     r = await call_as(broker, "User:admin", 68, 1, {**body, "group_id": "other-rx", "member_id": "s" * 22})
     assert len(r.assignment.topic_partitions) == 2
+
+
+async def test_a_full_disk_fails_the_acl_change_without_closing_the_connection(broker, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("groupcoord.coordinator.security.acl_store.os.replace", full_disk)
+    r = await call_as(broker, "User:admin", 30, 3, {"creations": [CREATION, {**CREATION, "resource_name": ""}]})
+    assert [x.error_code for x in r.results] == [E.unknown_server_error, E.invalid_request]
+    r = await call_as(broker, "User:admin", 31, 3, {"filters": [ANY_DELETE]})
+    assert [x.error_code for x in r.filter_results] == [E.unknown_server_error]
+    assert len(broker.authorizer.acls(ANY_FILTER)) == len(ACLS)

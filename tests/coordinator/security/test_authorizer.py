@@ -190,3 +190,26 @@ def test_denials_are_counted_per_api_and_logged_once_per_quiet_spell():
     assert list(auth._last_logged.values()) == [[60.0, 0]]
     auth.authorize(ctx("mallory"), Op.DESCRIBE, RT.GROUP, "g", log_if_denied=False)
     assert len(seen) == 1001
+
+
+def test_a_failed_write_changes_nothing(tmp_path, monkeypatch):
+    auth = authorizer(acl(RT.GROUP, "g", Op.READ), data_dir=tmp_path)
+    assert auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("groupcoord.coordinator.security.acl_store.os.replace", full_disk)
+    with pytest.raises(OSError):
+        auth.create_acls([acl(RT.GROUP, "g", Op.READ, perm=Perm.DENY)])
+    assert auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")  # the refused change is not served either
+    assert len(auth.acls(ANY_FILTER)) == 1
+
+
+def test_remembered_decisions_follow_acl_changes():
+    auth = authorizer()
+    assert not auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
+    auth.create_acls([acl(RT.GROUP, "g", Op.READ)])
+    assert auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
+    auth.delete_acls([ANY_FILTER])
+    assert not auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
