@@ -99,6 +99,27 @@ def _listener_settings(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out.items()))
 
 
+AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
+
+def _authorizer_class(value: Any) -> str:
+    """Kafka's StandardAuthorizer (or its older AclAuthorizer name) or nothing: refused at start, not later."""
+    name = str(value or "").strip()
+    if name and name not in AUTHORIZERS:
+        raise ValueError(f"authorizer.class.name {name!r} is not supported: use {AUTHORIZERS[0]}")
+    return name
+
+
+def _super_users(value: Any) -> str:
+    """``User:a;User:b``, each as Kafka's SecurityUtils.parseKafkaPrincipal accepts it (Type:name)."""
+    text = str(value or "")
+    for part in text.split(";"):
+        kind, sep, _ = part.strip().partition(":")
+        if part.strip() and (not sep or not kind):
+            raise ValueError(f"super.users: expected principals as Type:name separated by ';', got {part.strip()!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str  # dotted, Kafka's spelling where Kafka has the setting
@@ -229,9 +250,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),
     # authorisation (Kafka's names; coordinator/security/authorizer.py)
-    Setting("authorizer.class.name", "", str, "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL "
+    Setting("authorizer.class.name", "", _authorizer_class, "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL "
             "enforcement on (empty: no authorisation, Kafka's default)"),
-    Setting("super.users", "", str, "principals allowed everything, separated by ';' (User:admin;User:ops)"),
+    Setting("super.users", "", _super_users, "principals allowed everything, separated by ';' (User:admin;User:ops)"),
     Setting("allow.everyone.if.no.acl.found", False, _bool, "allow an operation on a resource no ACL covers"),
 )
 

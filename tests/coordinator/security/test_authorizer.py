@@ -213,3 +213,15 @@ def test_remembered_decisions_follow_acl_changes():
     assert auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
     auth.delete_acls([ANY_FILTER])
     assert not auth.authorize(ctx("alice"), Op.READ, RT.GROUP, "g")
+
+
+def test_the_settings_are_refused_when_read_not_when_first_used():
+    from groupcoord.coordinator.config import BrokerConfig
+
+    with pytest.raises(ValueError, match="not supported"):
+        BrokerConfig().replace(authorizer_class_name="com.example.MyAuthorizer")
+    with pytest.raises(ValueError, match="Type:name"):
+        BrokerConfig().replace(super_users="User:admin;ops")
+    cfg = BrokerConfig().replace(authorizer_class_name=" kafka.security.authorizer.AclAuthorizer ",
+                                 super_users="User:admin; User:ops", allow_everyone_if_no_acl_found="true")
+    assert (cfg.authorizer_class_name, cfg.allow_everyone_if_no_acl_found) == ("kafka.security.authorizer.AclAuthorizer", True)
