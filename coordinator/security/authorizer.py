@@ -23,7 +23,7 @@ plus ``filter_authorized(ctx, op, type, names)`` (Kafka's ``filterByAuthorized``
 ``authorized_operations(ctx, type, name)`` (the include_*_authorized_operations bitfields) and
 ``authorize_by_resource_type`` (InitProducerId's "may write to some topic").
 
-Transactions (for the APIs another branch adds; these are Kafka 4.3 KafkaApis' exact checks):
+Transactions (Kafka 4.3 KafkaApis' exact checks, made by the transaction API modules here):
 - InitProducerId with a transactional id: WRITE on TRANSACTIONAL_ID ``transactional_id`` else the whole
   response is TRANSACTIONAL_ID_AUTHORIZATION_FAILED (served here in apis/init_producer_id.py already).
 - AddPartitionsToTxn v0-3 (client): WRITE on TRANSACTIONAL_ID else every partition

@@ -60,6 +60,7 @@ ACL_SET = [
     ("User:dave", TOPIC, "orders", LITERAL, ALTER_CONFIGS, ALLOW),
     ("User:alice", GROUP, "hosted", LITERAL, READ, ALLOW, "10.9.9.9"),
     ("User:alice", GROUP, "local", LITERAL, READ, ALLOW, "127.0.0.1"),
+    ("User:alice", TXN, "alice-ok-tx", LITERAL, WRITE, ALLOW),
 ]
 TOPICS = {"orders": 2, "secret": 1, "public": 1}
 
@@ -307,6 +308,30 @@ def describe_configs(rtype, name):
         {"resource_type": rtype, "resource_name": name, "configuration_keys": ["cleanup.policy"]}]})
 
 
+def add_partitions_v3(txn, *topics):
+    return (K.ADD_PARTITIONS_TO_TXN, 3, {"v3_and_below_transactional_id": txn, "v3_and_below_producer_id": 4242,
+                                         "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                             {"name": t, "partitions": [0]} for t in topics]})
+
+
+def added_partitions(r):
+    return r if isinstance(r, str) else sorted((t.name, p.partition_index, int(p.partition_error_code))
+                                               for t in r.results_by_topic_v3_and_below for p in t.results_by_partition)
+
+
+TXN_OFFSETS = {"producer_id": 4242, "producer_epoch": 0, "generation_id": -1, "member_id": "", "group_instance_id": None,
+               "topics": [{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                              "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+MARKERS = (K.WRITE_TXN_MARKERS, 1, {"markers": [{"producer_id": 4242, "producer_epoch": 0, "transaction_result": False,
+                                                 "coordinator_epoch": 0,
+                                                 "topics": [{"name": "orders", "partition_indexes": [0]}]}]})
+
+
+def marker_codes(r):
+    return r if isinstance(r, str) else sorted((t.name, p.partition_index, int(p.error_code))
+                                               for m in r.markers for t in m.topics for p in t.partitions)
+
+
 CLUSTER_OPS = (K.DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": True, "endpoint_type": 1})
 
 # (principal, what it asks, what of the answer is compared)
@@ -381,6 +406,27 @@ CASES: list[tuple[str, str, str, Case]] = [
     ("InitProducerId", "carol", "idempotent (nothing)", (init_producer_id(), top)),
     ("InitProducerId", "dave", "idempotent (IDEMPOTENT_WRITE)", (init_producer_id(), top)),
     ("InitProducerId", "alice", "transactional id alice-tx", (init_producer_id("alice-tx"), top)),
+    ("AddPartitionsToTxn", "bob", "v3, id bob-tx (no ACL)", (add_partitions_v3("bob-tx", "orders"), added_partitions)),
+    ("AddPartitionsToTxn", "alice", "v3, id alice-ok-tx, topics orders, secret", (add_partitions_v3("alice-ok-tx", "orders", "secret"), added_partitions)),
+    ("AddPartitionsToTxn", "alice", "v4 (brokers only: CLUSTER_ACTION)", ((K.ADD_PARTITIONS_TO_TXN, 4, {"transactions": [
+        {"transactional_id": "alice-ok-tx", "producer_id": 4242, "producer_epoch": 0, "verify_only": True,
+         "topics": [{"name": "orders", "partitions": [0]}]}]}), top)),
+    ("AddOffsetsToTxn", "bob", "id bob-tx", ((K.ADD_OFFSETS_TO_TXN, 3, {"transactional_id": "bob-tx", "producer_id": 4242,
+                                                                       "producer_epoch": 0, "group_id": "app-1"}), top)),
+    ("AddOffsetsToTxn", "alice", "id alice-ok-tx, group other (no READ)", ((K.ADD_OFFSETS_TO_TXN, 3, {
+        "transactional_id": "alice-ok-tx", "producer_id": 4242, "producer_epoch": 0, "group_id": "other"}), top)),
+    ("EndTxn", "bob", "id bob-tx", ((K.END_TXN, 4, {"transactional_id": "bob-tx", "producer_id": 4242, "producer_epoch": 0,
+                                                    "committed": False}), top)),
+    ("TxnOffsetCommit", "bob", "id bob-tx", ((K.TXN_OFFSET_COMMIT, 3, {**TXN_OFFSETS, "transactional_id": "bob-tx",
+                                                                       "group_id": "app-1"}), per_partition())),
+    ("TxnOffsetCommit", "alice", "id alice-ok-tx, group other (no READ)", ((K.TXN_OFFSET_COMMIT, 3, {
+        **TXN_OFFSETS, "transactional_id": "alice-ok-tx", "group_id": "other"}), per_partition())),
+    ("WriteTxnMarkers", "alice", "cluster (no ALTER, no CLUSTER_ACTION)", (MARKERS, marker_codes)),
+    ("DescribeTransactions", "alice", "ids bob-tx, other-tx (no DESCRIBE)", ((K.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["bob-tx", "other-tx"]}),
+                                                                 per_item("transaction_states", "transactional_id", "error_code"))),
+    ("ListTransactions", "bob", "no transactional id it may describe", ((K.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
+                                                                                                 "duration_filter": -1}),
+                                                                       per_item("transaction_states", "transactional_id"))),
     ("DescribeConfigs", "alice", "topic orders (READ is not DESCRIBE_CONFIGS)", (describe_configs(2, "orders"), per_item("results", "resource_name", "error_code"))),
     ("DescribeConfigs", "dave", "topic orders (ALTER_CONFIGS implies it)", (describe_configs(2, "orders"), per_item("results", "resource_name", "error_code"))),
     ("DescribeConfigs", "carol", "broker 1 (DESCRIBE is not DESCRIBE_CONFIGS)", (describe_configs(4, "1"), per_item("results", "resource_name", "error_code"))),

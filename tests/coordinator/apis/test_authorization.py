@@ -4,6 +4,8 @@ An embedded broker runs the StandardAuthorizer with ``User:admin`` as a super us
 a principal through the dispatcher (tests/support/principals.py) until listeners authenticate.
 """
 
+import asyncio
+
 import pytest
 
 from groupcoord.coordinator.broker import Broker
@@ -326,3 +328,66 @@ async def test_a_full_disk_fails_the_acl_change_without_closing_the_connection(b
     r = await call_as(broker, "User:admin", 31, 3, {"filters": [ANY_DELETE]})
     assert [x.error_code for x in r.filter_results] == [E.unknown_server_error]
     assert len(broker.authorizer.acls(ANY_FILTER)) == len(ACLS)
+
+
+def added(r) -> dict:
+    return {(t.name, p.partition_index): p.partition_error_code for t in r.results_by_topic_v3_and_below
+            for p in t.results_by_partition}
+
+
+async def test_transaction_apis_check_what_kafka_checks(broker):
+    broker.authorizer.create_acls([allow("User:alice", RT.TRANSACTIONAL_ID, "alice-tx", Op.WRITE)])
+    init = {"transactional_id": "alice-tx", "transaction_timeout": 60000, "producer_id": -1, "producer_epoch": -1}
+    assert (await call_as(broker, "User:bob", 22, 5, init)).error_code == E.transactional_id_authorization_failed
+    for _ in range(100):  # __transaction_state is created on first use
+        r = await call_as(broker, "User:alice", 22, 5, init)
+        if r.error_code not in (E.coordinator_load_in_progress, E.coordinator_not_available):
+            break
+        await asyncio.sleep(0.1)
+    assert r.error_code == E.none
+    pid, epoch = r.producer_id, r.producer_epoch
+    add = {"v3_and_below_transactional_id": "alice-tx", "v3_and_below_producer_id": pid,
+           "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": [
+               {"name": n, "partitions": [0]} for n in ("orders", "secret")]}
+    r = await call_as(broker, "User:bob", 24, 3, add)
+    assert added(r) == {
+        ("orders", 0): E.transactional_id_authorization_failed, ("secret", 0): E.transactional_id_authorization_failed}
+    r = await call_as(broker, "User:alice", 24, 3, add)
+    assert added(r) == {
+        ("orders", 0): E.operation_not_attempted, ("secret", 0): E.topic_authorization_failed}
+    r = await call_as(broker, "User:alice", 24, 3, {**add, "v3_and_below_topics": [{"name": "orders", "partitions": [0]}]})
+    assert added(r) == {("orders", 0): E.none}
+    r = await call_as(broker, "User:alice", 24, 4, {"transactions": [{"transactional_id": "alice-tx", "producer_id": pid,
+                                                                      "producer_epoch": epoch, "verify_only": True,
+                                                                      "topics": [{"name": "orders", "partitions": [0]}]}]})
+    assert r.error_code == E.cluster_authorization_failed  # v4+ are the brokers'
+    offsets = {"transactional_id": "alice-tx", "producer_id": pid, "producer_epoch": epoch}
+    r = await call_as(broker, "User:alice", 25, 3, {**offsets, "group_id": "bob-g"})
+    assert r.error_code == E.group_authorization_failed
+    r = await call_as(broker, "User:bob", 25, 3, {**offsets, "group_id": "alice-g"})
+    assert r.error_code == E.transactional_id_authorization_failed
+    assert (await call_as(broker, "User:alice", 25, 3, {**offsets, "group_id": "alice-g"})).error_code == E.none
+    commit = {**offsets, "group_id": "alice-g", "generation_id": -1, "member_id": "", "group_instance_id": None,
+              "topics": [{"name": n, "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                     "committed_leader_epoch": -1, "committed_metadata": ""}]}
+                         for n in ("orders", "secret")]}
+    r = await call_as(broker, "User:alice", 28, 3, commit)
+    assert codes(r) == {("orders", 0): E.none, ("secret", 0): E.topic_authorization_failed}
+    r = await call_as(broker, "User:bob", 28, 3, commit)
+    assert set(codes(r).values()) == {E.transactional_id_authorization_failed}
+    r = await call_as(broker, "User:alice", 65, 0, {"transactional_ids": ["alice-tx", "bob-tx"]})
+    assert [(s.transactional_id, s.error_code) for s in r.transaction_states] == [
+        ("alice-tx", E.none), ("bob-tx", E.transactional_id_authorization_failed)]
+    # its partitions: orders and a __consumer_offsets partition, which alice may not DESCRIBE: not shown
+    assert [t.topic for t in r.transaction_states[0].topics] == ["orders"]
+    r = await call_as(broker, "User:alice", 66, 1, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+    assert [s.transactional_id for s in r.transaction_states] == ["alice-tx"]
+    r = await call_as(broker, "User:bob", 66, 1, {"state_filters": [], "producer_id_filters": [], "duration_filter": -1})
+    assert r.transaction_states == ()
+    end = {**offsets, "committed": False}
+    assert (await call_as(broker, "User:bob", 26, 4, end)).error_code == E.transactional_id_authorization_failed
+    assert (await call_as(broker, "User:alice", 26, 4, end)).error_code == E.none
+    r = await call_as(broker, "User:alice", 27, 1, {"markers": [{"producer_id": pid, "producer_epoch": epoch,
+                                                                 "transaction_result": False, "coordinator_epoch": 0,
+                                                                 "topics": [{"name": "orders", "partition_indexes": [0]}]}]})
+    assert {p.error_code for m in r.markers for t in m.topics for p in t.partitions} == {E.cluster_authorization_failed}
