@@ -50,6 +50,17 @@ Transactions (Kafka 4.3 KafkaApis' exact checks, made by the transaction API mod
   fails with CLUSTER_AUTHORIZATION_FAILED.
 - FindCoordinator key_type 1 (transaction): DESCRIBE on TRANSACTIONAL_ID ``key`` else
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (apis/find_coordinator.py does it).
+
+Admin APIs not served when this was written (for whoever adds them; Kafka 4.3's checks):
+- AlterConfigs/IncrementalAlterConfigs: ALTER_CONFIGS on the CLUSTER (broker, broker logger, client metrics
+  resources; CLUSTER_AUTHORIZATION_FAILED), the TOPIC (TOPIC_AUTHORIZATION_FAILED) or the GROUP
+  (GROUP_AUTHORIZATION_FAILED), per resource.
+- DeleteRecords: DELETE on each TOPIC (TOPIC_AUTHORIZATION_FAILED per partition).
+- DescribeLogDirs: DESCRIBE on the CLUSTER, else an empty answer with CLUSTER_AUTHORIZATION_FAILED.
+- DescribeTopicPartitions: like Metadata, DESCRIBE on each TOPIC (refused ones TOPIC_AUTHORIZATION_FAILED,
+  all-topics listings filtered silently).
+- DescribeClientQuotas: DESCRIBE_CONFIGS on the CLUSTER; AlterClientQuotas: ALTER_CONFIGS on the CLUSTER.
+- DescribeProducers: READ on each TOPIC (TOPIC_AUTHORIZATION_FAILED per partition).
 """
 
 from __future__ import annotations
