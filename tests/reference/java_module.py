@@ -12,16 +12,19 @@ JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 MAVEN_TIMEOUT_S = 600
 
 
-def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGroupTest") -> subprocess.CompletedProcess:
+def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGroupTest",
+                                 client_config: Path | None = None) -> subprocess.CompletedProcess:
     """Runs one test class of the module (``ConsumerGroupTest``, ``EosPipelineTest``). Offline first (the
-    dependencies are cached after the first run), online only if Maven lacks some."""
+    dependencies are cached after the first run), online only if Maven lacks some. ``client_config`` is a
+    client properties file (security.protocol, sasl.*, ssl.*) every client loads."""
     require_tool("java")
     mvn = require_tool("mvn")
     env = {**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}
 
     def maven(*flags: str) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}",
+            extra = [f"-DclientConfig={client_config}"] if client_config is not None else []
+            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}", *extra,
                                    f"-Dtest={test_class}", "-Dsurefire.failIfNoSpecifiedTests=false"], cwd=JAVA_MODULE,
                                   env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:

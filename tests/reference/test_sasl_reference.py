@@ -1,0 +1,262 @@
+"""The SASL exchange itself, differentially: the same conversations with Kafka 4.3.1's SASL_PLAINTEXT listener
+(SCRAM-SHA-512 and PLAIN, users made at format time) and with groupcoord's, compared step by step — the error
+code of every answer, Kafka's error texts, and whether and when the connection closes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from groupcoord.coordinator.broker import run_in_thread
+from groupcoord.coordinator.security.sasl_client import ScramClient
+from groupcoord.coordinator.security.scram import ScramMechanism, b64
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.framing import frame_parts
+from tests.reference.kafka_broker import KafkaBrokerConfig, KafkaSecurity, SharedKafkaBroker
+from tests.reference.kafka_distribution import ReferenceUnavailable
+from tests.support.wire import WireClient
+
+pytestmark = [pytest.mark.reference, pytest.mark.timeout(300)]
+
+MECHANISMS = ("SCRAM-SHA-512", "PLAIN")
+SCRAM_USERS = (("SCRAM-SHA-512", "alice", "alice-secret"),)
+PLAIN_USERS = (("carol", "carol-secret"),)
+SECURITY = KafkaSecurity(mechanisms=MECHANISMS, scram_users=SCRAM_USERS, plain_users=PLAIN_USERS)
+SHARED_SASL_BROKER = SharedKafkaBroker(KafkaBrokerConfig(security=SECURITY))
+METADATA = {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}
+VERSIONS = {"client_software_name": "sasl-diff", "client_software_version": "1"}
+
+
+@pytest.fixture(scope="module")
+def kafka_sasl():
+    try:
+        broker = SHARED_SASL_BROKER.acquire()
+    except ReferenceUnavailable as exc:
+        pytest.skip(reason=f"Kafka reference unavailable: {exc}")
+    try:
+        yield broker.sasl_bootstrap_servers
+    finally:
+        SHARED_SASL_BROKER.release()
+
+
+@pytest.fixture(scope="module")
+def groupcoord_sasl():
+    users = " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS)
+    jaas = f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+    with run_in_thread(listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_enabled_mechanisms=",".join(MECHANISMS),
+                       override=[f"listener.name.sasl_plaintext.plain.sasl.jaas.config={jaas}"]) as broker:
+        for mechanism, user, password in SCRAM_USERS:
+            broker.credentials.set_password(user, ScramMechanism.by_name(mechanism), password, 4096)
+        yield broker.bootstrap_servers
+
+
+class Conversation:
+    """One connection; every step appends what was observed (codes, texts, 'closed')."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.client = WireClient(bootstrap, timeout=10)
+        self.seen: list[object] = []
+
+    def ask(self, api: int, version: int, body: dict, *fields: str) -> object | None:
+        try:
+            answer = self.client.request(api, version, body)
+        except (ConnectionError, OSError):
+            self.seen.append("closed")
+            return None
+        self.seen.append((ApiKey(api).name, int(getattr(answer, "error_code", 0)), *(_plain(getattr(answer, f)) for f in fields)))
+        return answer
+
+    def raw(self, token: bytes) -> bytes | None:
+        try:
+            self.client.send_raw(frame_parts(token))
+            answer = self.client.read_frame()
+        except (ConnectionError, OSError):
+            self.seen.append("closed")
+            return None
+        self.seen.append("raw token")
+        return answer
+
+    def closed_after(self) -> None:
+        """Whether the broker closes the connection by itself (within 3 s), recorded as the last step."""
+        self.client.sock.settimeout(3)
+        try:
+            self.seen.append("closed" if self.client.sock.recv(1) == b"" else "data")
+        except (ConnectionResetError, BrokenPipeError):
+            self.seen.append("closed")
+        except socket.timeout:
+            self.seen.append("open")
+        self.client.close()
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return value
+
+
+def scram_login(c: Conversation, user: str, password: str, forge_proof: bool = False) -> None:
+    answer = c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-512"}, "mechanisms")
+    if answer is None or answer.error_code:
+        return
+    scram = ScramClient("SCRAM-SHA-512", user, password)
+    first = c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": scram.first()}, "error_message")
+    if first is None or first.error_code:
+        return
+    if forge_proof:
+        nonce = bytes(first.auth_bytes).split(b",")[0][2:].decode()
+        final = f"c=biws,r={nonce},p={b64(os.urandom(64))}".encode()
+    else:
+        final = scram.respond(bytes(first.auth_bytes))
+    last = c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": final}, "error_message")
+    if last is not None and last.error_code == 0:
+        scram.respond(bytes(last.auth_bytes))
+        c.seen.append(("server signature verified", scram.complete))
+
+
+def plain_login(c: Conversation, user: str, password: str) -> None:
+    answer = c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+    if answer is not None and answer.error_code == 0:
+        c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": f"\x00{user}\x00{password}".encode()}, "error_message")
+
+
+def good_scram(c):
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    scram_login(c, "alice", "alice-secret")
+    c.ask(ApiKey.METADATA, 12, METADATA)
+
+
+def bad_password(c):
+    scram_login(c, "alice", "wrong-password")
+    c.closed_after()
+
+
+def forged_proof(c):
+    scram_login(c, "alice", "x", forge_proof=True)
+    c.closed_after()
+
+
+def unknown_user(c):
+    scram_login(c, "nobody", "whatever")
+    c.closed_after()
+
+
+def good_plain(c):
+    plain_login(c, "carol", "carol-secret")
+    c.ask(ApiKey.METADATA, 12, METADATA)
+
+
+def bad_plain(c):
+    plain_login(c, "carol", "wrong")
+    c.closed_after()
+
+
+def unknown_plain_user(c):
+    plain_login(c, "nobody", "x")
+    c.closed_after()
+
+
+def unsupported_mechanism(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "GSSAPI"}, "mechanisms")
+    c.closed_after()
+
+
+def unknown_mechanism_name(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-1"}, "mechanisms")
+    c.closed_after()
+
+
+def metadata_before_authentication(c):
+    c.client.send_raw(c.client.encode(ApiKey.METADATA, 12, METADATA)[1])
+    c.closed_after()
+
+
+def find_coordinator_before_authentication(c):
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    c.client.send_raw(c.client.encode(ApiKey.FIND_COORDINATOR, 3, {"key": "g", "key_type": 0})[1])
+    c.closed_after()
+
+
+def authenticate_before_handshake(c):
+    c.client.send_raw(c.client.encode(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"n,,n=alice,r=abc"})[1])
+    c.closed_after()
+
+
+def request_during_authentication(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-512"})
+    c.ask(ApiKey.FIND_COORDINATOR, 3, {"key": "g", "key_type": 0})
+    c.closed_after()
+
+
+def api_versions_twice(c):
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    c.client.send_raw(c.client.encode(ApiKey.API_VERSIONS, 3, VERSIONS)[1])
+    c.closed_after()
+
+
+def authenticate_after_authentication(c):
+    scram_login(c, "alice", "alice-secret")
+    c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b""}, "error_message")
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-512"}, "mechanisms")
+
+
+def handshake_v0_raw_tokens(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 0, {"mechanism": "SCRAM-SHA-512"}, "mechanisms")
+    scram = ScramClient("SCRAM-SHA-512", "alice", "alice-secret")
+    server_first = c.raw(scram.first())
+    if server_first is not None:
+        server_final = c.raw(scram.respond(server_first))
+        if server_final is not None:
+            scram.respond(server_final)
+            c.seen.append(("server signature verified", scram.complete))
+    c.ask(ApiKey.METADATA, 12, METADATA)
+
+
+def handshake_v0_bad_password(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 0, {"mechanism": "PLAIN"})
+    c.raw(b"\x00carol\x00wrong")
+    c.closed_after()
+
+
+def malformed_scram_first_message(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "SCRAM-SHA-512"})
+    c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"y,,n=alice,r=abc"}, "error_message")
+    c.closed_after()
+
+
+def authzid_other_than_user(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+    c.ask(ApiKey.SASL_AUTHENTICATE, 2, {"auth_bytes": b"admin\x00carol\x00carol-secret"}, "error_message")
+    c.closed_after()
+
+
+def authenticate_v0_and_v1(c):
+    c.ask(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"})
+    c.ask(ApiKey.SASL_AUTHENTICATE, 0, {"auth_bytes": b"\x00carol\x00carol-secret"}, "error_message")
+    c.ask(ApiKey.METADATA, 12, METADATA)
+
+
+SCENARIOS = [good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
+             unsupported_mechanism, unknown_mechanism_name, metadata_before_authentication,
+             find_coordinator_before_authentication, authenticate_before_handshake, request_during_authentication,
+             api_versions_twice, authenticate_after_authentication, handshake_v0_raw_tokens,
+             handshake_v0_bad_password, malformed_scram_first_message, authzid_other_than_user,
+             authenticate_v0_and_v1]
+
+
+def observe(bootstrap: str, scenario) -> list[object]:
+    c = Conversation(bootstrap)
+    try:
+        scenario(c)
+    finally:
+        c.client.close()
+    return c.seen
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])
+def test_the_sasl_exchange_matches_kafka(kafka_sasl, groupcoord_sasl, scenario):
+    kafka = observe(kafka_sasl, scenario)
+    ours = observe(groupcoord_sasl, scenario)
+    assert ours == kafka, f"\nkafka:      {kafka}\ngroupcoord: {ours}"
