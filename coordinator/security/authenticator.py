@@ -137,7 +137,8 @@ class SaslAuthenticator:
             decoded = self._decode(frame)
             if decoded is None:
                 return self._close("undecodable ApiVersions request before authentication")
-            self.state = State.HANDSHAKE
+            if decoded.immediate is None:  # an unsupported version is answered and may be asked again lower
+                self.state = State.HANDSHAKE
             return Gate(Action.DISPATCH, decoded=decoded)
         if api_key != SASL_HANDSHAKE:
             return self._close(f"unexpected request (api key {api_key}) during SASL handshake")

@@ -238,7 +238,16 @@ def authenticate_v0_and_v1(c):
     c.ask(ApiKey.METADATA, 12, METADATA)
 
 
-SCENARIOS = [good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
+def api_versions_too_new_then_retried(c):
+    frame = c.client.encode(ApiKey.API_VERSIONS, 3, VERSIONS)[1].replace(b"\x00\x12\x00\x03", b"\x00\x12\x00\x63", 1)
+    c.client.send_raw(frame)
+    answer = c.client.read_frame()
+    c.seen.append(("API_VERSIONS v99", int.from_bytes(answer[4:6], "big")))
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    scram_login(c, "alice", "alice-secret")
+
+
+SCENARIOS = [api_versions_too_new_then_retried, good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
              unsupported_mechanism, unknown_mechanism_name, metadata_before_authentication,
              find_coordinator_before_authentication, authenticate_before_handshake, request_during_authentication,
              api_versions_twice, authenticate_after_authentication, handshake_v0_raw_tokens,
