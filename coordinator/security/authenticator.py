@@ -88,6 +88,7 @@ class SaslListenerConfig:
     scram_lookup: Callable[..., Any]
     plain_check: Callable[[str, str], bool]
     reauth_ms: int = 0
+    reauth_ms_by_mechanism: dict[str, int] = field(default_factory=dict)  # listener.name.<l>.<mech>.connections.max.reauth.ms
     max_receive_size: int = DEFAULT_MAX_RECEIVE_SIZE
     observer: AuthObserver | None = None
     clock: Callable[[], float] = field(default=time.monotonic)
@@ -257,7 +258,7 @@ class SaslAuthenticator:
     def _complete(self) -> int:
         """Authentication done: count it, start the session clock; the session lifetime to tell the client."""
         assert self.mechanism is not None and self.principal is not None
-        reauth_ms = self.config.reauth_ms
+        reauth_ms = self.config.reauth_ms_by_mechanism.get(self.mechanism, self.config.reauth_ms)
         self.session_expires_at = self.config.clock() + reauth_ms / 1000 if reauth_ms > 0 else None
         if self.config.observer is not None:
             self.config.observer.authentication(self.config.listener, self.mechanism, True, self._reauthenticating)
