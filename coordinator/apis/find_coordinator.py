@@ -23,14 +23,16 @@ BATCH_VERSION = 4
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     config = services.groups.config
-    me = services.identity_for(ctx.listener)  # the address of the listener this client came in on
+    # The address of the listener this client came in on (a broker with one listener: the advertised one).
+    me = services.identities.get(ctx.listener)
+    host, port = (me.host, me.port) if me is not None else (config.advertised_host, config.advertised_port)
     key_type = int(getattr(request, "key_type", KEY_TYPE_GROUP))
 
     def answer(key: str) -> dict:
         if key_type != KEY_TYPE_GROUP:
             return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.coordinator_not_available,
                     "error_message": "this broker only coordinates consumer groups"}
-        return {"key": key, "node_id": config.node_id, "host": me.host, "port": me.port,
+        return {"key": key, "node_id": config.node_id, "host": host, "port": port,
                 "error_code": ErrorCode.none, "error_message": None}
 
     if ctx.api_version >= BATCH_VERSION:

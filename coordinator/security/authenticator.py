@@ -32,6 +32,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.build import error_response
+from groupcoord.protocol.client_software import valid_client_software
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
@@ -138,7 +139,9 @@ class SaslAuthenticator:
             decoded = self._decode(frame)
             if decoded is None:
                 return self._close("undecodable ApiVersions request before authentication")
-            if decoded.immediate is None:  # an unsupported version is answered and may be asked again lower
+            # An unsupported version or invalid client software (KIP-511) is answered with its error and may be
+            # asked again, as Kafka lets it; only a good answer uses up the one ApiVersions before the handshake.
+            if decoded.immediate is None and valid_client_software(decoded.request, decoded.ctx.api_version):
                 self.state = State.HANDSHAKE
             return Gate(Action.DISPATCH, decoded=decoded)
         if api_key != SASL_HANDSHAKE:

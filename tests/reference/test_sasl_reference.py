@@ -247,7 +247,13 @@ def api_versions_too_new_then_retried(c):
     scram_login(c, "alice", "alice-secret")
 
 
-SCENARIOS = [api_versions_too_new_then_retried, good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
+def api_versions_invalid_software_then_retried(c):
+    c.ask(ApiKey.API_VERSIONS, 3, {"client_software_name": "-bad name-", "client_software_version": "1"})
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    scram_login(c, "alice", "alice-secret")
+
+
+SCENARIOS = [api_versions_too_new_then_retried, api_versions_invalid_software_then_retried, good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
              unsupported_mechanism, unknown_mechanism_name, metadata_before_authentication,
              find_coordinator_before_authentication, authenticate_before_handshake, request_during_authentication,
              api_versions_twice, authenticate_after_authentication, handshake_v0_raw_tokens,
