@@ -99,6 +99,27 @@ def _listener_settings(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out.items()))
 
 
+AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
+
+def _authorizer_class(value: Any) -> str:
+    """Kafka's StandardAuthorizer (or its older AclAuthorizer name) or nothing: refused at start, not later."""
+    name = str(value or "").strip()
+    if name and name not in AUTHORIZERS:
+        raise ValueError(f"authorizer.class.name {name!r} is not supported: use {AUTHORIZERS[0]}")
+    return name
+
+
+def _super_users(value: Any) -> str:
+    """``User:a;User:b``, each as Kafka's SecurityUtils.parseKafkaPrincipal accepts it (Type:name)."""
+    text = str(value or "")
+    for part in text.split(";"):
+        kind, sep, _ = part.strip().partition(":")
+        if part.strip() and (not sep or not kind):
+            raise ValueError(f"super.users: expected principals as Type:name separated by ';', got {part.strip()!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str  # dotted, Kafka's spelling where Kafka has the setting
@@ -225,9 +246,25 @@ SETTINGS: tuple[Setting, ...] = (
             "partitions this broker hosts at most, __consumer_offsets included; CreateTopics past it gets POLICY_VIOLATION (KIP-578)"),
     Setting("producer.id.expiration.ms", 86400000, int, "forget an idempotent producer whose last batch is this old"),
     Setting("producer.id.expiration.check.interval.ms", 600000, int, "how often expired producer ids are looked for"),
+    Setting("transaction.state.log.num.partitions", 50, int, "partitions of __transaction_state (fixed once transactions exist)"),
+    Setting("transaction.state.log.segment.bytes", 104857600, int, "segment size of __transaction_state"),
+    Setting("transaction.max.timeout.ms", 900000, int, "largest transaction timeout a producer may ask for "
+            "(InitProducerId past it: INVALID_TRANSACTION_TIMEOUT)"),
+    Setting("transactional.id.expiration.ms", 604800000, int, "forget a transactional id with no transaction for this long"),
+    Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000, int,
+            "how often transactions past their timeout are looked for and aborted"),
+    Setting("transaction.remove.expired.transaction.cleanup.interval.ms", 3600000, int,
+            "how often expired transactional ids are looked for"),
+    Setting("transaction.partition.verification.enable", True, _bool,
+            "a transactional Produce is refused for a partition not added to its transaction (KIP-890 part 1)"),
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),
+    # authorisation (Kafka's names; coordinator/security/authorizer.py)
+    Setting("authorizer.class.name", "", _authorizer_class, "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL "
+            "enforcement on (empty: no authorisation, Kafka's default)"),
+    Setting("super.users", "", _super_users, "principals allowed everything, separated by ';' (User:admin;User:ops)"),
+    Setting("allow.everyone.if.no.acl.found", False, _bool, "allow an operation on a resource no ACL covers"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

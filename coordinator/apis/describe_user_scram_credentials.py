@@ -1,7 +1,7 @@
 """DescribeUserScramCredentials: each user's SCRAM mechanisms and iteration counts (never salts or keys).
 
 Kafka's ScramImage.describe: no users named means every user; a user named twice gets DUPLICATE_RESOURCE,
-an unknown one RESOURCE_NOT_FOUND, each with Kafka's text. (DESCRIBE on the cluster is the authorizer's.)
+an unknown one RESOURCE_NOT_FOUND, each with Kafka's text. DESCRIBE on the cluster is checked first when ACLs are on (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
@@ -11,14 +11,20 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
+from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
 from .api import Api
+from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> dict[str, Any]:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize_cluster(ctx, AclOperation.DESCRIBE):
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed,
+                "error_message": CLUSTER_DENIED, "results": []}
     known = services.credentials.users()
     asked: dict[str, bool] = {}  # user -> named more than once
     if not request.users:
