@@ -53,6 +53,7 @@ API_MODULES: tuple[str, ...] = (
     "write_txn_markers",
     "describe_transactions",
     "list_transactions",
+    "describe_producers",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
