@@ -426,6 +426,8 @@ CASES: list[tuple[str, str, str, Case]] = [
     ("WriteTxnMarkers", "alice", "cluster (no ALTER, no CLUSTER_ACTION)", (MARKERS, marker_codes)),
     ("DescribeTransactions", "alice", "ids bob-tx, other-tx (no DESCRIBE)", ((K.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["bob-tx", "other-tx"]}),
                                                                  per_item("transaction_states", "transactional_id", "error_code"))),
+    ("DescribeProducers", "alice", "topics orders, secret", ((K.DESCRIBE_PRODUCERS, 0, {"topics": [
+        {"name": n, "partition_indexes": [0]} for n in ("orders", "secret")]}), per_partition())),
     ("ListTransactions", "bob", "no transactional id it may describe", ((K.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
                                                                                                  "duration_filter": -1}),
                                                                        per_item("transaction_states", "transactional_id"))),
