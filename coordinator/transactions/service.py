@@ -37,20 +37,35 @@ MARKER_RETRY_BACKOFF_S = 0.1
 MARKER_RETRY_BACKOFF_MAX_S = 5.0
 
 
+def _partition_count(config: Any, log_manager: Any) -> int:
+    """Kafka routes by the topic's real partition count once it exists. A partition directory past the
+    setting shows the topic has more (the setting was lowered): those are used, so no transactional id moves
+    away from its records. (Fewer directories prove nothing: a partition may simply never have been
+    written, or only some were copied; and a raised setting cannot be told from that, so it is the operator's
+    to keep, as the setting's help says.)"""
+    configured = config.transaction_state_log_num_partitions
+    existing = {p for t, p in list(getattr(log_manager, "logs", {})) if t == TRANSACTION_STATE_TOPIC}
+    if existing and max(existing) + 1 > configured:
+        _log.warning("__transaction_state has more partitions than transaction.state.log.num.partitions; "
+                     "using the topic's", topic_partitions=max(existing) + 1, configured=configured)
+        return max(existing) + 1
+    return configured
+
+
 class TransactionCoordinator:
     def __init__(self, config: Any, log_manager: Any, groups: Any, new_producer_id: Callable[[], int], *,
                  clock: Clock | None = None, observer: object | None = None,
                  topic_defaults: LogConfig | None = None) -> None:
         self.config = config
         self.topic_defaults = topic_defaults or LogConfig()
-        self.num_partitions = config.transaction_state_log_num_partitions
+        self.num_partitions = _partition_count(config, log_manager)
         self.clock = clock or SystemClock()
         self.observer = TransactionObserverAdapter(observer)
         self.markers = MarkerRouter(groups, None)
         self._marker_tasks: set[asyncio.Task] = set()
         self._writing: set[tuple[str, int, int]] = set()  # (transactional id, producer id, epoch) with markers in flight
         shards = [TxnShard(p, config, new_producer_id=new_producer_id, markers_token=self._markers_token,
-                           observer=observer) for p in range(self.num_partitions)]
+                           send_markers=self._send_markers, observer=observer) for p in range(self.num_partitions)]
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, self.clock, self.observer,
                                            topic=TRANSACTION_STATE_TOPIC, codec=records, name="transactions")
         self._log_manager = log_manager
@@ -98,13 +113,8 @@ class TransactionCoordinator:
             await asyncio.shield(self._activating)
 
     async def _activate(self) -> None:
-        await self._runtime.start()
+        await self._runtime.start()  # each shard's finish_load resends the markers of what it found prepared
         self._active = True
-        for shard in self._runtime.shards():
-            for metadata in shard.prepared():
-                _log.info("completing a transaction prepared before the restart",
-                          transactional_id=metadata.transactional_id, state=metadata.state.display)
-                self._send_markers(metadata)
 
     async def stop(self) -> None:
         if self._activating is not None:

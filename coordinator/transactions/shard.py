@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 import structlog
 
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.transactions.metadata import TopicPartition, TransactionMetadata
+from groupcoord.coordinator.transactions.metadata import TopicPartition, TransactionMetadata, is_epoch_exhausted
 from groupcoord.coordinator.transactions.observer import TransactionObserverAdapter
 from groupcoord.coordinator.transactions.records import (
     NO_PRODUCER_EPOCH,
@@ -43,11 +43,14 @@ def init_error(code: ErrorCode) -> dict:
 
 class TxnShard:
     def __init__(self, partition: int, config: Any, *, new_producer_id: Callable[[], int],
-                 markers_token: Callable[[TransactionMetadata], Any], observer: object | None = None) -> None:
+                 markers_token: Callable[[TransactionMetadata], Any],
+                 send_markers: Callable[[TransactionMetadata], None] = lambda _m: None,
+                 observer: object | None = None) -> None:
         self.partition = partition
         self.config = config
         self.new_producer_id = new_producer_id
         self.markers_token = markers_token
+        self.send_markers = send_markers
         self.observer = TransactionObserverAdapter(observer)
         self.log = structlog.get_logger("groupcoord.transactions").bind(shard=partition)
         self.txns: dict[str, TransactionMetadata] = {}
@@ -81,9 +84,15 @@ class TxnShard:
         """``__transaction_state`` holds no transactional batches; nothing to settle."""
 
     def finish_load(self, now: int) -> None:
+        """Serve; a transaction found prepared (a restart, or a reload after a failed append, between the
+        prepare record and completion) has its markers written again (Kafka's loadTransactionsForTxnTopicPartition)."""
         self._next_abort_check = now + self.config.transaction_abort_timed_out_transaction_cleanup_interval_ms
         self._next_expiry_check = now + self.config.transaction_remove_expired_transaction_cleanup_interval_ms
         self.loading = False
+        for metadata in self.prepared():
+            self.log.info("completing a transaction found prepared on load", transactional_id=metadata.transactional_id,
+                          state=metadata.state.display)
+            self.send_markers(metadata)
 
     def next_deadline(self) -> int | None:
         deadlines = [d for d in (self._next_abort_check, self._next_expiry_check) if d is not None]
@@ -128,11 +137,12 @@ class TxnShard:
         if current is None:
             current = TransactionMetadata(transactional_id, self.new_producer_id(), NO_PRODUCER_EPOCH, timeout_ms,
                                           TxnState.EMPTY, txn_last_update_timestamp=now)
+        # Kafka's isValidProducerId: a new id, the current producer id, or a retry of a rotation the
+        # producer never heard the answer to (the previous id with its exhausted epoch).
         if expected is not None and not (
             current.producer_epoch == NO_PRODUCER_EPOCH
             or expected.producer_id == current.producer_id
-            or (expected.producer_id == current.previous_producer_id
-                and expected.producer_epoch >= 32766)
+            or (expected.producer_id == current.previous_producer_id and is_epoch_exhausted(expected.producer_epoch))
         ):
             fx.reply(token, init_error(ErrorCode.producer_fenced))
             return fx

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from groupcoord.coordinator.groups.offsets.pending import drop_pending
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from groupcoord.coordinator.groups.shard_state import ShardState
 
@@ -11,6 +12,7 @@ def apply_offset(state: ShardState, key: OffsetCommitKey, value: OffsetCommitVal
     where = (key.group, key.topic, key.partition)
     if value is None:
         state.offset_order.pop(where, None)
+        drop_pending(state, key.group, key.topic, key.partition)
         if group is not None:
             group.offsets.pop((key.topic, key.partition), None)
         return

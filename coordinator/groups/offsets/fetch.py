@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import offset_checks
-from groupcoord.coordinator.groups.offsets.transactional import has_pending
+from groupcoord.coordinator.groups.offsets.pending import has_pending
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.coordinator.groups.requests import OffsetFetch
 from groupcoord.coordinator.groups.shard_state import ShardState

@@ -146,7 +146,3 @@ def complete_transaction(state: ShardState, producer_id: int, producer_epoch: in
     apply_end_marker(state, producer_id, committed, now)
     fx.reply(token, {"error_code": ErrorCode.none})
     return fx
-
-
-def has_pending(state: ShardState, group_id: str, topic: str, partition: int) -> bool:
-    return (group_id, topic, partition) in state.pending_by_partition

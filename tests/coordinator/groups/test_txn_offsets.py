@@ -187,3 +187,39 @@ def test_group_metadata_checks_of_a_consumer_group(h):
     assert commit() == [ErrorCode.unknown_member_id]  # a group with members needs a member
     assert h.shard.fetch_offsets(OffsetFetch("cg", (("orders", (0,)),), require_stable=True))["topics"][0][
         "partitions"][0]["error_code"] == ErrorCode.unstable_offset_commit
+
+
+async def test_offsets_pending_in_a_transaction_are_not_expired_nor_their_group_removed(tmp_path):
+    from groupcoord.coordinator.groups import retention
+
+    async with Broker(tmp_path) as service:
+        await service.commit_offsets(OffsetCommit("old", (("orders", (CommitPartition(0, 1),)),)))
+        await service.commit_transactional_offsets(txn_commit("old", 2))
+        await service.commit_transactional_offsets(txn_commit("fresh", 3, pid=PID + 1))
+        far = 10 ** 13
+        for group in ("old", "fresh"):
+            shard = service.shard_for(group)
+            retention.expire_offsets(shard.state, far)
+        assert service.committed_offsets("old") == {("orders", 0): 1}
+        assert "fresh" in service.shard_for("fresh").groups
+        await service.complete_transaction(offsets_partition("fresh"), PID + 1, EPOCH, 0, True)
+        assert await fetched(service, "fresh") == (ErrorCode.none, 3)
+
+
+async def test_offset_delete_and_group_deletion_drop_pending_offsets(tmp_path):
+    from groupcoord.coordinator.groups.requests import OffsetDelete
+
+    async with Broker(tmp_path) as service:
+        await service.commit_transactional_offsets(txn_commit("g", 10))
+        deleted = await service.delete_offsets(OffsetDelete("g", (("orders", (0,)),)))
+        assert deleted["error_code"] == ErrorCode.none
+        assert await fetched(service, "g") == (ErrorCode.none, -1)  # the tombstone dropped the pending offset
+        await service.complete_transaction(offsets_partition("g"), PID, EPOCH, 0, True)
+        assert await fetched(service, "g") == (ErrorCode.none, -1)
+        await service.commit_transactional_offsets(txn_commit("h", 4, pid=PID + 2))
+        assert (await service.delete_groups(["h"]))[0]["error_code"] == ErrorCode.none
+        await service.complete_transaction(offsets_partition("h"), PID + 2, EPOCH, 0, True)
+        assert await fetched(service, "h") == (ErrorCode.none, -1)
+    async with Broker(tmp_path) as service:  # the same after a replay of the log
+        assert await fetched(service, "g") == (ErrorCode.none, -1)
+        assert await fetched(service, "h") == (ErrorCode.none, -1)

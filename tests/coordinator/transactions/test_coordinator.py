@@ -398,3 +398,50 @@ async def test_transaction_state_is_created_on_first_use_and_loaded_when_it_exis
     assert tc.active
     await tc.stop()
     await manager.close()
+
+
+async def test_a_lowered_setting_does_not_move_transactional_ids_away_from_their_records(tmp_path):
+    async with Coordinator(tmp_path) as tc:
+        r = await init(tc, "moved")
+    for setting, expected in ((2, 4), (7, 7)):  # more directories than the setting: the topic's count wins
+        manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+        await manager.open_existing()
+        tc = TransactionCoordinator(BrokerConfig(transaction_state_log_num_partitions=setting), manager, Groups(),
+                                    lambda: 1)
+        await tc.start()
+        try:
+            assert tc.num_partitions == expected
+            if expected == 4:
+                assert state(tc, "moved")["producer_id"] == r["producer_id"]
+        finally:
+            await tc.stop()
+            await manager.close()
+
+
+async def test_an_exhausted_epoch_rotates_to_a_new_producer_id(tmp_path):
+    import dataclasses
+
+    async with Coordinator(tmp_path) as tc:
+        r = await init(tc)
+        shard = tc.shard_for("tx")
+        shard.txns["tx"] = dataclasses.replace(shard.txns["tx"], producer_epoch=32766)  # Short.MaxValue - 1
+        rotated = await init(tc, expected=ExpectedProducer(r["producer_id"], 32766))
+        assert rotated["error_code"] == ErrorCode.none
+        assert rotated["producer_id"] != r["producer_id"] and rotated["producer_epoch"] == 0
+        # A retry of that InitProducerId by a producer that never saw the answer: the previous id with its
+        # exhausted epoch is recognised (Kafka's isValidProducerId) and answered the same id and epoch.
+        retry = await init(tc, expected=ExpectedProducer(r["producer_id"], 32766))
+        assert (retry["error_code"], retry["producer_id"], retry["producer_epoch"]) == (
+            ErrorCode.none, rotated["producer_id"], 0)
+        # Any other epoch of the old producer id is an older incarnation: fenced.
+        other = await init(tc, expected=ExpectedProducer(r["producer_id"], 5))
+        assert other["error_code"] == ErrorCode.producer_fenced
+
+
+async def test_a_fenced_producer_of_an_old_version_hears_invalid_producer_epoch():
+    from groupcoord.coordinator.apis.transactions import older_fenced
+
+    assert older_fenced(ErrorCode.producer_fenced, 3, 4) == ErrorCode.invalid_producer_epoch  # InitProducerId v3
+    assert older_fenced(ErrorCode.producer_fenced, 4, 4) == ErrorCode.producer_fenced
+    assert older_fenced(ErrorCode.producer_fenced, 1, 2) == ErrorCode.invalid_producer_epoch  # EndTxn/AddPartitions v1
+    assert older_fenced(ErrorCode.concurrent_transactions, 0, 2) == ErrorCode.concurrent_transactions
