@@ -31,7 +31,8 @@ def _commit_story(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:8]
     topic = f"live-{tag}"
     groups = {"twice": f"live-twice-{tag}", "once": f"live-once-{tag}", "txn": f"live-txn-{tag}"}
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # held: a collected client cancels its futures
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
     producer = Producer({"bootstrap.servers": bootstrap})
     for n in range(30):
         producer.produce(topic, b"x", partition=n % 2)
