@@ -1,6 +1,7 @@
 """Cluster mode: the jobs on a real Spark standalone cluster (a master and two workers on loopback, each its
 own JVM; executors are separate JVMs with their own Python workers) give exactly the answers of local mode,
-over a log the daemon wrote, read from a shared path and from S3 (moto's server on 127.0.0.1, `s3a://`).
+over a log the daemon wrote, read from a shared path and (the snapshot) from S3 (moto's server on 127.0.0.1,
+`s3a://`).
 
 One driver process runs every cluster job (a driver's JVM start is the slow part); local mode runs in this
 process on the suite's session. The CSV files are compared byte for byte.
@@ -105,15 +106,16 @@ def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, da
                      "--conf", "spark.hadoop.fs.s3a.access.key=test", "--conf", "spark.hadoop.fs.s3a.secret.key=test"]
     runs = [["pipeline", job, "--data-dir", str(shared), "--out", str(remote / job), *options, *cluster_flags]
             for job, options in JOBS.items()]
-    runs += [["pipeline", job, "--data-dir", s3_path, "--out", str(from_s3 / job), *options, *cluster_flags]
-             for job, options in JOBS.items()]
+    # from object storage: the snapshot (the reader is the same for every job; the jobs differ above)
+    runs.append(["pipeline", "snapshot", "--data-dir", s3_path, "--out", str(from_s3 / "snapshot"),
+                 *JOBS["snapshot"], *cluster_flags])
     result = _driver(runs)
     assert result.returncode == 0, result.stderr[-4000:]
 
     for job in JOBS:
         expected = _tables(local / job, job)
         assert _tables(remote / job, job) == expected, job
-        assert _tables(from_s3 / job, job) == expected, job
+    assert _tables(from_s3 / "snapshot", "snapshot") == _tables(local / "snapshot", "snapshot")
     # the answers are about the daemon's groups: two consumers, a leave, the survivor's final commits
     snapshot = (local / "snapshot" / "snapshot.csv").read_text()
     for g, group in enumerate(groups):

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 
 import pytest
@@ -39,9 +40,21 @@ def _commit_story(bootstrap: str) -> dict[str, str]:
     assert producer.flush(30) == 0
 
     def commit(group, offsets):
+        """A retriable error (Kafka's coordinator still loading: NOT_COORDINATOR) is retried, as clients do."""
+        from confluent_kafka import KafkaException
+
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+        deadline = time.monotonic() + 60
         try:
-            consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+            while True:
+                try:
+                    consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                                    asynchronous=False)
+                    return
+                except KafkaException as exc:
+                    if not exc.args[0].retriable() or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
         finally:
             consumer.close()
 
