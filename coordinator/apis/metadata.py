@@ -85,11 +85,14 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> Encod
         allowed = auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
                                          (i.name for i in infos), log_if_denied=False)
         infos = [i for i in infos if i.name in allowed]
-    infos = unknown_ids + list(infos) + refused
+    described = list(infos)
+    infos = unknown_ids + described + refused
     topic_ops: tuple[int, ...] | None = None
     if ctx.api_version >= TOPIC_OPERATIONS_VERSION and getattr(request, "include_topic_authorized_operations", False):
-        topic_ops = tuple(topic_operations(auth, ctx, i.name) if i.error_code == 0 and i.name is not None
-                          else AUTHORIZED_OPERATIONS_OMITTED for i in infos)
+        # KafkaApis sets them on every topic it looked up (the refused and the unknown ids keep the default)
+        omitted = (AUTHORIZED_OPERATIONS_OMITTED,)
+        topic_ops = (omitted * len(unknown_ids) + tuple(topic_operations(auth, ctx, i.name) for i in described)
+                     + omitted * len(refused))
     cluster_ops = AUTHORIZED_OPERATIONS_OMITTED
     if ctx.api_version in CLUSTER_OPERATIONS_VERSIONS and getattr(request, "include_cluster_authorized_operations", False):
         cluster_ops = (cluster_operations(auth, ctx)

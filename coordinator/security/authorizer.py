@@ -60,7 +60,6 @@ Admin APIs not served when this was written (for whoever adds them; Kafka 4.3's 
 - DescribeTopicPartitions: like Metadata, DESCRIBE on each TOPIC (refused ones TOPIC_AUTHORIZATION_FAILED,
   all-topics listings filtered silently).
 - DescribeClientQuotas: DESCRIBE_CONFIGS on the CLUSTER; AlterClientQuotas: ALTER_CONFIGS on the CLUSTER.
-- DescribeProducers: READ on each TOPIC (TOPIC_AUTHORIZATION_FAILED per partition).
 """
 
 from __future__ import annotations

@@ -347,6 +347,8 @@ CASES: list[tuple[str, str, str, Case]] = [
     ("Metadata", "alice", "auto-create alice-auto (CREATE, no DESCRIBE)", (metadata("alice-auto", auto=True), metadata_topics)),
     ("Metadata", "bob", "auto-create bob-auto (ALL on *)", (metadata("bob-auto", auto=True), metadata_authorised)),
     ("Metadata", "alice", "topic operations of orders", (metadata("orders", ops=True), per_item("topics", "name", "topic_authorized_operations"))),
+    ("Metadata", "bob", "operations of orders and of missing nowhere-b", (metadata("orders", "nowhere-b", ops=True),
+                                                                         per_item("topics", "name", "error_code", "topic_authorized_operations"))),
     ("Produce", "alice", "topics orders, secret", (produce("orders", "secret"), per_partition("responses", "partition_responses", "name", "index"))),
     ("Produce", "bob", "topic orders (DENY READ only)", (produce("orders"), per_partition("responses", "partition_responses", "name", "index"))),
     ("Produce", "alice", "transactional batch, id alice-tx", (produce("orders", txn="alice-tx"), per_partition("responses", "partition_responses", "name", "index"))),
@@ -424,6 +426,8 @@ CASES: list[tuple[str, str, str, Case]] = [
     ("WriteTxnMarkers", "alice", "cluster (no ALTER, no CLUSTER_ACTION)", (MARKERS, marker_codes)),
     ("DescribeTransactions", "alice", "ids bob-tx, other-tx (no DESCRIBE)", ((K.DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["bob-tx", "other-tx"]}),
                                                                  per_item("transaction_states", "transactional_id", "error_code"))),
+    ("DescribeProducers", "alice", "topics orders, secret", ((K.DESCRIBE_PRODUCERS, 0, {"topics": [
+        {"name": n, "partition_indexes": [0]} for n in ("orders", "secret")]}), per_partition())),
     ("ListTransactions", "bob", "no transactional id it may describe", ((K.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
                                                                                                  "duration_filter": -1}),
                                                                        per_item("transaction_states", "transactional_id"))),

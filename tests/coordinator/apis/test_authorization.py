@@ -391,3 +391,22 @@ async def test_transaction_apis_check_what_kafka_checks(broker):
                                                                  "transaction_result": False, "coordinator_epoch": 0,
                                                                  "topics": [{"name": "orders", "partition_indexes": [0]}]}]})
     assert {p.error_code for m in r.markers for t in m.topics for p in t.partitions} == {E.cluster_authorization_failed}
+
+
+async def test_describe_producers_needs_read_on_the_topic(broker):
+    r = await call_as(broker, "User:alice", 61, 0, {"topics": [{"name": n, "partition_indexes": [0]}
+                                                               for n in ("orders", "secret")]})
+    assert codes(r) == {("orders", 0): E.none, ("secret", 0): E.topic_authorization_failed}
+
+
+UNCHECKED_BY_KAFKA = {"api_versions", "sasl_handshake", "sasl_authenticate"}
+
+
+def test_every_served_api_makes_kafka_s_checks():
+    """A new API module either checks what Kafka checks or is one Kafka serves to anyone."""
+    import inspect
+
+    from groupcoord.coordinator.apis.registry import APIS, API_MODULES
+
+    unchecked = {name for name, module in zip(API_MODULES, APIS) if "authorizer" not in inspect.getsource(module)}
+    assert unchecked == UNCHECKED_BY_KAFKA
