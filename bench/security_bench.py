@@ -212,6 +212,8 @@ def main(argv: list[str] | None = None) -> None:
             plain_rates.append(_run(_heartbeat_load(plain, frames, ns.pipeline, ns.seconds, None)))
             tls_rates.append(_run(_heartbeat_load(tls, frames, ns.pipeline, ns.seconds, context)))
         p, t = statistics.median(plain_rates), statistics.median(tls_rates)
+        print("rounds (req/s): plaintext " + ", ".join(f"{r:,.0f}" for r in plain_rates)
+              + " | TLS " + ", ".join(f"{r:,.0f}" for r in tls_rates))
         print(f"Heartbeat   plaintext {p:>10,.0f} req/s   TLS {t:>10,.0f} req/s   TLS/plaintext = {t / p:.2f}"
               f"   ({ns.connections} conns x pipeline {ns.pipeline}, median of {ns.rounds} alternated rounds of {ns.seconds:g} s)")
         for mechanism in (ScramMechanism.SCRAM_SHA_512, ScramMechanism.SCRAM_SHA_256):

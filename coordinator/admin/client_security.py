@@ -84,7 +84,7 @@ class ClientSecurity:
             cadata = props.get("ssl.truststore.certificates") or None
             certfile = props.get("ssl.keystore.location") or props.get("ssl.certificate.location") or None
             keyfile = props.get("ssl.key.location") or None
-            key_password = props.get("ssl.key.password") or props.get("ssl.key.password") or None
+            key_password = props.get("ssl.key.password") or props.get("ssl.keystore.password") or None
             check = props.get("ssl.endpoint.identification.algorithm", "https").strip().lower() == "https"
             try:
                 context = client_context(cafile, cadata, certfile, keyfile, key_password, check_hostname=check)

@@ -27,7 +27,9 @@ BATCH_VERSION = 4
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     config = services.groups.config
-    me = services.identity_for(ctx.listener)  # the address of the listener this client came in on
+    # The address of the listener this client came in on (a broker with one listener: the advertised one).
+    me = services.identities.get(ctx.listener)
+    host, port = (me.host, me.port) if me is not None else (config.advertised_host, config.advertised_port)
     key_type = int(getattr(request, "key_type", KEY_TYPE_GROUP))
 
     auth = services.authorizer
@@ -52,7 +54,7 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
                 return refuse(key, ErrorCode.coordinator_not_available, "__transaction_state is being created")
         elif key_type != KEY_TYPE_GROUP:
             return refuse(key, ErrorCode.invalid_request, f"unknown coordinator key type {key_type}")
-        return {"key": key, "node_id": config.node_id, "host": me.host, "port": me.port,
+        return {"key": key, "node_id": config.node_id, "host": host, "port": port,
                 "error_code": ErrorCode.none, "error_message": None}
 
     if ctx.api_version >= BATCH_VERSION:

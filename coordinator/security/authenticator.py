@@ -32,6 +32,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.build import error_response
+from groupcoord.protocol.client_software import valid_client_software
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
@@ -88,6 +89,7 @@ class SaslListenerConfig:
     scram_lookup: Callable[..., Any]
     plain_check: Callable[[str, str], bool]
     reauth_ms: int = 0
+    reauth_ms_by_mechanism: dict[str, int] = field(default_factory=dict)  # listener.name.<l>.<mech>.connections.max.reauth.ms
     max_receive_size: int = DEFAULT_MAX_RECEIVE_SIZE
     observer: AuthObserver | None = None
     clock: Callable[[], float] = field(default=time.monotonic)
@@ -137,7 +139,10 @@ class SaslAuthenticator:
             decoded = self._decode(frame)
             if decoded is None:
                 return self._close("undecodable ApiVersions request before authentication")
-            self.state = State.HANDSHAKE
+            # An unsupported version or invalid client software (KIP-511) is answered with its error and may be
+            # asked again, as Kafka lets it; only a good answer uses up the one ApiVersions before the handshake.
+            if decoded.immediate is None and valid_client_software(decoded.request, decoded.ctx.api_version):
+                self.state = State.HANDSHAKE
             return Gate(Action.DISPATCH, decoded=decoded)
         if api_key != SASL_HANDSHAKE:
             return self._close(f"unexpected request (api key {api_key}) during SASL handshake")
@@ -256,7 +261,7 @@ class SaslAuthenticator:
     def _complete(self) -> int:
         """Authentication done: count it, start the session clock; the session lifetime to tell the client."""
         assert self.mechanism is not None and self.principal is not None
-        reauth_ms = self.config.reauth_ms
+        reauth_ms = self.config.reauth_ms_by_mechanism.get(self.mechanism, self.config.reauth_ms)
         self.session_expires_at = self.config.clock() + reauth_ms / 1000 if reauth_ms > 0 else None
         if self.config.observer is not None:
             self.config.observer.authentication(self.config.listener, self.mechanism, True, self._reauthenticating)

@@ -89,9 +89,14 @@ class CredentialStore:
     def load(self) -> None:
         if self.path is None or not self.path.exists():
             return
-        raw = json.loads(self.path.read_text())
-        if raw.get("version") != FORMAT_VERSION:
-            raise ValueError(f"{self.path}: unknown credentials format {raw.get('version')!r}")
+        try:
+            raw = json.loads(self.path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{self.path} is not a credentials file ({exc}); restore it from a backup, or move it "
+                             "away to start without SCRAM users") from None
+        if not isinstance(raw, dict) or raw.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{self.path}: unknown credentials format "
+                             f"{raw.get('version') if isinstance(raw, dict) else type(raw).__name__!r}")
         loaded = {}
         for user, mechanisms in raw.get("users", {}).items():
             for name, c in mechanisms.items():

@@ -103,6 +103,7 @@ def build(cfg: Any, listener: Listener, credentials: CredentialStore, observer: 
             scram_lookup=credentials.lookup,
             plain_check=plain_check(users, credentials),
             reauth_ms=int(_get(cfg, name, "connections.max.reauth.ms") or 0),
+            reauth_ms_by_mechanism={m: int(_get(cfg, name, "connections.max.reauth.ms", m) or 0) for m in mechanisms},
             max_receive_size=int(_get(cfg, name, "sasl.server.max.receive.size")),
             observer=observer if observer_method is not None else None,
         )

@@ -255,3 +255,14 @@ def test_the_principal_and_listener_reach_the_handlers(broker, sasl):
     finally:
         dispatcher._handlers[ApiKey.FIND_COORDINATOR] = original
     assert seen == [("User:alice", "SASL_PLAINTEXT"), ("User:ANONYMOUS", "PLAINTEXT")]
+
+
+def test_an_apiversions_version_too_new_may_be_retried_lower_before_the_handshake(sasl):
+    with WireClient(sasl) as client:
+        client.send_raw(client.encode(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
+                                                               "client_software_version": "1"})[1].replace(
+            b"\x00\x12\x00\x03", b"\x00\x12\x00\x63", 1))  # ApiVersions v99
+        frame = client.read_frame()
+        assert frame[4:6] == b"\x00\x23"  # UNSUPPORTED_VERSION (35), answered as v0
+        client.request(ApiKey.API_VERSIONS, 3, {"client_software_name": "t", "client_software_version": "1"})
+        sasl_login(client, "SCRAM-SHA-512", "alice", "alice-secret")

@@ -238,7 +238,22 @@ def authenticate_v0_and_v1(c):
     c.ask(ApiKey.METADATA, 12, METADATA)
 
 
-SCENARIOS = [good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
+def api_versions_too_new_then_retried(c):
+    frame = c.client.encode(ApiKey.API_VERSIONS, 3, VERSIONS)[1].replace(b"\x00\x12\x00\x03", b"\x00\x12\x00\x63", 1)
+    c.client.send_raw(frame)
+    answer = c.client.read_frame()
+    c.seen.append(("API_VERSIONS v99", int.from_bytes(answer[4:6], "big")))
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    scram_login(c, "alice", "alice-secret")
+
+
+def api_versions_invalid_software_then_retried(c):
+    c.ask(ApiKey.API_VERSIONS, 3, {"client_software_name": "-bad name-", "client_software_version": "1"})
+    c.ask(ApiKey.API_VERSIONS, 3, VERSIONS)
+    scram_login(c, "alice", "alice-secret")
+
+
+SCENARIOS = [api_versions_too_new_then_retried, api_versions_invalid_software_then_retried, good_scram, bad_password, forged_proof, unknown_user, good_plain, bad_plain, unknown_plain_user,
              unsupported_mechanism, unknown_mechanism_name, metadata_before_authentication,
              find_coordinator_before_authentication, authenticate_before_handshake, request_during_authentication,
              api_versions_twice, authenticate_after_authentication, handshake_v0_raw_tokens,
@@ -259,4 +274,65 @@ def observe(bootstrap: str, scenario) -> list[object]:
 def test_the_sasl_exchange_matches_kafka(kafka_sasl, groupcoord_sasl, scenario):
     kafka = observe(kafka_sasl, scenario)
     ours = observe(groupcoord_sasl, scenario)
+    assert ours == kafka, f"\nkafka:      {kafka}\ngroupcoord: {ours}"
+
+
+def _results(answer) -> list[tuple]:
+    out = []
+    for r in answer.results:
+        infos = tuple((int(i.mechanism), int(i.iterations)) for i in getattr(r, "credential_infos", ()))
+        out.append((r.user, int(r.error_code), r.error_message or None, infos))
+    return sorted(out)
+
+
+def scram_admin_transcript(bootstrap: str) -> list[object]:
+    """Describe/AlterUserScramCredentials as an admin client uses them, every answer recorded; Kafka applies
+    an alteration through its controller, so a read-back is retried briefly until it shows."""
+    import time
+
+    seen: list[object] = []
+    salt = b"0123456789abcdef0123"
+    scram = ScramMechanism.SCRAM_SHA_256
+    salted = scram.salted_password("zed-secret", salt, 8192)
+
+    def upsert(name, mechanism=1, iterations=8192):
+        return {"name": name, "mechanism": mechanism, "iterations": iterations, "salt": salt, "salted_password": salted}
+
+    def describe(client, users):
+        return client.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0,
+                              {"users": None if users is None else [{"name": u} for u in users]})
+
+    def settled(client, users, want):
+        deadline = time.monotonic() + 15
+        while True:
+            answer = describe(client, users)
+            if want(answer) or time.monotonic() > deadline:
+                return answer
+            time.sleep(0.1)
+
+    with WireClient(bootstrap) as client:
+        from tests.support.sasl import sasl_login
+
+        sasl_login(client, "SCRAM-SHA-512", "alice", "alice-secret")
+        seen.append(_results(describe(client, None)))
+        seen.append(_results(describe(client, ["nobody", "alice", "alice"])))
+        bad = client.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [{"name": "ghost", "mechanism": 1}],
+                                                                     "upsertions": [upsert("few", iterations=1000),
+                                                                                    upsert("many", iterations=20000),
+                                                                                    upsert(""), upsert("mech", mechanism=0),
+                                                                                    upsert("twice"), upsert("twice")]})
+        seen.append(_results(bad))
+        good = client.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [], "upsertions": [upsert("zed")]})
+        seen.append(_results(good))
+        seen.append(_results(settled(client, ["zed"], lambda a: a.results[0].error_code == 0)))
+        gone = client.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, {"upsertions": [], "deletions": [
+            {"name": "zed", "mechanism": 1}]})
+        seen.append(_results(gone))
+        seen.append(_results(settled(client, ["zed"], lambda a: a.results[0].error_code != 0)))
+    return seen
+
+
+def test_scram_credential_administration_matches_kafka(kafka_sasl, groupcoord_sasl):
+    kafka = scram_admin_transcript(kafka_sasl)
+    ours = scram_admin_transcript(groupcoord_sasl)
     assert ours == kafka, f"\nkafka:      {kafka}\ngroupcoord: {ours}"

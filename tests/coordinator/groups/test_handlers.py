@@ -37,7 +37,7 @@ class Ctx:
     api_version: int
     client_id: str = "client-1"
     client_host: str = "127.0.0.1"
-    listener: str = "PLAINTEXT"
+    listener: str = "PLAINTEXT"  # as RequestContext: the listener the request came in on
 
 
 class FakeDispatcher:

@@ -117,3 +117,16 @@ def test_a_kafka_server_properties_security_section_carries_over(tmp_path):
     assert plain_users(cfg.listener_setting("SASL_SSL", "sasl.jaas.config", "PLAIN")) == {"admin": "admin-secret"}
     assert cfg.ssl_principal_mapping_rules == "RULE:^CN=([^,]*),.*$/$1/L,DEFAULT"
     assert cfg.connections_max_reauth_ms == 3600000 and cfg.ssl_client_auth == "requested"
+
+
+def test_reauthentication_lifetime_per_listener_and_mechanism():
+    from groupcoord.coordinator.security.credentials import CredentialStore
+    from groupcoord.coordinator.server import listener_security
+
+    cfg = resolve(flags={"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "connections_max_reauth_ms": "1000",
+                         "sasl_enabled_mechanisms": "PLAIN,SCRAM-SHA-512",
+                         "override": ["listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms=5000"]},
+                  env={})
+    [listener] = configured_listeners(cfg)
+    sasl = listener_security.build(cfg, listener, CredentialStore.in_memory()).sasl
+    assert sasl.reauth_ms_by_mechanism == {"PLAIN": 1000, "SCRAM-SHA-512": 5000}

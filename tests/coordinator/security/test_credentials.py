@@ -61,3 +61,11 @@ def test_a_leftover_temporary_file_does_not_replace_the_credentials(tmp_path):
     store.alter([upsert("carol")], [])
     (tmp_path / (CREDENTIALS_FILE + ".tmp")).write_text("{torn")  # a crash mid-write
     assert CredentialStore.open(tmp_path).users() == {"carol": [(SHA512, 4096)]}
+
+
+def test_a_damaged_file_is_refused_with_a_clear_error(tmp_path):
+    import pytest
+
+    (tmp_path / CREDENTIALS_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="not a credentials file"):
+        CredentialStore.open(tmp_path)
