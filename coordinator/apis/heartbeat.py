@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.fast_codecs import HEARTBEAT
 from groupcoord.protocol.values import as_str
 
 from ..groups.requests import Heartbeat
@@ -12,6 +13,7 @@ from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
 
+FAST = HEARTBEAT  # the common versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.HEARTBEAT, 0, 4)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.fast_codecs import OFFSET_COMMIT
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit
@@ -15,6 +16,7 @@ from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
 
+FAST = OFFSET_COMMIT  # the common versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.OFFSET_COMMIT, 2, 9)
 
 

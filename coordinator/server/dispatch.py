@@ -17,6 +17,7 @@ import structlog
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
+from groupcoord.protocol.fast_codecs import FastCodec
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
 from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
@@ -90,6 +91,7 @@ class Decoded:
     handler: Handler | None
     immediate: bytes | None = None
     started: float = 0.0
+    fast: FastCodec | None = None  # read by the API's fast codec: its writer answers too (or declines)
 
 
 def _top_level_error(response: Any) -> int:
@@ -104,11 +106,23 @@ class Dispatcher:
     def __init__(self, observer: RequestObserver | None = None) -> None:
         self.registry = ApiRegistry()
         self._handlers: dict[int, Handler] = {}
+        self._fast: dict[int, FastCodec] = {}
         self.observer = observer
 
-    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None:
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
+                 fast: FastCodec | None = None) -> None:
+        """``fast``: the API's hand-written codec (protocol/fast_codecs.py) for the versions it covers; the
+        handler is the same either way, and whatever the codec declines takes the general path."""
         self.registry.add(api_key, min_version, max_version)
         self._handlers[api_key] = handler
+        if fast is not None:
+            self._fast[api_key] = fast
+        else:
+            self._fast.pop(api_key, None)
+
+    def disable_fast_codecs(self) -> None:
+        """Every request through kio's reader and the schema encoder (tests compare the two paths)."""
+        self._fast.clear()
 
     # -- decode -------------------------------------------------------------------------------
     def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
@@ -123,6 +137,12 @@ class Dispatcher:
         assert served is not None
         if api_version not in served:
             return self._unsupported_version(frame, api_key, api_version, correlation_id, client_host, connection_id)
+        fast = self._fast.get(api_key)
+        if fast is not None and api_version in fast.versions:
+            read = fast.read(frame, api_version)
+            if read is not None:
+                ctx = RequestContext(api_key, api_version, correlation_id, read[0], client_host, connection_id)
+                return Decoded(ctx, read[1], handler, None, time.perf_counter(), fast)
         flexible = is_flexible(api_key, api_version)
         try:
             header = parse_request_header(frame, flexible)
@@ -173,7 +193,11 @@ class Dispatcher:
         if response is NO_RESPONSE or response is CLOSE_CONNECTION:
             self._observe(decoded, 0)
             return None
-        payload = self._encode(ctx, response)
+        payload = None
+        if decoded.fast is not None:
+            payload = decoded.fast.write(ctx.api_version, ctx.correlation_id, response)
+        if payload is None:
+            payload = self._encode(ctx, response)
         self._observe(decoded, _top_level_error(response))
         return payload
 

@@ -189,12 +189,15 @@ class CoordinatorRuntime:
         without creating a task — the hot path of a busy coordinator."""
         rt = self._runtimes[partition]
         future = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_error)
-        rt.outstanding.add(pending)
-        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
+        if not future.done():
+            # Parked (a join) or waiting for its write: answered with `on_error` if the shard stops or
+            # reloads first. A reply released at once (most heartbeats) never needs this bookkeeping.
+            pending = _Pending(future, on_error)
+            rt.outstanding.add(pending)
+            future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
         return future
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:

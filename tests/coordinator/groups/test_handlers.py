@@ -42,7 +42,7 @@ class FakeDispatcher:
     def __init__(self):
         self.handlers = {}
 
-    def register(self, api_key, handler, low, high):
+    def register(self, api_key, handler, low, high, fast=None):
         self.handlers[api_key] = (handler, low, high)
 
 
