@@ -139,7 +139,9 @@ class KafkaConnection(asyncio.Protocol):
         except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
             self._fail(slot, decoded, exc)  # BaseException), must not take the server down
             return
-        if isinstance(result, asyncio.Future) and result.done():
+        if type(result) is dict:  # answered at once (a heartbeat): the commonest case, tested first
+            self._complete(slot, decoded, result)
+        elif isinstance(result, asyncio.Future) and result.done():
             self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
         elif asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
             task = asyncio.ensure_future(result)

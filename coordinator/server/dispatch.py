@@ -8,6 +8,7 @@ it never sees bytes, never branches on wire details, and may park as long as it 
 from __future__ import annotations
 
 import enum
+import struct
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -31,6 +32,9 @@ from groupcoord.protocol.registry import (
 )
 
 log = structlog.get_logger("groupcoord.dispatch")
+
+_KEY_VERSION = struct.Struct(">hh")
+_CORRELATION = struct.Struct(">i")
 
 
 class _NoResponse(enum.Enum):
@@ -106,7 +110,8 @@ class Dispatcher:
     def __init__(self, observer: RequestObserver | None = None) -> None:
         self.registry = ApiRegistry()
         self._handlers: dict[int, Handler] = {}
-        self._fast: dict[int, FastCodec] = {}
+        # api key and version as the frame spells them (4 bytes) -> handler, codec, version
+        self._fast: dict[bytes, tuple[Handler, FastCodec, int]] = {}
         self.observer = observer
 
     def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
@@ -115,10 +120,13 @@ class Dispatcher:
         handler is the same either way, and whatever the codec declines takes the general path."""
         self.registry.add(api_key, min_version, max_version)
         self._handlers[api_key] = handler
+        for prefix, (_, codec, _) in list(self._fast.items()):
+            if codec.api_key == api_key:
+                del self._fast[prefix]
         if fast is not None:
-            self._fast[api_key] = fast
-        else:
-            self._fast.pop(api_key, None)
+            for version in fast.versions:
+                if min_version <= version <= max_version:
+                    self._fast[_KEY_VERSION.pack(api_key, version)] = (handler, fast, version)
 
     def disable_fast_codecs(self) -> None:
         """Every request through kio's reader and the schema encoder (tests compare the two paths)."""
@@ -126,6 +134,14 @@ class Dispatcher:
 
     # -- decode -------------------------------------------------------------------------------
     def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
+        fast = self._fast.get(frame[:4])  # one look-up by the frame's api key and version bytes
+        if fast is not None:
+            handler, codec, version = fast
+            read = codec.read(frame, version)
+            if read is not None:
+                ctx = RequestContext(codec.api_key, version, _CORRELATION.unpack_from(frame, 4)[0], read[0],
+                                     client_host, connection_id)
+                return Decoded(ctx, read[1], handler, None, time.perf_counter(), codec)
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
@@ -137,12 +153,6 @@ class Dispatcher:
         assert served is not None
         if api_version not in served:
             return self._unsupported_version(frame, api_key, api_version, correlation_id, client_host, connection_id)
-        fast = self._fast.get(api_key)
-        if fast is not None and api_version in fast.versions:
-            read = fast.read(frame, api_version)
-            if read is not None:
-                ctx = RequestContext(api_key, api_version, correlation_id, read[0], client_host, connection_id)
-                return Decoded(ctx, read[1], handler, None, time.perf_counter(), fast)
         flexible = is_flexible(api_key, api_version)
         try:
             header = parse_request_header(frame, flexible)
