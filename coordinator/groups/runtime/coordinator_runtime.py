@@ -212,9 +212,7 @@ class CoordinatorRuntime:
         self._submit(rt, fx)
         self._reschedule(rt)
         if not future.done():
-            pending = _Pending(future, on_error)
-            rt.outstanding.add(pending)
-            future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
+            self._track_if_parked(rt, future, fx, on_error)
         return future
 
     def run(self, partition: int, op: Operation, on_error: ErrorShape) -> asyncio.Future[dict]:
@@ -227,12 +225,21 @@ class CoordinatorRuntime:
         self._submit(rt, fx)
         self._reschedule(rt)
         if not future.done():
-            # Parked (a join) or waiting for its write: answered with `on_error` if the shard stops or
-            # reloads first. A reply released at once (most heartbeats) never needs this bookkeeping.
-            pending = _Pending(future, on_error)
-            rt.outstanding.add(pending)
-            future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
+            self._track_if_parked(rt, future, fx, on_error)
         return future
+
+    @staticmethod
+    def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:
+        """A reply waiting in the shard's queue for its write is always answered by the write loop (its
+        reply, or the same with errors if the write fails). One the operation parked (a join waiting
+        for the rest of the group) is answered with `on_error` if the shard stops or reloads first:
+        only those need tracking, so a commit costs no extra callback."""
+        for token, _ in fx.replies:
+            if token is future:
+                return
+        pending = _Pending(future, on_error)
+        rt.outstanding.add(pending)
+        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
