@@ -54,13 +54,15 @@ def _serve(ns: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
+    """``serve_only``: the daemon's start-up does not import the admin, log and pipeline commands."""
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker daemon", description="Run the broker daemon.")
     config_mod.add_arguments(serve)
     serve.set_defaults(func=_serve)
-    _add_optional_commands(sub)
+    if not serve_only:
+        _add_optional_commands(sub)
     return parser
 
 
@@ -87,8 +89,9 @@ def _missing_pipeline(note: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(serve_only=args[:1] == ["serve"] and "-h" not in args and "--help" not in args)
+    ns = parser.parse_args(args)
     return int(ns.func(ns) or 0)
 
 
