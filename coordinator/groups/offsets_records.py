@@ -529,9 +529,11 @@ def _fast_offset_key(key: bytes) -> OffsetCommitKey | None:
         return None
 
 
-def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
-    """OffsetCommitValue v0-v3 (v3 is what Kafka writes) without the schema walk; None means "use the
-    general reader", which also produces the precise error for malformed bytes."""
+def offset_value_fields(value: bytes) -> tuple[int, int, str, int, int | None] | None:
+    """OffsetCommitValue v0-v3 (v3 is what Kafka writes) as (offset, leader epoch, metadata, commit
+    timestamp, expire timestamp or None), without the schema walk and without building the value: the
+    replay and the offsets pipeline read millions of these. None means "use the general reader", which
+    also produces the precise error for malformed bytes."""
     try:
         version = _I16.unpack_from(value, 0)[0]
         if version == 3:
@@ -548,10 +550,15 @@ def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
         pos += mlen
         if version == 1:
             commit, expire = _I64X2.unpack_from(value, pos)
-            return OffsetCommitValue(offset, epoch, metadata, commit, None if expire == -1 else expire)
-        return OffsetCommitValue(offset, epoch, metadata, _I64.unpack_from(value, pos)[0], None)
+            return offset, epoch, metadata, commit, None if expire == -1 else expire
+        return offset, epoch, metadata, _I64.unpack_from(value, pos)[0], None
     except (struct.error, UnicodeDecodeError):
         return None
+
+
+def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
+    fields = offset_value_fields(value)
+    return None if fields is None else OffsetCommitValue(*fields)
 
 
 def decode_key(key: bytes) -> AnyKey | UnknownKey:
