@@ -29,7 +29,11 @@ from groupcoord.coordinator.groups.consumer.member import (
     MemberState,
     is_subset,
 )
-from groupcoord.coordinator.groups.consumer.subscriptions import group_subscription_metadata, supported_assignors
+from groupcoord.coordinator.groups.consumer.subscriptions import (
+    group_subscription_metadata,
+    group_subscription_metadata_cached,
+    supported_assignors,
+)
 from groupcoord.coordinator.groups.consumer.validation import invalid
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
@@ -218,9 +222,12 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
     if is_new or _metadata_differs(member, updated):
         emit(state, fx, records.member_subscription(group.group_id, updated), now)
         bump |= subscription_changed
-    members_after = dict(group.members)
-    members_after[member_id] = updated
-    metadata = group_subscription_metadata(state, members_after)
+    if is_new or subscription_changed:
+        members_after = dict(group.members)
+        members_after[member_id] = updated
+        metadata = group_subscription_metadata(state, members_after)
+    else:  # the union of the group's subscriptions is what it was: no walk over every member
+        metadata = group_subscription_metadata_cached(state, group)
     if metadata != group.subscription_metadata:
         bump = True
     group.subscription_metadata = metadata
