@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from groupcoord.coordinator.groups.consumer import assignors, records
 from groupcoord.coordinator.groups.consumer.fencing import arm_rebalance_timeout
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -12,6 +14,36 @@ from groupcoord.coordinator.groups.consumer.topics import resolve
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
+
+
+ASSIGNMENT = "consumer-assignment"  # the timer kind of a deferred target assignment, one per group
+
+
+def assign_or_defer(state: ShardState, group: ConsumerGroup, epoch: int, fx: Effects, now: int) -> None:
+    """Kafka 4.3's assignment batching (``group.consumer.assignment.interval.ms``): the group epoch is ahead
+    of the target; compute the target now if the interval since the last computation has passed, else
+    leave it to a timer at the end of the interval, which computes one target for every epoch bump in
+    between (1,000 joins, one computation). Meanwhile the group is Assigning and members reconcile towards
+    the target they have, as in Kafka; the heartbeat itself never waits for the assignor."""
+    interval = state.config.group_consumer_assignment_interval_ms
+    due = group.last_assignment_ms + interval
+    key = (ASSIGNMENT, group.group_id)
+    if interval <= 0 or group.last_assignment_ms < 0 or now >= due:
+        update_target_assignment(state, group, group.members, epoch, fx, now)
+        group.last_assignment_ms = now
+        state.timer.cancel(key)
+    elif key not in state.timer:
+        state.timer.schedule(key, due, partial(_deferred_assignment, group.group_id))
+
+
+def _deferred_assignment(group_id: str, state: ShardState, now: int) -> Effects:
+    """The timer's operation: the group as it is now, if its epoch is still ahead of its target."""
+    fx = Effects()
+    group = state.consumer_groups.get(group_id)
+    if group is not None and group.group_epoch > group.assignment_epoch:
+        update_target_assignment(state, group, group.members, group.group_epoch, fx, now)
+        group.last_assignment_ms = now
+    return fx
 
 
 def update_target_assignment(state: ShardState, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,

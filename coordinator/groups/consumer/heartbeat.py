@@ -19,7 +19,7 @@ from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka
 from groupcoord.coordinator.groups.classic.records import group_tombstone
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import appliers, records
-from groupcoord.coordinator.groups.consumer.assignment import reconcile, update_target_assignment
+from groupcoord.coordinator.groups.consumer.assignment import assign_or_defer, reconcile
 from groupcoord.coordinator.groups.consumer.fencing import cancel_member_timers, fence_member, schedule_session
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import (
@@ -238,7 +238,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         state.log.info("bumped consumer group epoch", group_id=group.group_id, epoch=group_epoch)
 
     if group_epoch > group.assignment_epoch:
-        update_target_assignment(state, group, group.members, group_epoch, fx, now)
+        assign_or_defer(state, group, group_epoch, fx, now)
     updated = group.members[member_id]  # as replayed (the subscription record is applied already)
     before = _copy(updated)
     reconcile(state, group, updated, owned, fx, now, subscription_changed)
