@@ -33,10 +33,12 @@ from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
 from .dataplane.service import DataPlane
+from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .server.dispatch import Dispatcher
 from .server.server import KafkaServer
+from .transactions.service import TransactionCoordinator
 
 log = structlog.get_logger("groupcoord.broker")
 
@@ -59,6 +61,7 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.dataplane: DataPlane | None = None
         self.groups: GroupCoordinatorService | None = None
+        self.transactions: TransactionCoordinator | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -119,14 +122,30 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        dataplane = self.dataplane
+        # Producer ids come from the one allocator (its persisted blocks), the idempotent path's.
+        self.transactions = TransactionCoordinator(
+            cfg, self.log_manager, self.groups, lambda: dataplane.init_producer_id(None, -1, -1)["producer_id"],
+            observer=self.metrics, topic_defaults=broker_log_config(cfg))
+
+        async def write_data_markers(producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                                     partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:
+            return await dataplane.write_txn_markers(
+                [TxnMarker(producer_id, producer_epoch, coordinator_epoch, committed, list(partitions))])
+
+        self.transactions.set_data_marker_writer(write_data_markers)
+        if cfg.transaction_partition_verification_enable:
+            dataplane.set_transaction_verifier(self.transactions.verifier)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
-                                                self.groups, self.dataplane))
+                                                self.groups, self.dataplane, transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        self.metrics.attach_transactions(self.transactions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
         await self.server.serve()
         await self.groups.start()
+        await self.transactions.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()
         if cfg.metrics_port:
@@ -144,6 +163,9 @@ class Broker:
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self.transactions is not None:
+            await self.transactions.stop()
+            self.transactions = None
         if self.groups is not None:
             await self.groups.stop()
             self.groups = None

@@ -54,11 +54,27 @@ def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_tex
 
 
 def add_admin_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Add `health`, `groups`, `offsets` and `topics` to the `groupcoord` command line."""
+    """Add `health`, `groups`, `offsets`, `topics` and `transactions` to the `groupcoord` command line."""
     _leaf(subparsers, "health", commands.health, "check that a broker answers ApiVersions")
     _add_groups(subparsers)
     _add_offsets(subparsers)
     _add_topics(subparsers)
+    _add_transactions(subparsers)
+
+
+def _add_transactions(subparsers: argparse._SubParsersAction) -> None:
+    transactions = subparsers.add_parser("transactions", help="list and describe transactions (kafka-transactions.sh)")
+    sub = transactions.add_subparsers(dest="transactions_command", required=True)
+    listing = _leaf(sub, "list", commands.transactions_list, "list transactions, as kafka-transactions.sh list")
+    listing.add_argument("--duration-filter", type=int, default=None, metavar="MS",
+                         help="only transactions running longer than this many milliseconds")
+    listing.add_argument("--state", action="append", metavar="STATE",
+                         help="only transactions in this state (Ongoing, PrepareCommit, Empty, ...); repeatable")
+    listing.add_argument("--producer-id", action="append", type=int, metavar="ID",
+                         help="only transactions of this producer id; repeatable")
+    describe = _leaf(sub, "describe", commands.transactions_describe,
+                     "one transactional id's state, as kafka-transactions.sh describe")
+    describe.add_argument("--transactional-id", required=True, metavar="ID")
 
 
 def _add_groups(subparsers: argparse._SubParsersAction) -> None:

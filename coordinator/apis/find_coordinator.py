@@ -1,4 +1,5 @@
-"""FindCoordinator: this broker coordinates every consumer group, and no transactions.
+"""FindCoordinator: this broker coordinates every consumer group (key type 0) and every transactional id
+(key type 1, when its transaction coordinator runs).
 
 From v4 a client asks for several keys in one request (KIP-699) and gets one answer per key.
 """
@@ -18,6 +19,7 @@ from .services import Services
 API = Api(ApiKey.FIND_COORDINATOR, 0, 6)
 
 KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
 BATCH_VERSION = 4
 
 
@@ -25,10 +27,19 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     config = services.groups.config
     key_type = int(getattr(request, "key_type", KEY_TYPE_GROUP))
 
+    def refuse(key: str, error: ErrorCode, message: str) -> dict:
+        return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error, "error_message": message}
+
     def answer(key: str) -> dict:
-        if key_type != KEY_TYPE_GROUP:
-            return {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": ErrorCode.coordinator_not_available,
-                    "error_message": "this broker only coordinates consumer groups"}
+        if key_type == KEY_TYPE_TRANSACTION:
+            if services.transactions is None:
+                return refuse(key, ErrorCode.coordinator_not_available, "this broker runs no transaction coordinator")
+            if not key:
+                return refuse(key, ErrorCode.invalid_request, "the transactional id is empty")
+            if not services.transactions.ensure_active():
+                return refuse(key, ErrorCode.coordinator_not_available, "__transaction_state is being created")
+        elif key_type != KEY_TYPE_GROUP:
+            return refuse(key, ErrorCode.invalid_request, f"unknown coordinator key type {key_type}")
         return {"key": key, "node_id": config.node_id, "host": config.advertised_host, "port": config.advertised_port,
                 "error_code": ErrorCode.none, "error_message": None}
 

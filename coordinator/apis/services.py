@@ -18,6 +18,7 @@ from ..cluster import ClusterIdentity
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
+    from ..transactions.service import TransactionCoordinator
 
 ENCODED_BODIES_PER_API = 256
 
@@ -55,7 +56,7 @@ class EncodedBodies:
 @dataclass(frozen=True, slots=True)
 class Services:
     """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
-    catalog Metadata describes."""
+    catalog Metadata describes, ``transactions`` the transaction coordinator."""
 
     identity: ClusterIdentity
     registry: ApiRegistry
@@ -63,3 +64,4 @@ class Services:
     groups: GroupCoordinatorService
     dataplane: DataPlane
     encoded: EncodedBodies = field(default_factory=EncodedBodies)
+    transactions: TransactionCoordinator | None = None  # None: no transaction coordinator (FindCoordinator says so)

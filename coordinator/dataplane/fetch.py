@@ -18,6 +18,7 @@ from typing import Any
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import ZERO_UUID
+from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.protocol.values import as_ms as _ms
 from groupcoord.storage.errors import CorruptLogError
 
@@ -26,6 +27,7 @@ from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
                                                   PartitionResult, TopicPartitionRef)
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 READ_COMMITTED = 1
@@ -76,8 +78,9 @@ class _Read:
 
 class FetchService:
     def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock, sessions: FetchManager,
-                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
+                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER, producer_states: ProducerStates | None = None) -> None:
         self._catalog = catalog
+        self._states = producer_states
         self._purgatory = purgatory
         self._clock = clock
         self._sessions = sessions
@@ -123,23 +126,31 @@ class FetchService:
         """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
         a fetch with nothing readable is answered at once."""
         deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
+        committed = request.isolation_level == READ_COMMITTED
         while True:
-            ends_before = self._end_offsets(self._readable(targets))
+            ends_before = self._end_offsets(self._readable(targets), committed)
             read = await self._read(request, targets)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
                     or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
-            if self._end_offsets(read.readable) != ends_before:
+            if self._end_offsets(read.readable, committed) != ends_before:
                 continue          # an append landed while we were reading: look again before parking
             reason = await self._purgatory.park(read.readable, deadline)
             if reason is WakeReason.SHUTDOWN:
                 return await self._read(request, targets)
 
-    def _end_offsets(self, keys: list[tuple[str, int]]) -> tuple[int, ...]:
+    def _end_offsets(self, keys: list[tuple[str, int]], committed: bool = False) -> tuple[int, ...]:
+        """How far each partition can be read: the high watermark, or at read_committed the last stable
+        offset (a parked fetch is woken by both moving: appends and decided transactions)."""
         ends = []
         for name, partition in keys:
             log = self._catalog.log(name, partition)
-            ends.append(-1 if log is None else log.high_watermark)
+            if log is None:
+                ends.append(-1)
+            elif committed and self._states is not None:
+                ends.append(self._states.stable_end(log))
+            else:
+                ends.append(log.high_watermark)
         return tuple(ends)
 
     def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> list[tuple[str, int]]:
@@ -164,13 +175,14 @@ class FetchService:
         total = 0
         read_error = False
         min_one = True
-        aborted = [] if request.isolation_level == READ_COMMITTED else None
+        committed = request.isolation_level == READ_COMMITTED
         results: list[PartitionResult] = []
         erroneous: list[PartitionResult] = []
         readable = []
         for ref, part in targets:
             entry = {"partition_index": ref.partition, "error_code": ErrorCode.none, "high_watermark": -1,
-                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": aborted,
+                     "last_stable_offset": -1, "log_start_offset": -1,
+                     "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
             error = self._unreadable(ref)
             if error is not None:
@@ -184,8 +196,16 @@ class FetchService:
                 continue
             readable.append((ref.topic, ref.partition))
             log = self._catalog.log(ref.topic, ref.partition)
+            try:
+                stable = log.high_watermark if self._states is None else \
+                    await self._states.last_stable_offset(log)
+            except CorruptLogError:
+                entry.update(error_code=ErrorCode.kafka_storage_error)
+                read_error = True
+                continue
             high_watermark = log.high_watermark
-            entry.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
+            stable = min(stable, high_watermark)
+            entry.update(high_watermark=high_watermark, last_stable_offset=stable,
                          log_start_offset=log.log_start_offset)
             if not log.log_start_offset <= part.fetch_offset <= high_watermark:
                 # Kafka's ReplicaManager answers a failed read with unknown (-1) offsets, not the log's.
@@ -195,7 +215,8 @@ class FetchService:
             elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
                 limit = max(0, min(part.max_bytes, remaining))
                 try:
-                    data = await log.read(part.fetch_offset, limit, min_one=min_one)
+                    data = await log.read(part.fetch_offset, limit, min_one=min_one,
+                                          max_offset=stable if committed else None)
                 except CorruptLogError:
                     # The read found a batch whose CRC fails: the log has taken itself offline; this
                     # partition answers as every later fetch of it will, the others are served.
@@ -203,12 +224,24 @@ class FetchService:
                                  last_stable_offset=-1, log_start_offset=-1)
                     read_error = True
                     continue
+                if data and committed:
+                    entry["aborted_transactions"] = self._aborted(log, part.fetch_offset, data)
                 if data:
                     entry["records"] = data
                     total += len(data)
                     remaining -= len(data)
                     min_one = False
         return _Read(results + erroneous, total, read_error, readable)
+
+    @staticmethod
+    def _aborted(log: Any, fetch_offset: int, data: bytes) -> list[dict]:
+        """The aborted transactions overlapping what is returned (Kafka's addAbortedTransactions): those still
+        open at the fetch offset that began before the end of the returned batches."""
+        upper = fetch_offset
+        for _pos, header in iter_batches(data, verify=False):
+            upper = header.next_offset
+        return [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                for txn in log.collect_aborted_txns(fetch_offset, upper)]
 
     def _group(self, partitions: list[PartitionResult]) -> list[dict]:
         """FetchResponse.toMessage: consecutive partitions of one topic share a topic entry, order kept."""

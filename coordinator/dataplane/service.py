@@ -1,5 +1,6 @@
-"""DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId and DescribeConfigs services wired
-to one LogManager, one clock, one fetch purgatory and one fetch session cache.
+"""DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId, DescribeConfigs, DescribeProducers
+and transaction-marker services wired to one LogManager, one clock, one fetch purgatory, one fetch session
+cache and one producer-state table.
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
 from groupcoord.coordinator.dataplane.list_offsets import ListOffsetsService
-from groupcoord.coordinator.dataplane.produce import ProduceService, ProducerStates
+from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
+from groupcoord.coordinator.dataplane.txn_markers import TxnMarker, TxnMarkerWriter
 from groupcoord.coordinator.dataplane.producer_ids import ProducerIdAllocator
 from groupcoord.coordinator.dataplane.topics import Topic, TopicCatalog
 
@@ -41,8 +44,10 @@ class DataPlane:
         self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots,
                                                 config.min_incremental_fetch_session_eviction_ms, self.clock)
-        self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer)
-        self.list_offsets = ListOffsetsService(self.topics)
+        self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer,
+                                  self.producer_states)
+        self.list_offsets = ListOffsetsService(self.topics, self.producer_states)
+        self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
         self.describe_configs = DescribeConfigsService(self.topics, config)
         self._producer_ids = ProducerIdAllocator(data_dir)
 
@@ -75,6 +80,15 @@ class DataPlane:
                     "producer_id": NO_PRODUCER_ID, "producer_epoch": NO_PRODUCER_EPOCH}
         return {"throttle_time": 0, "error_code": ErrorCode.none,
                 "producer_id": self._producer_ids.next_id(), "producer_epoch": 0}
+
+    async def write_txn_markers(self, markers: list[TxnMarker]) -> dict[tuple[str, int], ErrorCode]:
+        """Append each transaction's COMMIT/ABORT marker to its data partitions, durable when this returns,
+        and apply it (producer state, last stable offset, ``.txnindex``); the error of each partition."""
+        return await self.txn_markers.write(markers)
+
+    def set_transaction_verifier(self, verifier: TransactionVerifier | None) -> None:
+        """The transaction coordinator's partition check for transactional Produce (None: no check)."""
+        self.produce.verifier = verifier
 
     def _schedule_producer_expiry(self) -> None:
         """Kafka's PeriodicProducerExpirationCheck: every producer.id.expiration.check.interval.ms, first

@@ -76,6 +76,9 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
+        # Timed-out transactions are looked for every half second (Kafka's default is 10 s), so that the
+        # transaction conformance suite's timeout scenario takes seconds; groupcoord's runs with the same.
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
         "group.initial.rebalance.delay.ms": str(config.group_initial_rebalance_delay_ms),
         # KIP-848 groups: Kafka 4.3 computes a target assignment at most once a second, on a background
         # thread; groupcoord computes it in the heartbeat that bumps the group epoch, which is Kafka with
