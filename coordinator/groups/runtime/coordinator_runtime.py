@@ -216,7 +216,7 @@ class CoordinatorRuntime:
         rt = self._runtimes[partition]
         fx = op(rt.shard, _INLINE, self.clock.wall_ms())
         replies = fx.replies
-        if not fx.records and not rt.queue and not rt.writing:
+        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
             answer: Any = _INLINE
             for token, response in replies:
                 if token is _INLINE:
