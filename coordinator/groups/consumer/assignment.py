@@ -50,14 +50,21 @@ def update_target_assignment(state: ShardState, group: ConsumerGroup, members: d
                              fx: Effects, now: int) -> None:
     specs, partitions = [], {}
     resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
+    # Members of a group nearly always subscribe alike: each distinct subscription is resolved once, and
+    # its members share one frozenset of topic ids (which also makes the assignor's "homogeneous" test cheap).
+    by_subscription: dict[tuple, frozenset] = {}
     for m in sorted(members.values(), key=lambda m: m.member_id):
-        ids = set()
-        for name in subscribed_names(state, m):
-            found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
-            if found is not None:
-                ids.add(found[0])
-                partitions[found[0]] = found[1]
-        specs.append(assignors.MemberSpec(m.member_id, frozenset(ids), group.target.get(m.member_id, {})))
+        subscription = (m.subscribed_topic_names, m.subscribed_topic_regex)
+        topic_ids = by_subscription.get(subscription)
+        if topic_ids is None:
+            ids = set()
+            for name in subscribed_names(state, m):
+                found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
+                if found is not None:
+                    ids.add(found[0])
+                    partitions[found[0]] = found[1]
+            topic_ids = by_subscription[subscription] = frozenset(ids)
+        specs.append(assignors.MemberSpec(m.member_id, topic_ids, group.target.get(m.member_id, {})))
     new = assignors.assign(preferred_assignor(state, members), specs, partitions)
     for member_id in sorted(new):
         if member_id not in group.target or group.target[member_id] != new[member_id]:
