@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import enum
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -211,6 +210,8 @@ def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_toml(path: Path) -> dict[str, Any]:
     """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots."""
+    import tomllib  # only with a config file: not on every daemon's start-up
+
     with open(path, "rb") as fh:
         raw = tomllib.load(fh)
     flat: dict[str, Any] = {}
