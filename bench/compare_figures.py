@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, memory_bench
+from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, memory_bench, txn_bench
 from .loadgen import run_load
 
 FIGURE_LIMIT_S = 900.0
@@ -34,6 +34,7 @@ class Sizes:
     ctp_members: int = 3
     memory_groups: int = 10_000
     memory_partitions: int = 100
+    txn_partitions: tuple[int, ...] = (1, 8)
 
 
 FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_groups=10_000, kip848_members=1000,
@@ -137,6 +138,11 @@ def _memory(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] 
     return {"rss_after_commits_mb": after / 2**20, "bytes_per_offset": (after - before) / offsets}
 
 
+def _transactions(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {f"txn_{k}p_per_s": txn_bench.transactions_per_second(bootstrap, k, sizes.seconds, sizes.warmup_seconds)
+            for k in sizes.txn_partitions}
+
+
 def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     return {}  # the harness records every start-up; this figure only asks for starts of its own
 
@@ -180,6 +186,11 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
         Row("bytes_per_offset", "  RSS growth per committed offset", "B", False, fsync="never")],
            _memory, groupcoord_fsyncs=("never",),
            description="standalone commits pipelined over 8 connections, RSS from /proc (bench.memory_bench)"),
+    Figure("transactions", lambda s: [Row(f"txn_{k}p_per_s", f"transactions committed, one record to each of {k} "
+                                                              f"partition{'s' if k > 1 else ''}", "txn/s", True)
+                                      for k in s.txn_partitions],
+           _transactions, description="confluent-kafka transactional producer, begin / produce / commit in a loop "
+                                      "(bench.txn_bench)"),
     Figure("startup", lambda s: [Row("startup_ms", "daemon start-up, exec to serving", "ms", False)],
            _startup, description="groupcoord: exec to 'listening on'; Kafka: exec of kafka.Kafka (storage already "
                                  "formatted) to its first ApiVersions answer, polled every 0.2 s"),

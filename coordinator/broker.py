@@ -36,7 +36,11 @@ from .dataplane.service import DataPlane
 from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
+from .security.authorizer import Authorizer, authorizer_from_config
+from .security.credentials import CredentialStore
+from .server import listener_security
 from .server.dispatch import Dispatcher
+from .server.listeners import Listener, configured_listeners
 from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
 
@@ -61,6 +65,9 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.dataplane: DataPlane | None = None
         self.groups: GroupCoordinatorService | None = None
+        self.authorizer: Authorizer | None = None
+        self.credentials: CredentialStore | None = None
+        self.listeners: list[Listener] = []
         self.transactions: TransactionCoordinator | None = None
         self.host = ""
         self.port = 0
@@ -71,6 +78,13 @@ class Broker:
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def bootstrap_for(self, listener: str) -> str:
+        """The bound address of one named listener (``SASL_SSL``), as a client of it connects."""
+        for l in self.listeners:
+            if l.name == listener.upper():
+                return f"{l.advertised_host}:{l.advertised_port}"
+        raise KeyError(f"no listener named {listener}")
 
     @property
     def data_dir(self) -> Path:
@@ -98,14 +112,22 @@ class Broker:
 
         self.metrics = BrokerMetrics()
         self.dispatcher = Dispatcher(observer=self.metrics)
-        self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics)
+        self.credentials = CredentialStore.open(data_dir)
+        security = [listener_security.build(cfg, listener, self.credentials, self.metrics)
+                    for listener in configured_listeners(cfg)]
+        self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics, security=security)
         host, port = await self.server.start(serve=False)
         self.host, self.port = host, port
-        if cfg.listen_port == 0:
+        self.listeners = list(self.server.listeners)
+        first = self.listeners[0]
+        if cfg.listen_port == 0 or not cfg.listeners:
             # From here on every part of the broker (FindCoordinator, Metadata) names the real port.
-            self.config = cfg = cfg.replace(listen=f"{host}:{port}")
+            adv = None if cfg.advertised is None else f"{first.advertised_host}:{first.advertised_port}"
+            self.config = cfg = cfg.replace(listen=f"{host}:{port}", advertised=adv)
             self.server.config = cfg
-        identity = ClusterIdentity(cfg.node_id, cfg.advertised_host, cfg.advertised_port, cluster_id)
+        identity = ClusterIdentity(cfg.node_id, first.advertised_host, first.advertised_port, cluster_id)
+        identities = {l.name: ClusterIdentity(cfg.node_id, l.advertised_host, l.advertised_port, cluster_id)
+                      for l in self.listeners}
 
         self.log_manager = LogManager(
             data_dir,
@@ -122,6 +144,9 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
+        if self.authorizer is not None:
+            self.groups.filter_regex_topics(self.authorizer.visible_to_member)
         dataplane = self.dataplane
         # Producer ids come from the one allocator (its persisted blocks), the idempotent path's.
         self.transactions = TransactionCoordinator(
@@ -137,7 +162,9 @@ class Broker:
         if cfg.transaction_partition_verification_enable:
             dataplane.set_transaction_verifier(self.transactions.verifier)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
-                                                self.groups, self.dataplane, transactions=self.transactions))
+                                                self.groups, self.dataplane, credentials=self.credentials,
+                                                identities=identities, authorizer=self.authorizer,
+                                                transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_transactions(self.transactions)
         purgatory = self.dataplane.purgatory

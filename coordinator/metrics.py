@@ -179,6 +179,15 @@ class BrokerMetrics:
                                         "Time to replay one __transaction_state partition", registry=r)
         self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
         self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
+        self.authorization_denials = Counter(
+            f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ["api"], registry=r)
+        self.authentications = Counter(
+            f"{PREFIX}_authentications", "Authentications on TLS and SASL listeners, by listener, mechanism "
+            "(SSL for a TLS handshake and certificate) and result (success, failure)",
+            ["listener", "mechanism", "result"], registry=r)
+        self.reauthentications = Counter(
+            f"{PREFIX}_reauthentications", "SASL re-authentications (KIP-368) of live connections, by listener, "
+            "mechanism and result", ["listener", "mechanism", "result"], registry=r)
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
@@ -187,6 +196,9 @@ class BrokerMetrics:
 
     def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
         self.request_stats.observe(api_name, error_code, seconds)
+
+    def on_authorization_denied(self, api: str) -> None:
+        self.authorization_denials.labels(api).inc()
 
     def connection_opened(self) -> None:
         self.connections.inc()
@@ -202,6 +214,10 @@ class BrokerMetrics:
 
     def accept_failed(self, error: str) -> None:
         self.accept_errors.labels(error=error).inc()
+
+    def authentication(self, listener: str, mechanism: str, succeeded: bool, reauthentication: bool = False) -> None:
+        counter = self.reauthentications if reauthentication else self.authentications
+        counter.labels(listener=listener, mechanism=mechanism, result="success" if succeeded else "failure").inc()
 
     # --- group coordinator observer ---
 

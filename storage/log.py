@@ -98,6 +98,9 @@ class PartitionLog:
         self._sync_task: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[PartitionLog], None]] = []
         self._closed = False
+        self.first_unstable_offset: Callable[[], int | None] | None = None
+        """Set by the owner of the producer state: the first offset of the earliest undecided transaction
+        (None while that state is not known yet). Without it the log has no transactions."""
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset})"
@@ -483,6 +486,17 @@ class PartitionLog:
                 progressed = True
             if not progressed:
                 return
+
+    def stable_offset(self) -> int:
+        """The last stable offset as the cleaner must respect it: the high watermark without transactions;
+        the log start (nothing is cleanable) while the producer state saying which are open is unknown."""
+        if self.first_unstable_offset is None:
+            return self.high_watermark
+        try:
+            first = self.first_unstable_offset()
+        except LookupError:
+            return self.log_start_offset
+        return self.high_watermark if first is None else min(first, self.high_watermark)
 
     # ---- the transaction index ---------------------------------------------------------------
     async def add_aborted_txn(self, entry: AbortedTxn) -> None:

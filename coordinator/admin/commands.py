@@ -15,13 +15,25 @@ from . import operations as ops
 from . import render
 from . import transactions as txns
 from .client import AdminClient, AdminError, ApiKey
+from .client_security import ClientConfigError, ClientSecurity
 from .model import GroupDescription
 from .offsets_csv import read_offsets_csv, write_offsets_csv
 from .reset_plan import ResetSpec, ResetStrategy, parse_datetime_ms, plan_reset, select_partitions
 
 
+def client_security(args: argparse.Namespace) -> ClientSecurity:
+    """The connection's security from ``--command-config`` (Kafka's client properties), PLAINTEXT without it."""
+    path = getattr(args, "command_config", None)
+    if not path:
+        return ClientSecurity()
+    try:
+        return ClientSecurity.from_file(path)
+    except ClientConfigError as exc:
+        raise AdminError(str(exc)) from None
+
+
 def _client(args: argparse.Namespace) -> AdminClient:
-    return AdminClient(args.bootstrap_server, timeout=args.timeout)
+    return AdminClient(args.bootstrap_server, timeout=args.timeout, security=client_security(args))
 
 
 def _emit(out: TextIO, text: str) -> None:

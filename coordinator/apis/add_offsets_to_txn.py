@@ -9,6 +9,7 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -20,6 +21,12 @@ PRODUCER_FENCED_VERSION = 2
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    auth = services.authorizer
+    if auth is not None:  # KafkaApis: WRITE on the transactional id, then READ on the group
+        if not auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, str(request.transactional_id)):
+            return {"throttle_time": 0, "error_code": ErrorCode.transactional_id_authorization_failed}
+        if not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, str(request.group_id)):
+            return {"throttle_time": 0, "error_code": ErrorCode.group_authorization_failed}
     if services.transactions is None:
         return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available}
     partition = (OFFSETS_TOPIC, services.groups.partition_for(str(request.group_id)))

@@ -14,6 +14,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -33,9 +34,33 @@ def _by_topic(errors: dict[tuple[str, int], ErrorCode]) -> list[dict]:
     return [{"name": t, "results_by_partition": ps} for t, ps in topics.items()]
 
 
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+
+def _refused(services: Services, ctx: RequestContext, transactional_id: str,
+             partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode] | None:
+    """KafkaApis, for a client's request (v0-3): WRITE on the transactional id, then WRITE on each
+    non-internal topic; any refused (or unknown) partition fails the whole transaction's request, the
+    others answering OPERATION_NOT_ATTEMPTED. None: authorised."""
+    auth = services.authorizer
+    if not auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return {tp: ErrorCode.transactional_id_authorization_failed for tp in partitions}
+    allowed = auth.filter_authorized(ctx, AclOperation.WRITE, ResourceType.TOPIC,
+                                     {t for t, _ in partitions if t not in INTERNAL_TOPICS})
+    if all(t in allowed for t, _ in partitions):
+        return None
+    return {tp: ErrorCode.topic_authorization_failed if tp[0] not in allowed
+            else ErrorCode.unknown_topic_or_partition if not partition_exists(services, *tp)
+            else ErrorCode.operation_not_attempted for tp in partitions}
+
+
 async def _one(services: Services, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
-               verify_only: bool, topics: Any) -> dict[tuple[str, int], ErrorCode]:
+               verify_only: bool, topics: Any, ctx: RequestContext | None = None) -> dict[tuple[str, int], ErrorCode]:
     partitions = [(t.name, int(p)) for t in topics for p in t.partitions]
+    if services.authorizer is not None and ctx is not None and version < BATCHED_VERSION:
+        refused = _refused(services, ctx, transactional_id, partitions)
+        if refused is not None:
+            return refused
     missing = [tp for tp in partitions if not partition_exists(services, *tp)]
     if missing:
         return {tp: ErrorCode.unknown_topic_or_partition if tp in missing else ErrorCode.operation_not_attempted
@@ -61,8 +86,12 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     if version < BATCHED_VERSION:
         errors = await _one(services, version, str(request.v3_and_below_transactional_id),
                             int(request.v3_and_below_producer_id), int(request.v3_and_below_producer_epoch), False,
-                            request.v3_and_below_topics)
+                            request.v3_and_below_topics, ctx)
         return {"throttle_time": 0, "results_by_topic_v3_and_below": _by_topic(errors)}
+    auth = services.authorizer
+    if auth is not None and not auth.authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        # v4+ come from brokers: CLUSTER_ACTION on the cluster, else the whole request is refused.
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results_by_transaction": []}
     results = await asyncio.gather(*(
         _one(services, version, str(t.transactional_id), int(t.producer_id), int(t.producer_epoch),
              bool(t.verify_only), t.topics)

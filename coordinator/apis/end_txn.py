@@ -12,6 +12,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -23,6 +24,10 @@ PRODUCER_FENCED_VERSION = 2
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                               str(request.transactional_id)):
+        return {"throttle_time": 0, "error_code": ErrorCode.transactional_id_authorization_failed}
     if services.transactions is None:
         return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available}
     answer = services.transactions.end_transaction(str(request.transactional_id), int(request.producer_id),

@@ -8,6 +8,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -20,5 +21,12 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
         return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available, "unknown_state_filters": [],
                 "transaction_states": []}
     duration = getattr(request, "duration_filter", -1)
-    return services.transactions.list_transactions({str(s) for s in request.state_filters},
-                                                   {int(p) for p in request.producer_id_filters}, int(duration))
+    answer = services.transactions.list_transactions({str(s) for s in request.state_filters},
+                                                     {int(p) for p in request.producer_id_filters}, int(duration))
+    auth = services.authorizer
+    if auth is None:
+        return answer
+    # KafkaApis: only the transactional ids the principal may DESCRIBE are listed.
+    return {**answer, "transaction_states": [
+        s for s in answer["transaction_states"]
+        if auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, s["transactional_id"])]}

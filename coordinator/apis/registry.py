@@ -41,6 +41,13 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
+    "sasl_handshake",
+    "sasl_authenticate",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
     "add_partitions_to_txn",
     "add_offsets_to_txn",
     "end_txn",
@@ -48,6 +55,7 @@ API_MODULES: tuple[str, ...] = (
     "write_txn_markers",
     "describe_transactions",
     "list_transactions",
+    "describe_producers",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)

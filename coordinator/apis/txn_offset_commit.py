@@ -9,6 +9,7 @@ TRANSACTION_ABORTABLE (INVALID_TXN_STATE before v4), and a fenced producer hears
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
@@ -17,6 +18,7 @@ from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.values import as_str
 
 from ..groups.requests import CommitPartition, TxnOffsetCommit
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -60,8 +62,42 @@ def _verification_error(services: Services, req: TxnOffsetCommit) -> ErrorCode |
     return error
 
 
+def _all_partitions(req: TxnOffsetCommit, error: ErrorCode) -> dict:
+    return {"throttle_time": 0, "topics": [
+        {"name": t, "partitions": [{"partition_index": p.partition, "error_code": error} for p in ps]}
+        for t, ps in req.topics]}
+
+
+async def _authorized(services: Services, auth: Any, ctx: RequestContext, req: TxnOffsetCommit) -> dict:
+    """KafkaApis: WRITE on the transactional id, READ on the group (each else every partition carries the
+    error), then READ on each topic: the refused topics' partitions TOPIC_AUTHORIZATION_FAILED, the rest
+    committed (nothing asked of the coordinator when none is left)."""
+    if not auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return _all_partitions(req, ErrorCode.transactional_id_authorization_failed)
+    if not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return _all_partitions(req, ErrorCode.group_authorization_failed)
+    allowed = auth.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, (t for t, _ in req.topics))
+    denied = [{"name": t, "partitions": [{"partition_index": p.partition, "error_code": ErrorCode.topic_authorization_failed}
+                                         for p in ps]} for t, ps in req.topics if t not in allowed]
+    kept = replace(req, topics=tuple((t, ps) for t, ps in req.topics if t in allowed))
+    if not kept.topics:
+        return {"throttle_time": 0, "topics": denied}
+    answer = _unauthorised_commit(services, kept)
+    if not isinstance(answer, dict):
+        answer = await answer
+    return {**answer, "topics": denied + list(answer["topics"])}
+
+
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
     req = commit_request(ctx, request)
+    auth = services.authorizer
+    if auth is not None:
+        return _authorized(services, auth, ctx, req)
+    return _unauthorised_commit(services, req)
+
+
+def _unauthorised_commit(services: Services, req: TxnOffsetCommit) -> Any:
+    """The commit itself, once authorisation (if any) has passed."""
     error = _verification_error(services, req)
     if error is not None:
         return {"throttle_time": 0, "topics": [

@@ -11,6 +11,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from ..transactions.markers import Marker, MarkerRouter
 from .api import Api
@@ -40,5 +41,12 @@ async def _one(services: Services, router: MarkerRouter, m: Any) -> dict:
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize_cluster(ctx, AclOperation.ALTER, log_if_denied=False) \
+            and not auth.authorize_cluster(ctx, AclOperation.CLUSTER_ACTION):
+        # KafkaApis: ALTER on the cluster, else CLUSTER_ACTION; refused, every partition carries the error.
+        return {"markers": [{"producer_id": int(m.producer_id), "topics": [
+            {"name": t.name, "partitions": [{"partition_index": int(p), "error_code": ErrorCode.cluster_authorization_failed}
+                                            for p in t.partition_indexes]} for t in m.topics]} for m in request.markers]}
     router = services.transactions.markers if services.transactions is not None else MarkerRouter(services.groups, None)
     return {"markers": list(await asyncio.gather(*(_one(services, router, m) for m in request.markers)))}

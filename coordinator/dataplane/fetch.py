@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import ZERO_UUID
@@ -86,11 +86,20 @@ class FetchService:
         self._sessions = sessions
         self._observer = observer
 
-    async def fetch(self, request: FetchRequestData) -> dict:
-        """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes."""
+    async def fetch(self, request: FetchRequestData,
+                    authorize: Callable[[set[str]], set[str]] | None = None) -> dict:
+        """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes.
+
+        ``authorize`` (given when ACLs are on) returns the topics the client may READ among those the
+        session fetches; the others answer TOPIC_AUTHORIZATION_FAILED unread, before whether they exist
+        is looked at (KafkaApis.handleFetchRequest)."""
         context = self._context(request)
         targets = context.partitions()
-        read = await self._wait_and_read(request, targets)
+        denied: frozenset[str] = frozenset()
+        if authorize is not None:
+            names = {ref.topic for ref, _ in targets if ref.topic is not None}
+            denied = frozenset(names - authorize(names))
+        read = await self._wait_and_read(request, targets, denied)
         answer = context.respond(read.results)
         responses = self._group(answer.partitions)
         for topic in responses:
@@ -122,14 +131,15 @@ class FetchService:
         return None if known is None else known.name
 
     async def _wait_and_read(self, request: FetchRequestData,
-                             targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
+                             targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                             denied: frozenset[str] = frozenset()) -> _Read:
         """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
         a fetch with nothing readable is answered at once."""
         deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
         committed = request.isolation_level == READ_COMMITTED
         while True:
-            ends_before = self._end_offsets(self._readable(targets), committed)
-            read = await self._read(request, targets)
+            ends_before = self._end_offsets(self._readable(targets, denied), committed)
+            read = await self._read(request, targets, denied)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
                     or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
@@ -137,7 +147,7 @@ class FetchService:
                 continue          # an append landed while we were reading: look again before parking
             reason = await self._purgatory.park(read.readable, deadline)
             if reason is WakeReason.SHUTDOWN:
-                return await self._read(request, targets)
+                return await self._read(request, targets, denied)
 
     def _end_offsets(self, keys: list[tuple[str, int]], committed: bool = False) -> tuple[int, ...]:
         """How far each partition can be read: the high watermark, or at read_committed the last stable
@@ -153,24 +163,29 @@ class FetchService:
                 ends.append(log.high_watermark)
         return tuple(ends)
 
-    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> list[tuple[str, int]]:
+    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                  denied: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         return [(ref.topic, ref.partition) for ref, _ in targets
-                if self._unreadable(ref) is None and not self._inconsistent(ref)]
+                if self._unreadable(ref, denied) is None and not self._inconsistent(ref)]
 
     def _inconsistent(self, ref: TopicPartitionRef) -> bool:
         """The session's topic id is of a topic since deleted and re-created under the same name."""
         return ref.topic_id is not None and self._catalog.get(ref.topic).topic_id != ref.topic_id
 
-    def _unreadable(self, ref: TopicPartitionRef) -> ErrorCode | None:
-        """KafkaApis' "erroneous" partitions: an unresolved topic id, or a topic/partition we do not have."""
+    def _unreadable(self, ref: TopicPartitionRef, denied: frozenset[str] = frozenset()) -> ErrorCode | None:
+        """KafkaApis' "erroneous" partitions: an unresolved topic id, a topic the client may not READ, or a
+        topic/partition we do not have."""
         if ref.topic is None:
             return ErrorCode.unknown_topic_id
+        if ref.topic in denied:
+            return ErrorCode.topic_authorization_failed
         if self._catalog.log(ref.topic, ref.partition) is None:
             return self._catalog.missing_partition_error(ref.topic, ref.partition)
         return None
 
     async def _read(self, request: FetchRequestData,
-                    targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
+                    targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                    denied: frozenset[str] = frozenset()) -> _Read:
         remaining = request.max_bytes
         total = 0
         read_error = False
@@ -184,7 +199,7 @@ class FetchService:
                      "last_stable_offset": -1, "log_start_offset": -1,
                      "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
-            error = self._unreadable(ref)
+            error = self._unreadable(ref, denied)
             if error is not None:
                 entry["error_code"] = error
                 erroneous.append((ref, entry))

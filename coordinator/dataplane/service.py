@@ -4,6 +4,7 @@ cache and one producer-state table.
 """
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
 from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
+from groupcoord.coordinator.dataplane.describe_producers import DescribeProducersService
 from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
@@ -47,6 +49,7 @@ class DataPlane:
         self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer,
                                   self.producer_states)
         self.list_offsets = ListOffsetsService(self.topics, self.producer_states)
+        self.describe_producers = DescribeProducersService(self.topics, self.producer_states)
         self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
         self.describe_configs = DescribeConfigsService(self.topics, config)
         self._producer_ids = ProducerIdAllocator(data_dir)
@@ -107,6 +110,23 @@ class DataPlane:
             return
         self._listening[key] = log
         log.add_append_listener(lambda _log: self.purgatory.notify(key))
+        log.first_unstable_offset = lambda: self._first_unstable(key)
+
+    def _first_unstable(self, key: tuple[str, int]) -> int | None:
+        """For the cleaner: the partition's first undecided transaction offset. While its producer table is
+        not loaded the answer is unknown (LookupError: nothing is cleaned) and the table is loaded now, so a
+        later pass can clean."""
+        state = self.producer_states.loaded(*key)
+        if state is None:
+            log = self.topics.log(*key)
+            if log is not None:
+                try:
+                    task = asyncio.ensure_future(self.producer_states.state_for(log))
+                except RuntimeError:     # asked off the event loop: the next pass on it loads the table
+                    raise LookupError(key) from None
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            raise LookupError(key)
+        return state.first_unstable_offset()
 
     def _topic_deleted(self, topic: Topic) -> None:
         self.producer_states.drop_topic(topic.name)

@@ -65,9 +65,16 @@ class GroupCoordinatorService:
             GroupShard(p, config, topics=topics, observer=observer, member_id_factory=member_id_factory)
             for p in range(self.num_partitions)
         ]
+        self._shards = shards
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, clock or SystemClock(),
                                            ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
                                            compression=getattr(config, "offsets_topic_compression_codec", 0))
+
+    def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
+        """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
+        keeps for that member (the authorizer's DESCRIBE check for the member's principal)."""
+        for shard in self._shards:
+            shard.state.regex_topic_filter = visible
 
     # ------------------------------------------------------------------ lifecycle
 

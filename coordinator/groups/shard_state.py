@@ -31,6 +31,9 @@ class ShardState:
     timer: CoordinatorTimer[ShardState] = field(default_factory=CoordinatorTimer)
     loading: bool = False
     unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
+    # With ACLs on: (member id, topics its regex matches) -> those the member's principal may DESCRIBE
+    # (Kafka's TopicRegexResolver.filterTopicDescribeAuthorizedTopics). None: no filtering.
+    regex_topic_filter: Callable[[str, set[str]], set[str]] | None = None
     # Transactional offsets (Kafka's OffsetMetadataManager.pendingTransactionalOffsets): per producer id, the
     # offsets its open transaction committed, each with the order it was written in; and which producers have
     # an offset pending per (group, topic, partition), for OffsetFetch's require_stable.

@@ -133,14 +133,17 @@ class Dispatcher:
         self._fast.clear()
 
     # -- decode -------------------------------------------------------------------------------
-    def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
+    def decode(self, frame: bytes, client_host: str, connection_id: int, principal: KafkaPrincipal = ANONYMOUS,
+               listener: str = "PLAINTEXT") -> Decoded:
+        """``principal`` and ``listener`` are the connection's (who authenticated on it, and which listener it
+        came in on); they go into the request's context as they are."""
         fast = self._fast.get(frame[:4])  # one look-up by the frame's api key and version bytes
         if fast is not None:
             handler, codec, version = fast
             read = codec.read(frame, version)
             if read is not None:
                 ctx = RequestContext(codec.api_key, version, _CORRELATION.unpack_from(frame, 4)[0], read[0],
-                                     client_host, connection_id)
+                                     client_host, connection_id, principal, listener)
                 return Decoded(ctx, read[1], handler, None, time.perf_counter(), codec)
         try:
             api_key, api_version, correlation_id = peek_api(frame)
@@ -166,7 +169,8 @@ class Dispatcher:
             raise CloseConnection(
                 "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
             ) from exc
-        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id)
+        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
+                             principal, listener)
         return Decoded(ctx, request, handler, started=time.perf_counter())
 
     def _unsupported_version(

@@ -38,13 +38,16 @@ MARKER_RETRY_BACKOFF_MAX_S = 5.0
 
 
 def _partition_count(config: Any, log_manager: Any) -> int:
-    """Kafka routes by the topic's real partition count once it exists: a changed setting must not move
-    transactional ids away from their records."""
+    """Kafka routes by the topic's real partition count once it exists. A partition directory past the
+    setting shows the topic has more (the setting was lowered): those are used, so no transactional id moves
+    away from its records. (Fewer directories prove nothing: a partition may simply never have been
+    written, or only some were copied; and a raised setting cannot be told from that, so it is the operator's
+    to keep, as the setting's help says.)"""
     configured = config.transaction_state_log_num_partitions
     existing = {p for t, p in list(getattr(log_manager, "logs", {})) if t == TRANSACTION_STATE_TOPIC}
-    if existing and max(existing) + 1 != configured:
-        _log.warning("__transaction_state exists with another partition count than configured; using the topic's",
-                     topic_partitions=max(existing) + 1, configured=configured)
+    if existing and max(existing) + 1 > configured:
+        _log.warning("__transaction_state has more partitions than transaction.state.log.num.partitions; "
+                     "using the topic's", topic_partitions=max(existing) + 1, configured=configured)
         return max(existing) + 1
     return configured
 

@@ -148,10 +148,10 @@ class TxnSession(DataSession):
         self.transcript.record(step, error=error_name(response.error_code))
         return response.error_code
 
-    async def txn_offset_commit(self, step: str, txn: Txn, group_id: str, offsets: dict[tuple[str, int], int],
-                                **member: Any) -> None:
-        response = await self.admin(tq.txn_offset_commit(txn.transactional_id, group_id, txn.producer_id, txn.epoch,
-                                                         offsets, **member))
+    async def txn_offset_commit(self, step: str, txn: Txn, group_id: str, offsets: dict[tuple[str, int], int], *,
+                                epoch: int | None = None, **member: Any) -> None:
+        response = await self.admin(tq.txn_offset_commit(txn.transactional_id, group_id, txn.producer_id,
+                                                         txn.epoch if epoch is None else epoch, offsets, **member))
         t = self.transcript
         t.record(step, partitions=sorted([t.alias(r.name), int(p.partition_index), error_name(p.error_code)]
                                          for r in response.topics for p in r.partitions))

@@ -3,9 +3,8 @@ counted: an aborted (or still open) TxnOffsetCommit of the same partition may no
 before it, or a replay after compaction finds no offset at all. Kafka's cleaner never cleans past the last
 stable offset and removes aborted transactional records instead of keeping them as the latest value.
 
-The cleaner's transaction rules are the data side's work (issue 11, branch txn-data); until they land, this
-records the expectation as an expected failure, so that it turns into a failure to remove the mark once
-they do."""
+The cleaner finds the transactions from the log's own batches (``storage.cleaner_txns.scan_transactions``),
+so the group coordinator's markers count as the data plane's do."""
 
 import pytest
 
@@ -30,9 +29,6 @@ async def compact(path):
         await manager.close()
 
 
-@pytest.mark.xfail(reason="the cleaner does not apply Kafka's transaction rules to __consumer_offsets yet "
-                          "(aborted records shadow the committed offset before them); txn-data's compaction work",
-                   strict=True)
 async def test_an_aborted_transactional_offset_does_not_shadow_the_commit_before_it(tmp_path):
     async with Broker(tmp_path) as service:
         await service.commit_offsets(OffsetCommit("g", (("orders", (CommitPartition(0, 5),)),)))

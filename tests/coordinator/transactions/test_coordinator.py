@@ -400,18 +400,22 @@ async def test_transaction_state_is_created_on_first_use_and_loaded_when_it_exis
     await manager.close()
 
 
-async def test_an_existing_topic_keeps_its_partition_count_whatever_the_setting(tmp_path):
+async def test_a_lowered_setting_does_not_move_transactional_ids_away_from_their_records(tmp_path):
     async with Coordinator(tmp_path) as tc:
         r = await init(tc, "moved")
-    manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
-    await manager.open_existing()
-    tc = TransactionCoordinator(BrokerConfig(transaction_state_log_num_partitions=7), manager, Groups(), lambda: 1)
-    await tc.start()
-    try:
-        assert tc.num_partitions == 4 and state(tc, "moved")["producer_id"] == r["producer_id"]
-    finally:
-        await tc.stop()
-        await manager.close()
+    for setting, expected in ((2, 4), (7, 7)):  # more directories than the setting: the topic's count wins
+        manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, LogConfig())
+        await manager.open_existing()
+        tc = TransactionCoordinator(BrokerConfig(transaction_state_log_num_partitions=setting), manager, Groups(),
+                                    lambda: 1)
+        await tc.start()
+        try:
+            assert tc.num_partitions == expected
+            if expected == 4:
+                assert state(tc, "moved")["producer_id"] == r["producer_id"]
+        finally:
+            await tc.stop()
+            await manager.close()
 
 
 async def test_an_exhausted_epoch_rotates_to_a_new_producer_id(tmp_path):
