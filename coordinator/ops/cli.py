@@ -36,8 +36,19 @@ def _serve(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject's), as pip reports it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groupcoord")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"groupcoord {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker daemon", description="Run the broker daemon.")
     config_mod.add_arguments(serve)
