@@ -39,6 +39,11 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "delete_records",
+    "describe_log_dirs",
+    "describe_topic_partitions",
+    "incremental_alter_configs",
+    "alter_configs",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
