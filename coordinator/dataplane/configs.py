@@ -104,15 +104,18 @@ class DescribeConfigsService:
             out.append(_entry(eff.name, eff.value, eff.source, eff.type, False, synonyms))
         return out
 
-    @staticmethod
-    def group_configs(overrides: dict[str, str], include_synonyms: bool) -> list[dict]:
+    def group_configs(self, overrides: dict[str, str], include_synonyms: bool) -> list[dict]:
         out = []
         for name in sorted(GROUP_CONFIGS):
             defn = GROUP_CONFIGS[name]
-            chain = [(str(defn.default), ConfigSource.DEFAULT_CONFIG)]
+            attr = defn.broker_synonym.replace(".", "_")
+            default = getattr(self._config, attr, defn.default)
+            source = ConfigSource.DEFAULT_CONFIG if default == defn.default else ConfigSource.STATIC_BROKER_CONFIG
+            chain = [(defn.broker_synonym, str(default), source)]
             if name in overrides:
-                chain.insert(0, (overrides[name], ConfigSource.GROUP_CONFIG))
-            synonyms = ([{"name": name, "value": v, "source": int(s)} for v, s in chain] if include_synonyms else [])
+                chain.insert(0, (name, overrides[name], ConfigSource.GROUP_CONFIG))
+            synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else [])
+            chain = [(v, s) for _, v, s in chain]
             out.append(_entry(name, chain[0][0], chain[0][1], ConfigType.INT, False, synonyms))
         return out
 
@@ -138,11 +141,14 @@ class DescribeConfigsService:
     @staticmethod
     def _broker_entry(name: str, value: str | None, source: ConfigSource, type_: ConfigType, dynamic: Any,
                       include_synonyms: bool) -> dict:
-        chain = [(value, source)]
+        chain = [(name, value, source)]
+        if source == ConfigSource.DEFAULT_CONFIG and name in topic_configs.SIBLING_DEFAULTS:
+            chain = [(*topic_configs.SIBLING_DEFAULTS[name], source)]  # as Kafka names the default
         set_dynamically = dynamic.broker_source(name) if dynamic is not None else None
         if set_dynamically is not None:
-            chain.insert(0, set_dynamically)
-        synonyms = [{"name": name, "value": v, "source": int(s)} for v, s in chain] if include_synonyms else []
+            chain.insert(0, (name, *set_dynamically))
+        synonyms = [{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else []
+        chain = [(v, s) for _, v, s in chain]
         read_only = name not in DYNAMIC_BROKER_CONFIGS
         return _entry(name, chain[0][0], chain[0][1], type_, read_only, synonyms)
 

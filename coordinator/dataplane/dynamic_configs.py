@@ -26,6 +26,9 @@ class DynamicConfigs:
         self._node = str(node_id)
         self.broker: dict[str, dict[str, str]] = {CLUSTER_DEFAULT: {}, self._node: {}}
         self.groups: dict[str, dict[str, str]] = {}
+        # A Kafka 4.x cluster is formatted with min.insync.replicas as a cluster-wide dynamic default (the
+        # controller's bootstrap records, for eligible leader replicas), so every topic reports it.
+        self.broker[CLUSTER_DEFAULT]["min.insync.replicas"] = "1"
         if self._path.exists():
             data = json.loads(self._path.read_text())
             for level, values in data.get("broker", {}).items():

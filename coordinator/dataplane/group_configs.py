@@ -17,6 +17,11 @@ class GroupConfigDef:
     low: tuple[str, int] | None = None   # (broker setting, value) the value may not go below
     high: tuple[str, int] | None = None  # (broker setting, value) the value may not exceed
 
+    @property
+    def broker_synonym(self) -> str:
+        """The broker setting that supplies the default (``group.`` + the name, as Kafka's synonyms show)."""
+        return f"group.{self.name}"
+
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     GroupConfigDef("consumer.session.timeout.ms", 45000, 1, ("group.consumer.min.session.timeout.ms", 45000),

@@ -181,12 +181,26 @@ def effective(name: str, overrides: dict[str, str], broker_config: Any,
     from_broker = broker_value(defn, broker_config)
     if from_broker is not None and from_broker != defn.default and defn.broker_synonym:
         synonyms.append((defn.broker_synonym, from_broker, ConfigSource.STATIC_BROKER_CONFIG))
-    if defn.broker_synonym:
+    # Kafka lists the default only where the broker setting itself has one: log.retention.ms has none (its
+    # default lives in log.retention.hours), so retention.ms shows no DEFAULT_CONFIG synonym.
+    if defn.broker_synonym and defn.broker_synonym not in BROKER_SYNONYMS_WITHOUT_DEFAULT:
         synonyms.append((defn.broker_synonym, defn.default, ConfigSource.DEFAULT_CONFIG))
+    elif defn.broker_synonym in SIBLING_DEFAULTS and any(n == defn.broker_synonym for n, _, _ in synonyms):
+        synonyms.append((*SIBLING_DEFAULTS[defn.broker_synonym], ConfigSource.DEFAULT_CONFIG))
+    if synonyms:
+        _, value, source = synonyms[0]
     else:
-        synonyms.append((name, defn.default, ConfigSource.DEFAULT_CONFIG))
-    _, value, source = synonyms[0]
+        value, source = defn.default, ConfigSource.DEFAULT_CONFIG
     return EffectiveConfig(name, value, source, defn.type, tuple(synonyms))
+
+
+# Broker settings whose Kafka default is null, the value coming from a coarser sibling (…hours).
+BROKER_SYNONYMS_WITHOUT_DEFAULT = frozenset({"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms",
+                                             "log.flush.interval.ms"})
+# Their coarser siblings' defaults, which Kafka lists after a set value of the setting itself.
+SIBLING_DEFAULTS: dict[str, tuple[str, str]] = {"log.retention.ms": ("log.retention.hours", "168"),
+                                                "log.roll.ms": ("log.roll.hours", "168"),
+                                                "log.roll.jitter.ms": ("log.roll.jitter.hours", "0")}
 
 
 def effective_all(overrides: dict[str, str], broker_config: Any, dynamic: Mapping | None = None) -> list[EffectiveConfig]:

@@ -259,11 +259,11 @@ class TopicCatalog:
                                    f"Cannot change the partition count of internal topic {name}")
             if count < topic.partitions:
                 return TopicResult(name, ErrorCode.invalid_partitions,
-                                   f"Topic currently has {topic.partitions} partitions, which is higher than "
-                                   f"the requested {count}.")
+                                   f"The topic {name} currently has {topic.partitions} partition(s); {count} "
+                                   "would not be an increase.")
             if count == topic.partitions:
                 return TopicResult(name, ErrorCode.invalid_partitions,
-                                   f"Topic already has {topic.partitions} partitions.")
+                                   f"Topic already has {topic.partitions} partition(s).")
             if assignments is not None:
                 if len(assignments) != count - topic.partitions:
                     return TopicResult(name, ErrorCode.invalid_replica_assignment,
