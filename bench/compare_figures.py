@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench
+from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, txn_bench
 from .loadgen import run_load
 
 FIGURE_LIMIT_S = 900.0
@@ -32,6 +32,7 @@ class Sizes:
     ctp_records: tuple[int, ...]
     ctp_partitions: int = 6
     ctp_members: int = 3
+    txn_partitions: tuple[int, ...] = (1, 8)
 
 
 FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_groups=10_000, kip848_members=1000,
@@ -122,6 +123,11 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
     return figures
 
 
+def _transactions(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {f"txn_{k}p_per_s": txn_bench.transactions_per_second(bootstrap, k, sizes.seconds, sizes.warmup_seconds)
+            for k in sizes.txn_partitions}
+
+
 def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     return {}  # the harness records every start-up; this figure only asks for starts of its own
 
@@ -159,6 +165,11 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                                f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
                              for n in s.ctp_records],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
+    Figure("transactions", lambda s: [Row(f"txn_{k}p_per_s", f"transactions committed, one record to each of {k} "
+                                                              f"partition{'s' if k > 1 else ''}", "txn/s", True)
+                                      for k in s.txn_partitions],
+           _transactions, description="confluent-kafka transactional producer, begin / produce / commit in a loop "
+                                      "(bench.txn_bench)"),
     Figure("startup", lambda s: [Row("startup_ms", "daemon start-up, exec to serving", "ms", False)],
            _startup, description="groupcoord: exec to 'listening on'; Kafka: exec of kafka.Kafka (storage already "
                                  "formatted) to its first ApiVersions answer, polled every 0.2 s"),

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_ms, as_str
 
+from ..groups.consumer.heartbeat import error_response
 from ..groups.requests import ConsumerGroupHeartbeat
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .requests import client_host
@@ -37,4 +40,27 @@ def heartbeat_request(ctx: RequestContext, r: Any) -> ConsumerGroupHeartbeat:
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """With an authorizer, as Kafka 4.3's KafkaApis: READ on the group (GROUP_AUTHORIZATION_FAILED), then
+    DESCRIBE on every subscribed topic name (any missing: TOPIC_AUTHORIZATION_FAILED, nothing changed)."""
+    auth = services.authorizer
+    if auth is not None:
+        if not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+            return error_response(ErrorCode.group_authorization_failed, None)
+        names = request.subscribed_topic_names
+        if names:
+            wanted = set(names)
+            if len(auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)) < len(wanted):
+                return error_response(ErrorCode.topic_authorization_failed, None)
+        member_id = as_str(request.member_id)
+        if member_id:
+            auth.remember_member(member_id, ctx)  # its regex resolves to what this principal may DESCRIBE
+        else:
+            return _remembering(auth, ctx, services.groups.consumer_group_heartbeat(heartbeat_request(ctx, request)))
     return services.groups.consumer_group_heartbeat(heartbeat_request(ctx, request))
+
+
+async def _remembering(auth: Any, ctx: RequestContext, reply: Any) -> dict:
+    """v0: the coordinator names a joining member; remember its principal under that id."""
+    response = await reply
+    auth.remember_member(response.get("member_id") or "", ctx)
+    return response

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
+
+from ..security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
 from ..server.dispatch import RequestContext
 from .api import Api
@@ -15,5 +18,9 @@ API = Api(ApiKey.DESCRIBE_LOG_DIRS, 1, 5)
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        # KafkaApis.handleDescribeLogDirsRequest: DESCRIBE on the cluster, else the error and no directories
+        return {"throttle_time": 0, "error_code": ErrorCode.cluster_authorization_failed, "results": []}
     wanted = None if request.topics is None else [(t.topic, t.partitions) for t in request.topics]
     return services.dataplane.log_dirs.describe(wanted)

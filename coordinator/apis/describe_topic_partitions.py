@@ -17,6 +17,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import ZERO_UUID
 
 from ..dataplane.names import is_internal, topic_name_error
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -49,6 +50,23 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     if cursor is not None and cursor.partition_index < 0:
         return _invalid(request, "DescribeTopicPartitionsRequest cursor partition must be valid")
 
+    auth = services.authorizer
+    refused: list[dict] = []
+    if auth is not None:
+        # DescribeTopicPartitionsRequestHandler: DESCRIBE on each topic; asked-for ones refused are answered
+        # TOPIC_AUTHORIZATION_FAILED (after the others), and a listing of every topic just leaves them out.
+        allowed = auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names)
+        if not every_topic:
+            refused = [{"error_code": ErrorCode.topic_authorization_failed, "name": name, "topic_id": ZERO_UUID,
+                        "is_internal": False, "partitions": [],
+                        "topic_authorized_operations": auth.authorized_operations(ctx, ResourceType.TOPIC, name)}
+                       for name in names if name not in allowed]
+        names = [name for name in names if name in allowed]
+
+    def operations(name: str) -> int:
+        return TOPIC_AUTHORIZED_OPERATIONS if auth is None else auth.authorized_operations(ctx, ResourceType.TOPIC,
+                                                                                            name)
+
     node = services.identity.node_id
     remaining = max(min(MAX_REQUEST_PARTITION_SIZE_LIMIT, int(request.response_partition_limit)), 1)
     topics: list[dict] = []
@@ -64,13 +82,13 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
                          else ErrorCode.unknown_topic_or_partition)
                 topics.append({"error_code": error, "name": name, "topic_id": ZERO_UUID,
                                "is_internal": is_internal(name), "partitions": [],
-                               "topic_authorized_operations": TOPIC_AUTHORIZED_OPERATIONS})
+                               "topic_authorized_operations": operations(name)})
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
         upper = min(topic.partitions, start + remaining)
         topics.append({"error_code": ErrorCode.none, "name": name, "topic_id": topic.topic_id,
                        "is_internal": topic.is_internal,
-                       "topic_authorized_operations": TOPIC_AUTHORIZED_OPERATIONS,
+                       "topic_authorized_operations": operations(name),
                        "partitions": [{"error_code": ErrorCode.none, "partition_index": p, "leader_id": node,
                                        "leader_epoch": 0, "replica_nodes": (node,), "isr_nodes": (node,),
                                        "eligible_leader_replicas": (), "last_known_elr": (),
@@ -79,4 +97,4 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
             next_cursor = {"topic_name": name, "partition_index": upper}
             break
         remaining -= max(upper - start, 0)
-    return {"throttle_time": 0, "topics": topics, "next_cursor": next_cursor}
+    return {"throttle_time": 0, "topics": topics + refused, "next_cursor": next_cursor}

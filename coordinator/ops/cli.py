@@ -26,6 +26,8 @@ def _serve(ns: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         print(f"listening on {broker.bootstrap_servers}", flush=True)
+        for listener in broker.listeners:
+            print(f"listener {listener.name} on {listener.advertised_host}:{listener.advertised_port}", flush=True)
         await stop.wait()
         await broker.stop()
 

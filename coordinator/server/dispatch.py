@@ -111,7 +111,10 @@ class Dispatcher:
         self._handlers[api_key] = handler
 
     # -- decode -------------------------------------------------------------------------------
-    def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
+    def decode(self, frame: bytes, client_host: str, connection_id: int, principal: KafkaPrincipal = ANONYMOUS,
+               listener: str = "PLAINTEXT") -> Decoded:
+        """``principal`` and ``listener`` are the connection's (who authenticated on it, and which listener it
+        came in on); they go into the request's context as they are."""
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
@@ -136,7 +139,8 @@ class Dispatcher:
             raise CloseConnection(
                 "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
             ) from exc
-        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id)
+        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
+                             principal, listener)
         return Decoded(ctx, request, handler, started=time.perf_counter())
 
     def _unsupported_version(

@@ -17,14 +17,18 @@ def supported_assignors(config: Any) -> tuple[str, ...]:
 
 
 def subscribed_names(state: ShardState, member: ConsumerMember) -> set[str]:
-    """Topic names plus, for a regex, the existing non-internal topics it fully matches (Python ``re``, not RE2J)."""
+    """Topic names plus, for a regex, the existing non-internal topics it fully matches (Python ``re``, not RE2J)
+    and, with ACLs on, that the member's principal may DESCRIBE."""
     names = set(member.subscribed_topic_names)
     if member.subscribed_topic_regex and state.topics is not None and hasattr(state.topics, "names"):
         try:
             pattern = re.compile(member.subscribed_topic_regex)
         except re.error:
             return names
-        names |= {t for t in state.topics.names() if not t.startswith("__") and pattern.fullmatch(t)}
+        matched = {t for t in state.topics.names() if not t.startswith("__") and pattern.fullmatch(t)}
+        if state.regex_topic_filter is not None and matched:
+            matched = state.regex_topic_filter(member.member_id, matched)
+        names |= matched
     return names
 
 

@@ -1,6 +1,7 @@
 """The async runtime around sans-I/O shards: logs, durability, timers, loading (Kafka's CoordinatorRuntime).
 
-One shard per ``__consumer_offsets`` partition. An operation runs on its shard
+One shard per partition of the coordinator's topic (``__consumer_offsets`` for groups,
+``__transaction_state`` for transactions), whose records the given codec reads and writes. An operation runs on its shard
 synchronously (the event loop serialises a shard's events); the records it
 produced are appended to the shard's partition by that shard's writer, and its
 replies are released only once those records, and every earlier write of the
@@ -22,10 +23,9 @@ from typing import Any, Callable, Protocol
 import structlog
 
 from groupcoord.coordinator.clock import Clock
-from groupcoord.coordinator.groups.offsets_records import decode_record, encode_key, encode_value
-from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
+from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.record_batch import decode_records, encode_batch
 from groupcoord.storage.config import LogConfig
 
@@ -46,7 +46,11 @@ class CoordinatorShard(Protocol):
 
     def begin_load(self) -> None: ...
 
-    def replay(self, key: Any, value: Any, now: int) -> None: ...
+    def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
+        """Apply one record; ``producer_id`` >= 0 for a record of a transactional batch (pending until its marker)."""
+
+    def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
+        """Apply a transaction's end marker (the records of that producer's open transaction count, or vanish)."""
 
     def finish_load(self, now: int) -> None: ...
 
@@ -58,6 +62,16 @@ class CoordinatorShard(Protocol):
 
 
 Operation = Callable[[Any, Any, int], Effects]  # (shard, reply token, now) -> Effects
+
+
+class RecordCodec(Protocol):
+    """The coordinator topic's key/value codec (a module such as ``offsets_records``)."""
+
+    def encode_key(self, key: Any) -> bytes: ...
+
+    def encode_value(self, value: Any) -> bytes | None: ...
+
+    def decode_record(self, key: bytes, value: bytes | None) -> tuple[Any, Any]: ...
 
 
 @dataclass(eq=False)
@@ -95,7 +109,12 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
 
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
-                 clock: Clock, observer: Any) -> None:
+                 clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
+                 name: str = "groups") -> None:
+        self.topic = topic
+        self.codec = codec
+        self.compression = compression
+        self.name = name
         self.config = config
         self.log_manager = log_manager
         self.log_config = log_config
@@ -120,13 +139,14 @@ class CoordinatorRuntime:
         started = time.perf_counter()
         await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
         _log.info(
-            "offsets partitions loaded",
+            "coordinator partitions loaded",
+            topic=self.topic,
             partitions=len(self._runtimes),
             groups=sum(rt.shard.group_count() for rt in self._runtimes),
             seconds=round(time.perf_counter() - started, 4),
         )
         for rt in self._runtimes:
-            rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"groups-writer-{rt.shard.partition}")
+            rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"{self.name}-writer-{rt.shard.partition}")
 
     async def stop(self) -> None:
         self._started = False
@@ -152,32 +172,34 @@ class CoordinatorRuntime:
             await self._load(rt)
         except Exception as exc:
             rt.shard.unavailable = repr(exc)
-            rt.shard.log.error("offsets partition could not be loaded; its groups answer COORDINATOR_NOT_AVAILABLE",
-                               partition=f"{OFFSETS_TOPIC}-{rt.shard.partition}", error=repr(exc))
+            rt.shard.log.error("coordinator partition could not be loaded; what it owns answers COORDINATOR_NOT_AVAILABLE",
+                               partition=f"{self.topic}-{rt.shard.partition}", error=repr(exc))
 
     async def _load(self, rt: _ShardRuntime) -> None:
         started = time.perf_counter()
         shard = rt.shard
         shard.begin_load()
         if rt.log is None:
-            rt.log = await self.log_manager.get_or_create(OFFSETS_TOPIC, shard.partition, self.log_config)
+            rt.log = await self.log_manager.get_or_create(self.topic, shard.partition, self.log_config)
         count = 0
         now = self.clock.wall_ms()
+        decode_record = self.codec.decode_record
         async for header, raw in rt.log.batches(0):
             if header.is_control:
+                # A transaction's end marker: the pending records of that producer count now, or never.
+                marker = read_end_txn_marker(raw, 0, header)
+                if marker is not None:
+                    shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
-            if header.is_transactional:
-                # Transactional offset commits are not produced by this coordinator; Kafka's own are skipped here.
-                shard.log.warning("skipping transactional batch in offsets log", base_offset=header.base_offset)
-                continue
+            producer_id = header.producer_id if header.is_transactional else -1
             for record in decode_records(raw, 0, header):
                 if record.key is None:
                     continue
-                shard.replay(*decode_record(record.key, record.value), now)
+                shard.replay(*decode_record(record.key, record.value), now, producer_id)
                 count += 1
         shard.finish_load(self.clock.wall_ms())
         seconds = time.perf_counter() - started
-        shard.log.debug("offsets partition loaded", records=count, groups=shard.group_count(), seconds=round(seconds, 4))
+        shard.log.debug("coordinator partition loaded", topic=self.topic, records=count, groups=shard.group_count(), seconds=round(seconds, 4))
         self.observer.on_shard_loaded(shard.partition, seconds, count)
         self._reschedule(rt)
 
@@ -200,7 +222,7 @@ class CoordinatorRuntime:
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
             return
-        if not fx.records and not rt.queue and not rt.writing:
+        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
             self._release(fx.replies)
             return
         rt.queue.append(fx)
@@ -224,12 +246,11 @@ class CoordinatorRuntime:
             batch, rt.queue = rt.queue, []
             rt.writing = True
             try:
-                records = [(encode_key(k), encode_value(v)) for fx in batch for k, v in fx.records]
-                if records:
-                    await self._append(rt, records)
+                await self._append(rt, [w for fx in batch for w in fx.writes()])
             except Exception as exc:  # the write is not durable: answer with errors and reload from the log
                 shard = rt.shard
-                shard.log.error("offsets append failed; reloading shard from its log", error=repr(exc))
+                shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
+                                error=repr(exc))
                 for fx in batch:
                     for future, response in fx.replies:
                         if not future.done():
@@ -241,12 +262,32 @@ class CoordinatorRuntime:
             finally:
                 rt.writing = False
 
-    async def _append(self, rt: _ShardRuntime, records: list[tuple[bytes, bytes | None]]) -> None:
+    async def _append(self, rt: _ShardRuntime, writes: list) -> None:
+        """Plain records go out in as few batches as fit; a transactional batch or an end marker is a batch
+        of its own, in the order the operations asked for them."""
         now = self.clock.wall_ms()
-        compression = getattr(self.config, "offsets_topic_compression_codec", 0)
+        compression = self.compression
+        encode_key, encode_value = self.codec.encode_key, self.codec.encode_value
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
-        for key, value in records:
+        for item in writes:
+            if isinstance(item, EndMarker):
+                if chunk:
+                    await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                    chunk, size = [], 0
+                await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
+                                                          item.coordinator_epoch, item.committed, now))
+                continue
+            if isinstance(item, TransactionalRecords):
+                if chunk:
+                    await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                    chunk, size = [], 0
+                records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
+                await rt.log.append(encode_batch(records, base_timestamp=now, compression=compression,
+                                                 producer_id=item.producer_id, producer_epoch=item.producer_epoch,
+                                                 is_transactional=True))
+                continue
+            key, value = encode_key(item[0]), encode_value(item[1])
             n = len(key) + (len(value) if value else 0) + 32
             if chunk and size + n > MAX_BATCH_BYTES:
                 await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))

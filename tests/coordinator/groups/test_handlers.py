@@ -12,6 +12,7 @@ from groupcoord.coordinator.apis import (consumer_group_describe, consumer_group
                                          list_groups, offset_commit, offset_delete, offset_fetch, sync_group)
 from groupcoord.coordinator.apis.registry import register_apis
 from groupcoord.coordinator.apis.services import Services
+from groupcoord.coordinator.cluster import ClusterIdentity
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.build import build
 from groupcoord.protocol.errors import ErrorCode
@@ -28,7 +29,7 @@ API_VERSIONS = {m.API.key: (m.API.key.name, m.API.min_version, m.API.max_version
 
 
 def register(dispatcher, service):
-    register_apis(dispatcher, Services(None, None, None, service, None), GROUP_APIS)
+    register_apis(dispatcher, Services(ClusterIdentity(1, "127.0.0.1", 9092, "c"), None, None, service, None), GROUP_APIS)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Ctx:
     api_version: int
     client_id: str = "client-1"
     client_host: str = "127.0.0.1"
+    listener: str = "PLAINTEXT"  # as RequestContext: the listener the request came in on
 
 
 class FakeDispatcher:
