@@ -24,7 +24,7 @@ from tests.reference.kafka_distribution import cache_root
 ROOT = Path(__file__).resolve().parents[2]
 BASE_IMAGE = "localhost/groupcoord-base:bookworm"
 IMAGE = "localhost/groupcoord:test"
-EXAMPLE_IMAGE = "localhost/groupcoord-example:test"
+EXAMPLE_IMAGE = "localhost/groupcoord-example:latest"  # the name compose.yaml gives it
 DEBIAN_MIRROR = os.environ.get("GROUPCOORD_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 DEBOOTSTRAP_TIMEOUT_S = 600
 BUILD_TIMEOUT_S = 600
@@ -139,3 +139,17 @@ def ensure_base_image(engine: Podman) -> None:
     done = _run(engine.base + ["import", str(tarball), BASE_IMAGE], DEBOOTSTRAP_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise ContainerUnavailable(f"podman import of the base rootfs failed: {done.stderr.strip()[-500:]}")
+
+
+def containers_conf(directory: Path) -> Path:
+    """A containers.conf with the runtime and limits ``Podman`` passes per call, for tools that start
+    containers themselves (podman-compose): set CONTAINERS_CONF to it."""
+    import resource
+
+    nofile = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 16384)
+    nproc = min(resource.getrlimit(resource.RLIMIT_NPROC)[0], 4096)
+    runtime = shutil.which("runc") or shutil.which("runc", path="/usr/sbin:/sbin")
+    conf = directory / "containers.conf"
+    conf.write_text(f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n'
+                    + (f'[engine]\nruntime = "{runtime}"\n' if runtime else ""))
+    return conf

@@ -11,25 +11,10 @@ import uuid
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from tests.docker.podman import BASE_IMAGE, IMAGE, ROOT, ContainerUnavailable, Podman, podman
+from tests.docker.podman import IMAGE, Podman
 from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.container, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module")
-def engine() -> Podman:
-    try:
-        return podman()
-    except ContainerUnavailable as exc:
-        pytest.skip(reason=f"container test skipped: {exc}")
-
-
-@pytest.fixture(scope="module")
-def image(engine: Podman) -> str:
-    seconds = engine.build(ROOT / "docker" / "Dockerfile", IMAGE, ROOT, BASE_IMAGE)
-    print(f"image built in {seconds:.1f} s on {BASE_IMAGE}")
-    return IMAGE
 
 
 def _free_port() -> int:
