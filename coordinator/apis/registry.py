@@ -56,6 +56,11 @@ API_MODULES: tuple[str, ...] = (
     "describe_transactions",
     "list_transactions",
     "describe_producers",
+    "delete_records",
+    "describe_log_dirs",
+    "describe_topic_partitions",
+    "incremental_alter_configs",
+    "alter_configs",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)

@@ -56,9 +56,30 @@ def _serve(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject's), as pip reports it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("groupcoord")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked (importlib.metadata costs start-up time)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(message=f"groupcoord {_version()}\n")
+
+
 def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:
     """``serve_only``: the daemon's start-up does not import the admin, log and pipeline commands."""
     parser = argparse.ArgumentParser(prog="groupcoord", description=__doc__)
+    parser.add_argument("--version", action=_VersionAction, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker daemon", description="Run the broker daemon.")
     config_mod.add_arguments(serve)
