@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv clean bench bench-compare readme fuzz
+.PHONY: run test venv test-venv pipeline clean bench bench-compare readme fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ venv: $(BIN)/python
 
 test-venv: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
+
+# The offsets pipeline's extra (PySpark, pyarrow, pandas, matplotlib). Spark also needs Java 17.
+pipeline: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[pipeline]'
+	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || echo "Spark needs Java 17: apt-get install openjdk-17-jre-headless (or set JAVA_HOME)"
 
 run: venv
 	$(BIN)/groupcoord serve --listen $(LISTEN) --data-dir $(DATA)
