@@ -27,6 +27,7 @@ run: venv
 
 test: test-venv
 	-@command -v kcat >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq kcat >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq kcat >/dev/null 2>&1)) || echo "kcat not installable here: kcat tests will skip")
+	-@command -v podman >/dev/null 2>&1 && command -v podman-compose >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1)) || echo "podman/runc/debootstrap not installable here: the container tests will skip")
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: venv

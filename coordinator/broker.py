@@ -32,6 +32,7 @@ from .apis.services import Services
 from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
+from .ops.logging import use_standard_logging_unless_configured
 from .dataplane.service import DataPlane
 from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
@@ -56,6 +57,7 @@ def embedded_config(config: BrokerConfig | None = None, **overrides: Any) -> Bro
 
 class Broker:
     def __init__(self, config: BrokerConfig | None = None, **overrides: Any) -> None:
+        use_standard_logging_unless_configured()  # an embedding application's logging levels apply
         self.config = embedded_config(config, **overrides)
         self._temp_dir: Path | None = None
         self._lock: DataDirLock | None = None

@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import enum
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -214,6 +213,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members"),
     Setting("group.consumer.max.size", 2147483647, int, "maximum members of a consumer-protocol group"),
     Setting("group.consumer.assignors", "uniform,range", str, "server-side assignors of consumer-protocol groups, the first is the default"),
+    Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
+            "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
+            "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
     Setting("offsets.topic.compression.codec", 0, int, "codec of the coordinator's own batches (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"),
@@ -333,6 +335,8 @@ def load_toml(path: Path) -> dict[str, Any]:
 
         raw: Mapping[str, Any] = read_properties(Path(path).read_text())
     else:
+        import tomllib  # only with a config file: not on every daemon's start-up
+
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
     flat: dict[str, Any] = {}

@@ -79,6 +79,19 @@ class RequestStats:
         self.sums[api] += max(seconds, 0.0)
 
 
+class Tally(Collector):
+    """A counter that is a plain integer until it is scraped: for events on the request path (one per
+    committed offset), where prometheus-client's Counter takes a lock on every increment."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.value = 0
+
+    def collect(self) -> Iterator[Any]:
+        yield CounterMetricFamily(self.name, self.documentation, value=self.value)
+
+
 class RequestCollector(Collector):
     def __init__(self, stats: RequestStats) -> None:
         self.stats = stats
@@ -135,7 +148,8 @@ class BrokerMetrics:
         self.member_events = Counter(
             f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ["event"], registry=r
         )
-        self.offset_commits = Counter(f"{PREFIX}_offset_commits", "Partition offsets committed", registry=r)
+        self.offset_commits = Tally(f"{PREFIX}_offset_commits", "Partition offsets committed")
+        r.register(self.offset_commits)
         self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
                                        registry=r)
         self.log_append = Histogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
@@ -224,7 +238,7 @@ class BrokerMetrics:
         self.member_events.labels(event=MemberEvent.EXPIRED.value).inc()
 
     def on_offsets_committed(self, group_id: str, n: int) -> None:
-        self.offset_commits.inc(n)
+        self.offset_commits.value += n
 
     def on_offsets_expired(self, group_id: str, n: int) -> None:
         self.offsets_expired.inc(n)

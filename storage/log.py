@@ -534,6 +534,23 @@ class PartitionLog:
         _log.info("deleted segments", partition=self.name, reason=reason,
                   segments=[segment.log_path.name for segment in doomed], log_start_offset=self.log_start_offset)
 
+    async def advance_log_start_offset(self, offset: int) -> int:
+        """DeleteRecords: records below ``offset`` are no longer readable (the start never moves back, nor
+        past the high watermark — the caller checks that), and whole segments below it are deleted, as
+        Kafka's deleteLogStartOffsetBreachedSegments does. Returns the new log start offset."""
+        async with self.maintenance_lock:
+            self._check_open()
+            self.log_start_offset = max(self.log_start_offset, min(offset, self.high_watermark))
+            doomed = [segment for segment, following in zip(self.segments, self.segments[1:])
+                      if following.base_offset <= self.log_start_offset]
+            await self.delete_segments(doomed, "log start offset breach")
+            return self.log_start_offset
+
+    def restore_log_start_offset(self, offset: int) -> None:
+        """At open: the start a DeleteRecords left (from the checkpoint), if it lies inside this log."""
+        if self.log_start_offset < offset <= self.log_end_offset:
+            self.log_start_offset = offset
+
     def replace_segments(self, old: list[Segment], new: Segment) -> None:
         """Swap a contiguous run of segments for their rewritten replacement (loop side)."""
         first = self.segments.index(old[0])

@@ -1,5 +1,5 @@
 """What the API modules share for their authorisation checks: Kafka's default messages of the four
-authorisation errors, and the answer for the partitions of topics the principal may not use.
+authorisation errors.
 
 Each module makes its own checks inline (``auth = services.authorizer`` then ``if auth is not None and
 not auth.authorize(...)``), so with no authorizer configured a request pays one attribute test.
@@ -8,11 +8,6 @@ not auth.authorize(...)``), so with no authorizer configured a request pays one 
 from __future__ import annotations
 
 from groupcoord.protocol.errors import ErrorCode
-
-from ..security.acl import AclOperation, ResourceType
-
-__all__ = ["AclOperation", "ResourceType", "GROUP_DENIED", "TOPIC_DENIED", "CLUSTER_DENIED", "TXN_DENIED",
-           "DEFAULT_MESSAGES"]
 
 GROUP_DENIED = "Group authorization failed."
 TOPIC_DENIED = "Topic authorization failed."

@@ -51,16 +51,6 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
             wanted = set(names)
             if len(auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)) < len(wanted):
                 return error_response(ErrorCode.topic_authorization_failed, None)
-        member_id = as_str(request.member_id)
-        if member_id:
-            auth.remember_member(member_id, ctx)  # its regex resolves to what this principal may DESCRIBE
-        else:
-            return _remembering(auth, ctx, services.groups.consumer_group_heartbeat(heartbeat_request(ctx, request)))
+        # Its regex (v1+, where the client names the member) resolves to what this principal may DESCRIBE.
+        auth.remember_member(as_str(request.member_id), ctx)
     return services.groups.consumer_group_heartbeat(heartbeat_request(ctx, request))
-
-
-async def _remembering(auth: Any, ctx: RequestContext, reply: Any) -> dict:
-    """v0: the coordinator names a joining member; remember its principal under that id."""
-    response = await reply
-    auth.remember_member(response.get("member_id") or "", ctx)
-    return response

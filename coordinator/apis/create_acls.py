@@ -30,13 +30,13 @@ from ..security.acl import (
 from ..server.dispatch import RequestContext
 from .acl_requests import has_unknown, refuse_unparsable
 from .api import Api
+from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.CREATE_ACLS, 1, 3)
 
 log = structlog.get_logger("groupcoord.acls")
 
-CLUSTER_DENIED = "Cluster authorization failed."
 NO_AUTHORIZER = "No Authorizer is configured."
 
 

@@ -19,6 +19,7 @@ from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
 from .acl_requests import acl_fields, binding_filter, has_unknown, refuse_unparsable
 from .api import Api
+from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.DELETE_ACLS, 1, 3)
@@ -39,7 +40,7 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
     if auth is None:
         return _all(request, ErrorCode.security_disabled, "No Authorizer is configured.")
     if not auth.authorize_cluster(ctx, AclOperation.ALTER):
-        return _all(request, ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
+        return _all(request, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
     filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                               f.principal_filter, f.host_filter, f.operation, f.permission_type)
                for f in request.filters]

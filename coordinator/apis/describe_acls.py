@@ -15,6 +15,7 @@ from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
 from .acl_requests import acl_fields, binding_filter, has_unknown, refuse_unparsable
 from .api import Api
+from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.DESCRIBE_ACLS, 1, 3)
@@ -32,7 +33,7 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
     if auth is None:
         return _error(ErrorCode.security_disabled, "No Authorizer is configured on the broker")
     if not auth.authorize_cluster(ctx, AclOperation.DESCRIBE):
-        return _error(ErrorCode.cluster_authorization_failed, "Cluster authorization failed.")
+        return _error(ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
     flt = binding_filter(r.resource_type_filter, r.resource_name_filter, r.pattern_type_filter,
                          r.principal_filter, r.host_filter, r.operation, r.permission_type)
     grouped: dict[Any, list[dict]] = {}

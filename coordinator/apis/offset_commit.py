@@ -10,6 +10,7 @@ from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.fast_codecs import OFFSET_COMMIT
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit
@@ -18,6 +19,7 @@ from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
 
+FAST = OFFSET_COMMIT  # the common versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.OFFSET_COMMIT, 2, 9)
 
 

@@ -12,12 +12,17 @@ from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
+from groupcoord.coordinator.dataplane.config_changes import ConfigChangeService
 from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
+from groupcoord.coordinator.dataplane.dynamic_configs import DynamicConfigs
+from groupcoord.coordinator.dataplane.delete_records import DeleteRecordsService
 from groupcoord.coordinator.dataplane.describe_producers import DescribeProducersService
 from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
 from groupcoord.coordinator.dataplane.list_offsets import ListOffsetsService
+from groupcoord.coordinator.dataplane.log_dirs import LogDirsService
+from groupcoord.coordinator.dataplane.produce import ProduceService, ProducerStates
 from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.txn_markers import TxnMarker, TxnMarkerWriter
@@ -41,8 +46,9 @@ class DataPlane:
         # The log each partition's append listener is attached to, held (not its id(): a freed log's
         # address is reused by the next one, which then got no listener) and dropped when the topic goes.
         self._listening: dict[tuple[str, int], Any] = {}
+        self.dynamic_configs = DynamicConfigs(data_dir, config.node_id)
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
-                                   on_topic_deleted=self._topic_deleted)
+                                   on_topic_deleted=self._topic_deleted, dynamic=self.dynamic_configs)
         self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots,
                                                 config.min_incremental_fetch_session_eviction_ms, self.clock)
@@ -52,6 +58,9 @@ class DataPlane:
         self.describe_producers = DescribeProducersService(self.topics, self.producer_states)
         self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
         self.describe_configs = DescribeConfigsService(self.topics, config)
+        self.config_changes = ConfigChangeService(self.topics, self.dynamic_configs, config)
+        self.delete_records = DeleteRecordsService(self.topics, log_manager)
+        self.log_dirs = LogDirsService(data_dir, log_manager)
         self._producer_ids = ProducerIdAllocator(data_dir)
 
     async def start(self) -> None:

@@ -178,7 +178,8 @@ class SaslAuthenticator:
         enabled = list(self.config.mechanisms)
         self._kafka_headers = ctx.api_version >= 1
         if mechanism not in self.config.mechanisms:
-            self._failed(str(mechanism), f"unsupported SASL mechanism {mechanism!r}")
+            # the metric label is not the client's string: a client must not be able to mint label values
+            self._failed("unsupported", f"unsupported SASL mechanism {str(mechanism)[:100]!r}")
             return Gate(Action.ANSWER_CLOSE, self._frame(ctx, {"error_code": ErrorCode.unsupported_sasl_mechanism,
                                                                 "mechanisms": enabled}),
                         reason="unsupported SASL mechanism")

@@ -69,6 +69,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 import structlog
 
+from groupcoord.protocol.registry import api_name
+
 from .acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
@@ -120,7 +122,6 @@ def parse_super_users(text: str | None) -> frozenset[str]:
 
 
 def _api_name(api_key: int) -> str:
-    from groupcoord.protocol.registry import api_name
     try:
         return api_name(api_key)
     except Exception:  # an unknown key is still worth a log line

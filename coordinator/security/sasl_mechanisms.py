@@ -35,6 +35,11 @@ SUPPORTED_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 TOKEN_AUTH_EXTENSION = "tokenauth"
 
 
+def shown(name: str, limit: int = 64) -> str:
+    """A client-chosen name as it may appear in a log line: quoted and cut (a name can be 500 KiB long)."""
+    return repr(name[:limit]) + ("..." if len(name) > limit else "")
+
+
 class SaslFailure(Exception):
     """The exchange failed. ``client_message`` is Kafka's text for the client (None: the generic one)."""
 
@@ -90,7 +95,7 @@ class PlainServer:
         if not password:
             raise SaslFailure("password not specified", "Authentication failed: password not specified")
         if not self._check(user, password):
-            raise SaslFailure(f"invalid username or password for {user!r}",
+            raise SaslFailure(f"invalid username or password for {shown(user)}",
                               "Authentication failed: Invalid username or password")
         if authzid and authzid != user:
             raise SaslFailure("authorization id differs from username",
@@ -151,10 +156,10 @@ class ScramServer:
         first = ClientFirst.parse(token)
         user = username(first.saslname)
         if first.extensions.get(TOKEN_AUTH_EXTENSION, "").lower() == "true":
-            raise SaslFailure(f"token authentication requested for {user!r}; no delegation tokens are issued")
+            raise SaslFailure(f"token authentication requested for {shown(user)}; no delegation tokens are issued")
         credential = self._lookup(user, self.scram)
         if credential is None:
-            raise SaslFailure(f"unknown user {user!r} for {self.mechanism}")
+            raise SaslFailure(f"unknown user {shown(user)} for {self.mechanism}")
         if first.authzid and first.authzid != first.saslname:
             raise SaslFailure("authorization id differs from username",
                               "Authentication failed: Client requested an authorization id that is different from username")
@@ -184,7 +189,7 @@ class ScramServer:
             raise SaslFailure("Invalid client credentials")
         computed_stored_key = self.scram.hash(xor(client_signature, final.proof))
         if not _hmac.compare_digest(computed_stored_key, credential.stored_key):
-            raise SaslFailure(f"Invalid client credentials for {self._user!r}")
+            raise SaslFailure(f"Invalid client credentials for {shown(self._user)}")
         signature = self.scram.hmac(credential.server_key, message)
         self._credential = None
         self._state = "complete"

@@ -72,6 +72,7 @@ class KafkaConnection(asyncio.Protocol):
         self._closed = False
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._flush_scheduled = False
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -161,7 +162,9 @@ class KafkaConnection(asyncio.Protocol):
         except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
             self._fail(slot, decoded, exc)  # BaseException), must not take the server down
             return
-        if isinstance(result, asyncio.Future) and result.done():
+        if type(result) is dict:  # answered at once (a heartbeat): the commonest case, tested first
+            self._complete(slot, decoded, result)
+        elif isinstance(result, asyncio.Future) and result.done():
             self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
         elif asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
             task = asyncio.ensure_future(result)
@@ -180,9 +183,16 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
             self._complete(slot, decoded, task.result())
-        if flush:
-            self._flush()
-            self._update_reading()
+        if flush and not self._flush_scheduled:
+            # Answers released together (a group commit made durable) complete in one loop turn: the
+            # flush waits for the end of it, so they leave in one write, not one syscall each.
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._deferred_flush)
+
+    def _deferred_flush(self) -> None:
+        self._flush_scheduled = False
+        self._flush()
+        self._update_reading()
 
     def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
         try:

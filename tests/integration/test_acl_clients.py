@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -188,3 +189,32 @@ def test_the_denials_are_logged_with_principal_resource_and_operation(secured):
         ("Produce", "WRITE", f"Topic:LITERAL:{TOPIC}")}
     assert any(d["api"] == "FindCoordinator" and d["operation"] == "DESCRIBE"
                and d["resource"].startswith("Group:LITERAL:mallory-") for d in denials)
+
+
+KCAT = shutil.which("kcat")
+
+
+def _kcat(secured, user: str, *args: str, stdin: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([KCAT, "-b", secured["bootstrap"], "-X", "security.protocol=SASL_PLAINTEXT",
+                           "-X", f"sasl.mechanism={MECHANISM}", "-X", f"sasl.username={user}",
+                           "-X", f"sasl.password={USERS[user]}", *args],
+                          input=stdin, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.skipif(KCAT is None, reason="kcat is not installed")
+def test_kcat_producer_without_write_and_its_control(secured):
+    refused = _kcat(secured, "mallory", "-P", "-t", TOPIC, stdin="not allowed\n")
+    assert refused.returncode != 0 and "Topic authorization failed" in refused.stderr, refused.stderr
+    allowed = _kcat(secured, "alice", "-P", "-t", TOPIC, stdin="from kcat\n")
+    assert allowed.returncode == 0, allowed.stderr
+
+
+@pytest.mark.skipif(KCAT is None, reason="kcat is not installed")
+def test_kcat_consumer_without_read_on_its_group(secured):
+    # the balanced consumer (-G) reports the group error and, with -e, exits; bounded by the timeout anyway
+    try:
+        out = _kcat(secured, "mallory", "-G", unique("mallory-kc"), "-e", "-o", "beginning", TOPIC, timeout=20)
+        text = out.stderr + out.stdout
+    except subprocess.TimeoutExpired as exc:
+        text = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+    assert "Group authorization failed" in text or "GROUP_AUTHORIZATION_FAILED" in text, text[-2000:]

@@ -91,12 +91,14 @@ def test_bad_credentials_get_sasl_authentication_failed_then_the_connection_clos
         assert closed(client)
 
 
-def test_an_unsupported_mechanism_gets_the_enabled_list_then_closes(sasl):
+def test_an_unsupported_mechanism_gets_the_enabled_list_then_closes(broker, sasl):
     with WireClient(sasl) as client:
         answer = client.request(ApiKey.SASL_HANDSHAKE, 1, {"mechanism": "GSSAPI"})
         assert answer.error_code == ErrorCode.unsupported_sasl_mechanism
         assert list(answer.mechanisms) == ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
         assert closed(client)
+    text = broker.metrics.exposition().decode()
+    assert 'mechanism="unsupported",result="failure"' in text and "GSSAPI" not in text  # no label a client chose
 
 
 @pytest.mark.parametrize("api,version,body", [

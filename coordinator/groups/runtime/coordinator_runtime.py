@@ -63,6 +63,8 @@ class CoordinatorShard(Protocol):
 
 Operation = Callable[[Any, Any, int], Effects]  # (shard, reply token, now) -> Effects
 
+_INLINE = object()  # the reply token of `run_inline`: the reply is picked out of the Effects, not resolved
+
 
 class RecordCodec(Protocol):
     """The coordinator topic's key/value codec (a module such as ``offsets_records``)."""
@@ -205,19 +207,61 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ running operations
 
+    def run_inline(self, partition: int, op: Operation, on_error: ErrorShape) -> dict | asyncio.Future[dict]:
+        """As `run`, for an operation that answers within the call and never keeps its reply token (a
+        Heartbeat): when it wrote nothing and nothing of the shard is waiting to be made durable, its
+        reply is returned as it is — no future, nothing to resolve — and the server answers it inline.
+        Otherwise (it wrote records, or earlier writes are pending) its reply waits in a future like
+        any other."""
+        rt = self._runtimes[partition]
+        fx = op(rt.shard, _INLINE, self.clock.wall_ms())
+        replies = fx.replies
+        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
+            answer: Any = _INLINE
+            for token, response in replies:
+                if token is _INLINE:
+                    answer = response
+                elif not token.done():
+                    token.set_result(response)
+            self._reschedule(rt)
+            if answer is not _INLINE:
+                return answer
+            answer = on_error(ErrorCode.unknown_server_error)  # an operation that did not answer: a bug
+            _log.error("operation gave no reply", partition=partition)
+            return answer
+        future = asyncio.get_running_loop().create_future()
+        fx.replies = [(future if token is _INLINE else token, response) for token, response in replies]
+        self._submit(rt, fx)
+        self._reschedule(rt)
+        if not future.done():
+            self._track_if_parked(rt, future, fx, on_error)
+        return future
+
     def run(self, partition: int, op: Operation, on_error: ErrorShape) -> asyncio.Future[dict]:
         """Run `op` on the partition's shard; the returned future holds the reply. It is often resolved
         already (a heartbeat, a commit that had nothing to write), and the server then answers
         without creating a task — the hot path of a busy coordinator."""
         rt = self._runtimes[partition]
         future = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_error)
-        rt.outstanding.add(pending)
-        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
+        if not future.done():
+            self._track_if_parked(rt, future, fx, on_error)
         return future
+
+    @staticmethod
+    def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:
+        """A reply waiting in the shard's queue for its write is always answered by the write loop (its
+        reply, or the same with errors if the write fails). One the operation parked (a join waiting
+        for the rest of the group) is answered with `on_error` if the shard stops or reloads first:
+        only those need tracking, so a commit costs no extra callback."""
+        for token, _ in fx.replies:
+            if token is future:
+                return
+        pending = _Pending(future, on_error)
+        rt.outstanding.add(pending)
+        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:

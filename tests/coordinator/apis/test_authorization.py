@@ -410,3 +410,4 @@ def test_every_served_api_makes_kafka_s_checks():
 
     unchecked = {name for name, module in zip(API_MODULES, APIS) if "authorizer" not in inspect.getsource(module)}
     assert unchecked == UNCHECKED_BY_KAFKA
+

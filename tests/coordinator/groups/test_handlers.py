@@ -1,5 +1,6 @@
 """Every served version of every group API, through the handlers, built into kio responses and encoded."""
 
+import inspect
 import io
 from types import SimpleNamespace
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ class FakeDispatcher:
     def __init__(self):
         self.handlers = {}
 
-    def register(self, api_key, handler, low, high):
+    def register(self, api_key, handler, low, high, fast=None):
         self.handlers[api_key] = (handler, low, high)
 
 
@@ -59,7 +60,9 @@ class Wire:
         handler, low, high = self.dispatcher.handlers[api_key]
         assert low <= version <= high
         req = build(request_class(api_key, version), request)
-        result = await handler(Ctx(version), req)
+        result = handler(Ctx(version), req)
+        if inspect.isawaitable(result):  # a handler may answer at once (Heartbeat) or hand back a future
+            result = await result
         response = build(response_class(api_key, version), result)
         entity_writer(type(response))(io.BytesIO(), response)  # must encode at this version
         return response
