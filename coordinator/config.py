@@ -120,6 +120,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("offsets.commit.timeout.ms", 5000, int, "how long an offset commit may wait for its write"),
     Setting("offset.metadata.max.bytes", 4096, int, "largest metadata string on a committed offset"),
     Setting("group.coordinator.append.linger.ms", 0, int, "how long the coordinator lets its writes accumulate before appending"),
+    Setting("group.coordinator.snapshot.interval.records", 10000, int,
+            "records appended to an offsets partition between snapshots of its state (at least half the state's "
+            "size; 0 = never): a restart replays the snapshot and only the log past it", False),
     Setting("auto.create.topics.enable", True, _bool, "create unknown topics on Metadata/Produce"),
     Setting("num.partitions", 1, int, "partitions of an auto-created topic"),
     Setting("default.replication.factor", 1, int, "replication factor reported for auto-created topics (single node: 1)"),

@@ -79,6 +79,10 @@ class GroupCoordinatorService:
     async def stop(self) -> None:
         await self._runtime.stop()
 
+    def last_load(self, partition: int) -> tuple[int, int]:
+        """(records taken from the snapshot, records replayed from the log) when the partition last loaded."""
+        return self._runtime.last_load(partition)
+
     # ------------------------------------------------------------------ routing
 
     def shard_for(self, group_id: str) -> GroupShard:
