@@ -122,6 +122,7 @@ class Broker:
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        self.metrics.attach_health(self.health)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
@@ -161,6 +162,30 @@ class Broker:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
         log.info("broker stopped", bootstrap=self.bootstrap_servers)
+
+    def health(self) -> dict:
+        """Whether the broker can do its job, beyond answering: every write failing now (ENOSPC, EIO), every
+        partition offline, every group shard that could not load. Served at the metrics endpoint's /health
+        and read by `groupcoord health`."""
+        problems: list[dict] = []
+        manager = self.log_manager
+        if manager is not None:
+            for (topic, partition), log in sorted(manager.logs.items()):
+                failure = getattr(log, "write_failure", None)
+                if failure is not None:
+                    problems.append({"partition": f"{topic}-{partition}", "problem": "writes failing",
+                                     "error": str(failure)})
+                elif log.corruption is not None:
+                    problems.append({"partition": f"{topic}-{partition}", "problem": "offline: corrupt",
+                                     "error": str(log.corruption)})
+            for (topic, partition), exc in sorted(manager.refused.items()):
+                problems.append({"partition": f"{topic}-{partition}", "problem": "offline: corrupt", "error": str(exc)})
+        if self.groups is not None:
+            for shard in self.groups.shards():
+                if shard.unavailable is not None:
+                    problems.append({"partition": f"__consumer_offsets-{shard.partition}",
+                                     "problem": "group shard unavailable", "error": shard.unavailable})
+        return {"healthy": not problems, "problems": problems}
 
     async def __aenter__(self) -> "Broker":
         return await self.start()
