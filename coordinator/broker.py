@@ -161,7 +161,8 @@ class Broker:
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
-        log.info("broker stopped", bootstrap=self.bootstrap_servers)
+        if self.started_at:  # a start that failed part way says why once, not that a broker stopped
+            log.info("broker stopped", bootstrap=self.bootstrap_servers)
 
     def health(self) -> dict:
         """Whether the broker can do its job, beyond answering: every write failing now (ENOSPC, EIO), every

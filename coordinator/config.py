@@ -194,7 +194,10 @@ def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
         setting = BY_ATTR.get(key) or BY_NAME.get(key)
         if setting is None:
             raise KeyError(f"unknown setting {key!r}")
-        parsed[setting.attr] = setting.parse(value) if value is not None or setting.default is not None else None
+        try:
+            parsed[setting.attr] = setting.parse(value) if value is not None or setting.default is not None else None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{setting.name} ({setting.flag}, {setting.env}): {exc}") from exc
     return parsed
 
 
