@@ -221,10 +221,20 @@ def _read_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def commit_over_the_wire(port: int, requests: int, base: int) -> None:
-    errors = pipelined(port, (encode(8, 8, offset_commit_body(n, base + n)) for n in range(requests)), 8, 8)
-    if errors:
-        raise RuntimeError(f"{errors} commits refused")
+def commit_over_the_wire(port: int, requests: int, base: int, timeout: float = 120.0) -> None:
+    """One commit request after the other, each retried while its group's partition is still loading (a
+    broker serving group-0 may not have loaded every other partition yet: Kafka loads them one by one)."""
+    deadline = time.perf_counter() + timeout
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        for n in range(requests):
+            while True:
+                answer = call(sock, 8, 8, offset_commit_body(n, base + n))
+                codes = {p.error_code for t in answer.topics for p in t.partitions}
+                if codes == {0}:
+                    break
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"commit refused: {codes}")
+                time.sleep(0.01)
 
 
 def groupcoord_command(python: str, data_dir: Path, port: int, settings: list[str]) -> list[str]:
