@@ -53,7 +53,7 @@ def _host_port(value: Any) -> tuple[str, int]:
     return host, int(port)
 
 
-def _per_host_limits(value: Any) -> dict[str, int]:
+def per_host_limits(value: Any) -> dict[str, int]:
     """Kafka's max.connections.per.ip.overrides: "host:limit,host:limit" (a host name or an IP address)."""
     if isinstance(value, dict):
         return {str(k): int(v) for k, v in value.items()}
@@ -117,7 +117,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
     Setting("max.connections.per.ip", 2147483647, int, "maximum simultaneous connections from one client address; "
             "further ones are closed at once"),
-    Setting("max.connections.per.ip.overrides", "", _per_host_limits, "per-address exceptions to "
+    Setting("max.connections.per.ip.overrides", "", per_host_limits, "per-address exceptions to "
             "max.connections.per.ip, as HOST:LIMIT,HOST:LIMIT (a host name is resolved once at start)"),
     Setting("connections.max.idle.ms", 600000, int, "close a connection that has sent nothing and is owed nothing "
             "for this long"),

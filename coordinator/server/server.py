@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from ..config import BrokerConfig
+from ..config import BrokerConfig, per_host_limits
 from .acceptor import Acceptor, listening_socket
 from .bursts import BurstLog
 from .connection import KafkaConnection
@@ -98,7 +98,8 @@ class KafkaServer:
         the overrides resolved once, as Kafka resolves them when the setting is read)."""
         overrides = self._overrides
         if overrides is None:
-            overrides = self._overrides = _resolve_overrides(getattr(self.config, "max_connections_per_ip_overrides", {}))
+            overrides = self._overrides = _resolve_overrides(
+                per_host_limits(getattr(self.config, "max_connections_per_ip_overrides", "")))
         return overrides.get(ip, self.config.max_connections_per_ip)
 
     def _on_socket(self, sock: socket.socket, ip: str) -> None:
