@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv clean bench bench-compare readme fuzz chaos
+.PHONY: run test venv test-venv pipeline clean bench bench-compare readme fuzz chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +17,17 @@ venv: $(BIN)/python
 test-venv: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 
+# The offsets pipeline's extra (PySpark, pyarrow, pandas, matplotlib). Spark also needs Java 17.
+pipeline: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[pipeline]'
+	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || echo "Spark needs Java 17: apt-get install openjdk-17-jre-headless (or set JAVA_HOME)"
+
 run: venv
 	$(BIN)/groupcoord serve --listen $(LISTEN) --data-dir $(DATA)
 
 test: test-venv
 	-@command -v kcat >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq kcat >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq kcat >/dev/null 2>&1)) || echo "kcat not installable here: kcat tests will skip")
+	-@command -v podman >/dev/null 2>&1 && command -v podman-compose >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1)) || echo "podman/runc/debootstrap not installable here: the container tests will skip")
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: venv

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench
+from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, memory_bench, txn_bench
 from .loadgen import run_load
 
 FIGURE_LIMIT_S = 900.0
@@ -32,12 +32,16 @@ class Sizes:
     ctp_records: tuple[int, ...]
     ctp_partitions: int = 6
     ctp_members: int = 3
+    memory_groups: int = 10_000
+    memory_partitions: int = 100
+    txn_partitions: tuple[int, ...] = (1, 8)
 
 
 FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_groups=10_000, kip848_members=1000,
              kip848_partitions=1000, dataplane_records=100_000, ctp_records=(50_000, 500_000))
 QUICK = Sizes(seconds=1.0, warmup_seconds=1.0, big_group_members=50, small_groups=100, kip848_members=50,
-              kip848_partitions=50, dataplane_records=5_000, ctp_records=(2_000, 10_000))
+              kip848_partitions=50, dataplane_records=5_000, ctp_records=(2_000, 10_000), memory_groups=200,
+              memory_partitions=10)
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,23 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
     return figures
 
 
+def _memory(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """The broker process's RSS before and after `memory_groups` x `memory_partitions` standalone commits
+    (bench.memory_bench's first phase; for Kafka, the JVM's RSS with its 1 GiB heap)."""
+    pid = memory_bench.server_pid(bootstrap)
+    before = memory_bench.settle(pid)
+    asyncio.run(asyncio.wait_for(memory_bench.commit_offsets(bootstrap, sizes.memory_groups, sizes.memory_partitions),
+                                 FIGURE_LIMIT_S))
+    after = memory_bench.settle(pid)
+    offsets = sizes.memory_groups * sizes.memory_partitions
+    return {"rss_after_commits_mb": after / 2**20, "bytes_per_offset": (after - before) / offsets}
+
+
+def _transactions(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return {f"txn_{k}p_per_s": txn_bench.transactions_per_second(bootstrap, k, sizes.seconds, sizes.warmup_seconds)
+            for k in sizes.txn_partitions}
+
+
 def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     return {}  # the harness records every start-up; this figure only asks for starts of its own
 
@@ -159,6 +180,17 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                                f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
                              for n in s.ctp_records],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
+    Figure("memory", lambda s: [
+        Row("rss_after_commits_mb", f"RSS holding {s.memory_groups:,} groups x {s.memory_partitions} committed offsets",
+            "MiB", False, fsync="never"),
+        Row("bytes_per_offset", "  RSS growth per committed offset", "B", False, fsync="never")],
+           _memory, groupcoord_fsyncs=("never",),
+           description="standalone commits pipelined over 8 connections, RSS from /proc (bench.memory_bench)"),
+    Figure("transactions", lambda s: [Row(f"txn_{k}p_per_s", f"transactions committed, one record to each of {k} "
+                                                              f"partition{'s' if k > 1 else ''}", "txn/s", True)
+                                      for k in s.txn_partitions],
+           _transactions, description="confluent-kafka transactional producer, begin / produce / commit in a loop "
+                                      "(bench.txn_bench)"),
     Figure("startup", lambda s: [Row("startup_ms", "daemon start-up, exec to serving", "ms", False)],
            _startup, description="groupcoord: exec to 'listening on'; Kafka: exec of kafka.Kafka (storage already "
                                  "formatted) to its first ApiVersions answer, polled every 0.2 s"),

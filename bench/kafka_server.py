@@ -47,8 +47,9 @@ SETTINGS_VS_DEFAULTS: tuple[Setting, ...] = (
             "KIP-848 members reconcile in heartbeat intervals; 1 s keeps that figure short"),
     Setting("group.consumer.min.heartbeat.interval.ms", "1000", "5000", "kafka",
             "Kafka refuses a heartbeat interval below its minimum"),
-    Setting("group.consumer.assignment.interval.ms", "0", "1000", "kafka",
-            "groupcoord computes the target assignment in the heartbeat that bumps the epoch"),
+    Setting("group.consumer.assignment.interval.ms", "0", "1000", "both",
+            "the target assignment computed in the heartbeat that bumps the epoch (groupcoord's default; "
+            "both brokers batch with their own timer when it is set, e.g. to Kafka's 1000)"),
     Setting("group.consumer.assignor.offload.enable", "false", "true", "kafka",
             "groupcoord runs the assignor on its one thread, not in a background pool"),
 )

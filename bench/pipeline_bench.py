@@ -11,9 +11,17 @@
 4. The snapshot job's wall time with local[2]: `groupcoord pipeline snapshot` in-process after the
    session is up (read and cache, integrity summary, resolve, write Parquet and CSV).
 
+5. With `--cluster`: the same count() and snapshot on a Spark standalone cluster started on loopback
+   (a master and two one-core workers from PySpark's `spark-class`, tests/pipeline/spark_cluster.py):
+   records/s per executor core beside local mode.
+
+Every answer is checked, not just timed: count() must equal the records written, and each snapshot
+must hold exactly the offsets the generator committed last (groups x 5 partitions), the cluster's
+byte for byte the same as local mode's.
+
 Each Spark measurement runs in its own process (one SparkContext per master) under a timeout.
 
-    python -m bench.pipeline_bench [--records 5000000] [--dir DIR] [--timeout 1500]
+    python -m bench.pipeline_bench [--records 5000000] [--dir DIR] [--timeout 1500] [--cluster]
 """
 
 from __future__ import annotations
@@ -104,25 +112,51 @@ def local_decode_rate(directory: Path) -> tuple[int, float]:
     return rows, time.perf_counter() - started
 
 
+def expected_snapshot(records: int, groups: int) -> dict[tuple[str, str, int], int]:
+    """The offsets the generator committed last, per (group, topic, partition)."""
+    batches = records // PARTITIONS_PER_COMMIT
+    expected = {}
+    for g in range(min(groups, batches)):
+        last = g + ((batches - 1 - g) // groups) * groups  # the last batch index n with n % groups == g
+        variant = (last // groups) % VARIANTS_PER_GROUP
+        for p in range(PARTITIONS_PER_COMMIT):
+            expected[(f"consumer-group-{g:05d}", f"events.service-{g % 50:02d}.v1", p)] = 1_000_000 + variant * 5_000 + p
+    return expected
+
+
+def snapshot_answers(csv_path: Path) -> dict[tuple[str, str, int], int]:
+    import csv
+
+    with csv_path.open(newline="") as handle:
+        return {(r["group"], r["topic"], int(r["partition"])): int(r["offset"]) for r in csv.DictReader(handle)}
+
+
+def _cluster_conf(master: str) -> dict[str, str]:
+    if master.startswith("local"):
+        return {}
+    return {"spark.driver.host": "127.0.0.1", "spark.executor.memory": "1g", "spark.executor.cores": "1"}
+
+
 def measure(kind: str, directory: str, master: str) -> dict:
     """Runs in a child process: one SparkContext, one measurement."""
     from groupcoord.pipeline.cli import main as cli_main
     from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
 
     started = time.perf_counter()
-    spark = start_session(SessionSettings(master=master))
+    spark = start_session(SessionSettings(master=master, extra=_cluster_conf(master)))
     session_seconds = time.perf_counter() - started
     df = read_offsets(spark, directory)
     started = time.perf_counter()
     if kind == "count":
         rows = df.count()
     else:  # exactly what `groupcoord pipeline snapshot` does, on the session started above
-        out = Path(directory).parent / "snapshot-out"
+        out = Path(directory).parent / f"snapshot-out-{master.split(':')[0].strip('[]')}"
         cli_main(["snapshot", "--data-dir", directory, "--out", str(out), "--master", master, "--at", str(T0 + 10**9)])
         rows = len((out / "snapshot.csv").read_text().splitlines()) - 1
     seconds = time.perf_counter() - started
     spark.stop()
-    return {"rows": rows, "seconds": seconds, "session_seconds": session_seconds}
+    return {"rows": rows, "seconds": seconds, "session_seconds": session_seconds,
+            **({"csv": str(out / "snapshot.csv")} if kind == "snapshot" else {})}
 
 
 def _child(kind: str, directory: Path, master: str, timeout: float) -> dict | None:
@@ -148,6 +182,9 @@ def main() -> None:
     parser.add_argument("--offsets-partitions", type=int, default=10)
     parser.add_argument("--dir", type=Path, default=None, help="where to write the log (default: a temp dir, removed)")
     parser.add_argument("--timeout", type=float, default=1500.0, help="seconds allowed per Spark measurement")
+    parser.add_argument("--cluster", action="store_true",
+                        help="also measure on a standalone cluster on loopback (a master, two 1-core workers)")
+    parser.add_argument("--skip-local", action="store_true", help="only the cluster measurements")
     parser.add_argument("--child", choices=["count", "snapshot"], help=argparse.SUPPRESS)
     parser.add_argument("--master", default="local[2]", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -164,16 +201,42 @@ def main() -> None:
               f"({args.offsets_partitions} offsets partitions) in {seconds:.1f}s")
         rows, seconds = local_decode_rate(data)
         print(f"decode without Spark (one segment, one core): {rows / seconds:,.0f} records/s")
-        for master, cores in (("local[1]", 1), ("local[2]", 2)):
-            result = _child("count", data, master, args.timeout)
-            if result:
-                rate = result["rows"] / result["seconds"]
-                print(f"data source count() {master}: {result['rows']:,} rows in {result['seconds']:.1f}s = "
-                      f"{rate:,.0f} records/s, {rate / cores:,.0f} per core (session start {result['session_seconds']:.1f}s)")
-        result = _child("snapshot", data, "local[2]", args.timeout)
-        if result:
-            print(f"snapshot job local[2]: {result['rows']:,} committed offsets in {result['seconds']:.1f}s wall "
-                  f"(+ {result['session_seconds']:.1f}s session start)")
+        expected = expected_snapshot(written, args.groups)
+        masters = [] if args.skip_local else [("local[1]", 1), ("local[2]", 2)]
+        cluster = None
+        if args.cluster:
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+            from tests.pipeline.spark_cluster import StandaloneCluster
+
+            cluster = StandaloneCluster(workdir / "cluster", workers=2, cores_per_worker=1, memory_per_worker="1536m")
+            started = time.perf_counter()
+            cluster.start()
+            print(f"standalone cluster up in {time.perf_counter() - started:.1f}s: {cluster.master_url}, 2 workers x 1 core")
+            masters.append((cluster.master_url, 2))
+        try:
+            answers = {}
+            for master, cores in masters:
+                result = _child("count", data, master, args.timeout)
+                if result:
+                    rate = result["rows"] / result["seconds"]
+                    exact = "exact" if result["rows"] == written else f"WRONG (expected {written:,})"
+                    print(f"data source count() {master}: {result['rows']:,} rows ({exact}) in {result['seconds']:.1f}s = "
+                          f"{rate:,.0f} records/s, {rate / cores:,.0f} per core (session start {result['session_seconds']:.1f}s)")
+                if master == "local[1]":
+                    continue
+                result = _child("snapshot", data, master, args.timeout)
+                if result:
+                    answers[master] = snapshot_answers(Path(result["csv"]))
+                    exact = "exact" if answers[master] == expected else "WRONG"
+                    print(f"snapshot job {master}: {result['rows']:,} committed offsets ({exact}) in "
+                          f"{result['seconds']:.1f}s wall (+ {result['session_seconds']:.1f}s session start), "
+                          f"{written / result['seconds'] / cores:,.0f} records/s per core")
+            if len(answers) > 1:
+                same = len({tuple(sorted(a.items())) for a in answers.values()}) == 1
+                print(f"snapshot answers identical across {', '.join(answers)}: {same}")
+        finally:
+            if cluster is not None:
+                cluster.stop()
     finally:
         if args.dir is None:
             shutil.rmtree(workdir, ignore_errors=True)

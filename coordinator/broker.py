@@ -32,11 +32,18 @@ from .apis.services import Services
 from .cluster import ClusterIdentity, load_or_create_cluster_id
 from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
+from .ops.logging import use_standard_logging_unless_configured
 from .dataplane.service import DataPlane
+from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
+from .security.authorizer import Authorizer, authorizer_from_config
+from .security.credentials import CredentialStore
+from .server import listener_security
 from .server.dispatch import Dispatcher
+from .server.listeners import Listener, configured_listeners
 from .server.server import KafkaServer
+from .transactions.service import TransactionCoordinator
 
 log = structlog.get_logger("groupcoord.broker")
 
@@ -50,6 +57,7 @@ def embedded_config(config: BrokerConfig | None = None, **overrides: Any) -> Bro
 
 class Broker:
     def __init__(self, config: BrokerConfig | None = None, **overrides: Any) -> None:
+        use_standard_logging_unless_configured()  # an embedding application's logging levels apply
         self.config = embedded_config(config, **overrides)
         self._temp_dir: Path | None = None
         self._lock: DataDirLock | None = None
@@ -59,6 +67,10 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.dataplane: DataPlane | None = None
         self.groups: GroupCoordinatorService | None = None
+        self.authorizer: Authorizer | None = None
+        self.credentials: CredentialStore | None = None
+        self.listeners: list[Listener] = []
+        self.transactions: TransactionCoordinator | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -68,6 +80,13 @@ class Broker:
     @property
     def bootstrap_servers(self) -> str:
         return f"{self.host}:{self.port}"
+
+    def bootstrap_for(self, listener: str) -> str:
+        """The bound address of one named listener (``SASL_SSL``), as a client of it connects."""
+        for l in self.listeners:
+            if l.name == listener.upper():
+                return f"{l.advertised_host}:{l.advertised_port}"
+        raise KeyError(f"no listener named {listener}")
 
     @property
     def data_dir(self) -> Path:
@@ -95,14 +114,22 @@ class Broker:
 
         self.metrics = BrokerMetrics()
         self.dispatcher = Dispatcher(observer=self.metrics)
-        self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics)
+        self.credentials = CredentialStore.open(data_dir)
+        security = [listener_security.build(cfg, listener, self.credentials, self.metrics)
+                    for listener in configured_listeners(cfg)]
+        self.server = KafkaServer(cfg, self.dispatcher, observer=self.metrics, security=security)
         host, port = await self.server.start(serve=False)
         self.host, self.port = host, port
-        if cfg.listen_port == 0:
+        self.listeners = list(self.server.listeners)
+        first = self.listeners[0]
+        if cfg.listen_port == 0 or not cfg.listeners:
             # From here on every part of the broker (FindCoordinator, Metadata) names the real port.
-            self.config = cfg = cfg.replace(listen=f"{host}:{port}")
+            adv = None if cfg.advertised is None else f"{first.advertised_host}:{first.advertised_port}"
+            self.config = cfg = cfg.replace(listen=f"{host}:{port}", advertised=adv)
             self.server.config = cfg
-        identity = ClusterIdentity(cfg.node_id, cfg.advertised_host, cfg.advertised_port, cluster_id)
+        identity = ClusterIdentity(cfg.node_id, first.advertised_host, first.advertised_port, cluster_id)
+        identities = {l.name: ClusterIdentity(cfg.node_id, l.advertised_host, l.advertised_port, cluster_id)
+                      for l in self.listeners}
 
         self.log_manager = LogManager(
             data_dir,
@@ -119,15 +146,36 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
+        if self.authorizer is not None:
+            self.groups.filter_regex_topics(self.authorizer.visible_to_member)
+        dataplane = self.dataplane
+        # Producer ids come from the one allocator (its persisted blocks), the idempotent path's.
+        self.transactions = TransactionCoordinator(
+            cfg, self.log_manager, self.groups, lambda: dataplane.init_producer_id(None, -1, -1)["producer_id"],
+            observer=self.metrics, topic_defaults=broker_log_config(cfg))
+
+        async def write_data_markers(producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                                     partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:
+            return await dataplane.write_txn_markers(
+                [TxnMarker(producer_id, producer_epoch, coordinator_epoch, committed, list(partitions))])
+
+        self.transactions.set_data_marker_writer(write_data_markers)
+        if cfg.transaction_partition_verification_enable:
+            dataplane.set_transaction_verifier(self.transactions.verifier)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
-                                                self.groups, self.dataplane))
+                                                self.groups, self.dataplane, credentials=self.credentials,
+                                                identities=identities, authorizer=self.authorizer,
+                                                transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
+        self.metrics.attach_transactions(self.transactions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
         await self.server.serve()
         await self.groups.start()
+        await self.transactions.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()
         if cfg.metrics_port:
@@ -145,6 +193,9 @@ class Broker:
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self.transactions is not None:
+            await self.transactions.stop()
+            self.transactions = None
         if self.groups is not None:
             await self.groups.stop()
             self.groups = None

@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import enum
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -75,6 +74,67 @@ def _optional_host_port(value: Any) -> tuple[str, int] | None:
     return _host_port(value)
 
 
+def _optional_str(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+class Password(str):
+    """A secret setting (Kafka's PASSWORD type): used as its text, shown as ``[hidden]`` in every repr, so a
+    logged or printed config never carries it."""
+
+    def __repr__(self) -> str:
+        return "[hidden]"
+
+
+def _optional_password(value: Any) -> Password | None:
+    return None if value in (None, "") else Password(str(value))
+
+
+LISTENER_PREFIX = "listener.name."
+
+
+def is_listener_setting(name: str) -> bool:
+    """``listener.name.<listener>.<setting>``: Kafka's per-listener overrides (``...scram-sha-512.sasl.jaas.config``)."""
+    return name.startswith(LISTENER_PREFIX) and name.count(".") >= 3
+
+
+def _listener_settings(value: Any) -> tuple[tuple[str, str], ...]:
+    """As (key, value) pairs, so the frozen config stays hashable; ``BrokerConfig.listener_setting`` reads them."""
+    if not value:
+        return ()
+    if isinstance(value, str):  # the environment: one KEY=VALUE a line (a JAAS value holds ';')
+        value = [line for line in value.splitlines() if line.strip()]
+    items = value.items() if isinstance(value, Mapping) else (str(v).partition("=")[::2] for v in value)
+    out: dict[str, str] = {}
+    for key, val in items:
+        key = str(key).strip()
+        if not is_listener_setting(key):
+            raise ValueError(f"not a listener setting (listener.name.<listener>.<setting>): {key!r}")
+        out[key] = Password(str(val)) if key.endswith(("jaas.config", "password", "keystore.key")) else str(val)
+    return tuple(sorted(out.items()))
+
+
+AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka.security.authorizer.AclAuthorizer")
+
+
+def _authorizer_class(value: Any) -> str:
+    """Kafka's StandardAuthorizer (or its older AclAuthorizer name) or nothing: refused at start, not later."""
+    name = str(value or "").strip()
+    if name and name not in AUTHORIZERS:
+        raise ValueError(f"authorizer.class.name {name!r} is not supported: use {AUTHORIZERS[0]}")
+    return name
+
+
+def _super_users(value: Any) -> str:
+    """``User:a;User:b``, each as Kafka's SecurityUtils.parseKafkaPrincipal accepts it (Type:name)."""
+    text = str(value or "")
+    for part in text.split(";"):
+        kind, sep, _ = part.strip().partition(":")
+        if part.strip() and (not sep or not kind):
+            raise ValueError(f"super.users: expected principals as Type:name separated by ';', got {part.strip()!r}")
+    return text
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str  # dotted, Kafka's spelling where Kafka has the setting
@@ -112,8 +172,49 @@ SETTINGS: tuple[Setting, ...] = (
             "has given up on such a request by then", False),
     Setting("cluster.id", None, lambda v: None if v in (None, "") else str(v), "cluster id (default: generated once and kept in DATA_DIR/meta.properties)", False),
     Setting("log.max.open.files", 0, int, "segment files kept open at once, least recently used closed first (0 = a quarter of ulimit -n)", False),
+    Setting("authentication.timeout.ms", 10000, int, "close a connection on a TLS or SASL listener that has not "
+            "finished its TLS handshake and SASL authentication this long after it was accepted", False),
+    Setting("override", (), _listener_settings, "Kafka's per-listener settings, "
+            "listener.name.<listener>.<setting>=VALUE (e.g. listener.name.sasl_ssl.plain.sasl.jaas.config); "
+            "in TOML write the keys themselves, on the command line --override KEY=VALUE (repeatable)", False),
     # Kafka's
     Setting("node.id", 1, int, "broker node id"),
+    Setting("listeners", None, _optional_str, "named listeners, NAME://HOST:PORT,... "
+            "(e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9093; default: PLAINTEXT on --listen)"),
+    Setting("advertised.listeners", None, _optional_str, "NAME://HOST:PORT told to clients per listener "
+            "(default: --advertised, else each listener's own address)"),
+    Setting("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+            str, "listener name to security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)"),
+    Setting("inter.broker.listener.name", None, _optional_str, "accepted for server.properties compatibility "
+            "(single node: must name a listener if set)"),
+    Setting("security.inter.broker.protocol", None, _optional_str, "accepted for server.properties compatibility "
+            "(single node: no inter-broker traffic)"),
+    Setting("sasl.mechanism.inter.broker.protocol", None, _optional_str, "accepted for server.properties "
+            "compatibility (single node: no inter-broker traffic)"),
+    Setting("ssl.endpoint.identification.algorithm", None, _optional_str, "accepted for server.properties "
+            "compatibility (a client-side check; the broker does not connect out)"),
+    Setting("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512", str, "SASL mechanisms offered on SASL "
+            "listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default, GSSAPI, is not supported)"),
+    Setting("sasl.server.max.receive.size", 524288, int, "largest frame accepted before SASL authentication completes"),
+    Setting("connections.max.reauth.ms", 0, int, "SASL session lifetime: clients re-authenticate within it "
+            "(KIP-368), expired sessions are closed (0 = no expiry)"),
+    Setting("connection.failed.authentication.delay.ms", 100, int, "delay before a connection that failed "
+            "authentication is closed (slows password guessing)"),
+    Setting("ssl.keystore.type", "PEM", str, "PEM only: the key and certificate chain as PEM files or inline PEM"),
+    Setting("ssl.keystore.location", None, _optional_str, "PEM file holding the broker's private key and certificate chain"),
+    Setting("ssl.keystore.key", None, _optional_password, "the broker's private key as inline PEM (instead of a file)"),
+    Setting("ssl.keystore.certificate.chain", None, _optional_str, "the broker's certificate chain as inline PEM"),
+    Setting("ssl.key.password", None, _optional_password, "password of an encrypted private key"),
+    Setting("ssl.keystore.password", None, _optional_password, "accepted as the key password when ssl.key.password is unset"),
+    Setting("ssl.truststore.type", "PEM", str, "PEM only: the CA certificates clients are verified against"),
+    Setting("ssl.truststore.location", None, _optional_str, "PEM file of CA certificates that sign client certificates"),
+    Setting("ssl.truststore.certificates", None, _optional_str, "CA certificates as inline PEM"),
+    Setting("ssl.truststore.password", None, _optional_password, "accepted and unused (PEM truststores have none)"),
+    Setting("ssl.client.auth", "none", str, "client certificates: none, requested or required (mutual TLS)"),
+    Setting("ssl.enabled.protocols", "TLSv1.2,TLSv1.3", str, "TLS versions accepted (TLSv1.2 and TLSv1.3 only)"),
+    Setting("ssl.cipher.suites", None, _optional_str, "OpenSSL cipher list for TLS 1.2 (default: Python's)"),
+    Setting("ssl.principal.mapping.rules", "DEFAULT", str, "certificate subject to principal name: "
+            "RULE:pattern/replacement/[LU],...,DEFAULT as Kafka's SslPrincipalMapper"),
     Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
     Setting("max.connections.per.ip", 2147483647, int, "maximum simultaneous connections from one client address; "
             "further ones are closed at once"),
@@ -130,6 +231,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members"),
     Setting("group.consumer.max.size", 2147483647, int, "maximum members of a consumer-protocol group"),
     Setting("group.consumer.assignors", "uniform,range", str, "server-side assignors of consumer-protocol groups, the first is the default"),
+    Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
+            "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
+            "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
     Setting("offsets.topic.compression.codec", 0, int, "codec of the coordinator's own batches (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"),
@@ -165,9 +269,25 @@ SETTINGS: tuple[Setting, ...] = (
             "partitions this broker hosts at most, __consumer_offsets included; CreateTopics past it gets POLICY_VIOLATION (KIP-578)"),
     Setting("producer.id.expiration.ms", 86400000, int, "forget an idempotent producer whose last batch is this old"),
     Setting("producer.id.expiration.check.interval.ms", 600000, int, "how often expired producer ids are looked for"),
+    Setting("transaction.state.log.num.partitions", 50, int, "partitions of __transaction_state (fixed once transactions exist)"),
+    Setting("transaction.state.log.segment.bytes", 104857600, int, "segment size of __transaction_state"),
+    Setting("transaction.max.timeout.ms", 900000, int, "largest transaction timeout a producer may ask for "
+            "(InitProducerId past it: INVALID_TRANSACTION_TIMEOUT)"),
+    Setting("transactional.id.expiration.ms", 604800000, int, "forget a transactional id with no transaction for this long"),
+    Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000, int,
+            "how often transactions past their timeout are looked for and aborted"),
+    Setting("transaction.remove.expired.transaction.cleanup.interval.ms", 3600000, int,
+            "how often expired transactional ids are looked for"),
+    Setting("transaction.partition.verification.enable", True, _bool,
+            "a transactional Produce is refused for a partition not added to its transaction (KIP-890 part 1)"),
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),
+    # authorisation (Kafka's names; coordinator/security/authorizer.py)
+    Setting("authorizer.class.name", "", _authorizer_class, "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns ACL "
+            "enforcement on (empty: no authorisation, Kafka's default)"),
+    Setting("super.users", "", _super_users, "principals allowed everything, separated by ';' (User:admin;User:ops)"),
+    Setting("allow.everyone.if.no.acl.found", False, _bool, "allow an operation on a resource no ACL covers"),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -198,6 +318,18 @@ class BrokerConfig(_make_config_class()):  # type: ignore[misc]
     def advertised_port(self) -> int:
         return (self.advertised or self.listen)[1]
 
+    def listener_setting(self, listener: str, name: str, mechanism: str | None = None) -> Any:
+        """Kafka's look-up of a setting for one listener: ``listener.name.<listener>[.<mechanism>].<name>``
+        (listener and mechanism in lower case), else the broker-wide ``<name>``, else None."""
+        overrides = dict(self.override)
+        prefix = f"{LISTENER_PREFIX}{listener.lower()}."
+        if mechanism is not None and (prefix + f"{mechanism.lower()}.{name}") in overrides:
+            return overrides[prefix + f"{mechanism.lower()}.{name}"]
+        if prefix + name in overrides:
+            return overrides[prefix + name]
+        setting = BY_NAME.get(name)
+        return getattr(self, setting.attr) if setting is not None else None
+
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
@@ -220,9 +352,17 @@ def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots."""
-    with open(path, "rb") as fh:
-        raw = tomllib.load(fh)
+    """TOML keys are the dotted names, quoted (`"group.max.size" = 10`); tables are flattened with dots.
+    A file ending in ``.properties`` is read as Kafka reads ``server.properties`` instead (same names)."""
+    if str(path).endswith(".properties"):
+        from .properties_file import read_properties
+
+        raw: Mapping[str, Any] = read_properties(Path(path).read_text())
+    else:
+        import tomllib  # only with a config file: not on every daemon's start-up
+
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, node: Mapping[str, Any]) -> None:
@@ -234,6 +374,10 @@ def load_toml(path: Path) -> dict[str, Any]:
                 flat[name] = value
 
     walk("", raw)
+    listener = {k: v for k, v in flat.items() if is_listener_setting(k)}
+    flat = {k: v for k, v in flat.items() if not is_listener_setting(k)}
+    if listener:
+        flat["override"] = {**dict(flat.get("override", {})), **listener}
     unknown = sorted(k for k in flat if k not in BY_NAME)
     if unknown:
         raise KeyError(f"unknown settings in {path}: {', '.join(unknown)}")
@@ -261,9 +405,14 @@ def resolve(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", type=Path, default=None, help="TOML file of settings (keys are the dotted names)")
+    parser.add_argument("--config", type=Path, default=None, help="TOML file of settings (keys are the dotted names), "
+                        "or a Kafka server.properties file (FILE.properties)")
     for s in SETTINGS:
-        default = s.default if not isinstance(s.default, tuple) else f"{s.default[0]}:{s.default[1]}"
+        if s.name == "override":
+            parser.add_argument(s.flag, dest=s.attr, action="append", default=None, metavar="KEY=VALUE",
+                                help=f"{s.help} [env {s.env}: one KEY=VALUE a line]".replace("%", "%%"))
+            continue
+        default = s.default if not isinstance(s.default, tuple) or len(s.default) != 2 else f"{s.default[0]}:{s.default[1]}"
         parser.add_argument(
             s.flag,
             dest=s.attr,

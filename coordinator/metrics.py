@@ -79,6 +79,19 @@ class RequestStats:
         self.sums[api] += max(seconds, 0.0)
 
 
+class Tally(Collector):
+    """A counter that is a plain integer until it is scraped: for events on the request path (one per
+    committed offset), where prometheus-client's Counter takes a lock on every increment."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.value = 0
+
+    def collect(self) -> Iterator[Any]:
+        yield CounterMetricFamily(self.name, self.documentation, value=self.value)
+
+
 class RequestCollector(Collector):
     def __init__(self, stats: RequestStats) -> None:
         self.stats = stats
@@ -135,7 +148,8 @@ class BrokerMetrics:
         self.member_events = Counter(
             f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ["event"], registry=r
         )
-        self.offset_commits = Counter(f"{PREFIX}_offset_commits", "Partition offsets committed", registry=r)
+        self.offset_commits = Tally(f"{PREFIX}_offset_commits", "Partition offsets committed")
+        r.register(self.offset_commits)
         self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
                                        registry=r)
         self.log_append = Histogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
@@ -155,6 +169,14 @@ class BrokerMetrics:
         )
         self.shard_records = Counter(f"{PREFIX}_shard_loaded_records", "Records replayed while loading shards",
                                      registry=r)
+        self.transactions_ended = Counter(f"{PREFIX}_transactions_ended",
+                                          "Transactions completed (markers written), by result", ["result"], registry=r)
+        self.transactions_timed_out = Counter(f"{PREFIX}_transactions_timed_out",
+                                              "Transactions aborted by the coordinator past their timeout", registry=r)
+        self.producers_fenced = Counter(f"{PREFIX}_transactional_producers_fenced",
+                                        "Transactional producer incarnations fenced by a newer epoch", registry=r)
+        self.txn_shard_load = Histogram(f"{PREFIX}_transaction_shard_load_seconds",
+                                        "Time to replay one __transaction_state partition", registry=r)
         self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
         self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
         self.log_write_failures = Counter(
@@ -162,6 +184,15 @@ class BrokerMetrics:
             "refused until a retry finds the disk writable", registry=r)
         self.log_write_recoveries = Counter(
             f"{PREFIX}_log_write_recoveries", "Partition logs taking appends again after a failed write", registry=r)
+        self.authorization_denials = Counter(
+            f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ["api"], registry=r)
+        self.authentications = Counter(
+            f"{PREFIX}_authentications", "Authentications on TLS and SASL listeners, by listener, mechanism "
+            "(SSL for a TLS handshake and certificate) and result (success, failure)",
+            ["listener", "mechanism", "result"], registry=r)
+        self.reauthentications = Counter(
+            f"{PREFIX}_reauthentications", "SASL re-authentications (KIP-368) of live connections, by listener, "
+            "mechanism and result", ["listener", "mechanism", "result"], registry=r)
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
@@ -171,6 +202,9 @@ class BrokerMetrics:
 
     def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
         self.request_stats.observe(api_name, error_code, seconds)
+
+    def on_authorization_denied(self, api: str) -> None:
+        self.authorization_denials.labels(api).inc()
 
     def connection_opened(self) -> None:
         self.connections.inc()
@@ -186,6 +220,10 @@ class BrokerMetrics:
 
     def accept_failed(self, error: str) -> None:
         self.accept_errors.labels(error=error).inc()
+
+    def authentication(self, listener: str, mechanism: str, succeeded: bool, reauthentication: bool = False) -> None:
+        counter = self.reauthentications if reauthentication else self.authentications
+        counter.labels(listener=listener, mechanism=mechanism, result="success" if succeeded else "failure").inc()
 
     # --- group coordinator observer ---
 
@@ -206,7 +244,7 @@ class BrokerMetrics:
         self.member_events.labels(event=MemberEvent.EXPIRED.value).inc()
 
     def on_offsets_committed(self, group_id: str, n: int) -> None:
-        self.offset_commits.inc(n)
+        self.offset_commits.value += n
 
     def on_offsets_expired(self, group_id: str, n: int) -> None:
         self.offsets_expired.inc(n)
@@ -237,7 +275,25 @@ class BrokerMetrics:
     def on_bytes_out(self, topic: str, n: int) -> None:
         self.bytes_out.labels(topic=topic).inc(n)
 
+    # --- the transaction coordinator (TransactionObserver) ---
+
+    def on_transaction_ended(self, transactional_id: str, committed: bool) -> None:
+        self.transactions_ended.labels(result="commit" if committed else "abort").inc()
+
+    def on_transaction_timed_out(self, transactional_id: str) -> None:
+        self.transactions_timed_out.inc()
+
+    def on_producer_fenced(self, transactional_id: str) -> None:
+        self.producers_fenced.inc()
+
+    def on_txn_shard_loaded(self, partition: int, seconds: float, records: int) -> None:
+        self.txn_shard_load.observe(seconds)
+
     # --- scrape-time sources ---
+
+    def attach_transactions(self, coordinator: Any) -> None:
+        """The transaction coordinator (``iter_transactions()``): transactions by state at each scrape."""
+        self.state_collector.transactions = coordinator
 
     def attach_state_sources(self, groups_service: Any, topics: Any) -> None:
         self.state_collector.groups_service = groups_service
@@ -295,6 +351,7 @@ class StateCollector(Collector):
         self.purgatories: dict[str, Callable[[], int]] = {}
         self.fetch_sessions: Any = None
         self.health: Callable[[], dict] | None = None
+        self.transactions: Any = None
 
     def describe(self) -> Iterable[Any]:
         return []
@@ -316,6 +373,7 @@ class StateCollector(Collector):
             purgatory.add_metric([name], size)
         yield purgatory
         yield from self._fetch_sessions()
+        yield from self._transactions()
         yield from self._health()
 
     def _health(self) -> Iterator[Any]:
@@ -335,6 +393,23 @@ class StateCollector(Collector):
         for problem in ("writes failing", "offline: corrupt", "group shard unavailable"):
             by_problem.add_metric([problem], tally.get(problem, 0))
         yield by_problem
+
+    def _transactions(self) -> Iterator[Any]:
+        """Transactional ids by the state of their transaction; Ongoing + Prepare* are the open ones."""
+        iter_transactions = getattr(self.transactions, "iter_transactions", None)
+        if iter_transactions is None:
+            return
+        try:
+            by_state = _Tally(m.state.display for m in iter_transactions())
+        except Exception:
+            return
+        gauge = GaugeMetricFamily(f"{PREFIX}_transactions", "Transactional ids by transaction state", labels=["state"])
+        for state in ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"):
+            gauge.add_metric([state], by_state.get(state, 0))
+        yield gauge
+        ongoing = GaugeMetricFamily(f"{PREFIX}_transactions_ongoing", "Transactions open (Ongoing or being ended)")
+        ongoing.add_metric([], sum(by_state.get(s, 0) for s in ("Ongoing", "PrepareCommit", "PrepareAbort")))
+        yield ongoing
 
     def _fetch_sessions(self) -> Iterator[Any]:
         cache = self.fetch_sessions

@@ -9,9 +9,18 @@ The embedded API is ``groupcoord.coordinator.broker`` (``Broker``, ``run_in_thre
 imported here so that ``import groupcoord`` stays cheap for the CLI and the pytest plugin.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
 
-try:
-    __version__ = _version("groupcoord")
-except PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``groupcoord.__version__``, read from the installed metadata on first use: importlib.metadata
+    costs a daemon's start-up some 20 ms (it imports the email package) and serving never needs it."""
+    if name != "__version__":
+        raise AttributeError(f"module 'groupcoord' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("groupcoord")
+    except PackageNotFoundError:  # a source tree that was never installed
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value

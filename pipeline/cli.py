@@ -1,9 +1,13 @@
 """`groupcoord pipeline <job>` and `python -m pipeline <job>`.
 
-Every job reads the `__consumer_offsets` log under `--data-dir` with the `consumer_offsets` data
-source, prints the integrity summary (damage is reported, never fatal), runs, and writes its
-tables to `--out`. Spark is imported only when a job runs, so adding the sub-command to the main
-CLI costs nothing.
+Every job reads the `__consumer_offsets` log under `--data-dir` (a local or shared path, or
+`s3a://bucket/prefix`) with the `consumer_offsets` data source, or the offsets topic itself over the Kafka
+protocol with `--bootstrap-server` (snapshot, history, rebalances; `watch` keeps doing so), prints the
+integrity summary (damage is reported, never fatal), runs, and writes its tables to `--out`.
+`--master` picks local mode or a cluster, `--conf KEY=VALUE` passes any Spark setting through.
+
+Spark is imported only when a job runs, and only after the set-up checks (`pipeline/preflight.py`), so a
+missing PySpark or Java is one line with its fix and exit code 2.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ JOB_HELP = {
     "rebalances": "generations per group, rebalance rate, storms, static members, leader churn",
     "health": "records, bytes, hash skew, live-key ratio and replay estimate per offsets partition",
     "report": "one self-contained HTML report with plots",
+    "watch": "live lag, commit rate and Burrow-style status per group, read from a broker over the Kafka protocol",
 }
+# Jobs that can read the offsets topic over the protocol instead of segment files (health measures files).
+LIVE_CAPABLE = {"snapshot", "history", "rebalances"}
 
 
 def _instant(text: str) -> int:
@@ -31,13 +38,24 @@ def _instant(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", required=True, action="append",
-                        help="broker data dir or __consumer_offsets-N dir(s); repeat or comma-separate")
-    parser.add_argument("--out", required=True, type=Path, help="directory for the job's output files")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+def _add_common(name: str, parser: argparse.ArgumentParser) -> None:
+    if name != "watch":
+        parser.add_argument("--data-dir", action="append", required=name not in LIVE_CAPABLE,
+                            help="broker data dir, __consumer_offsets-N dir(s) or s3a://bucket/prefix; "
+                                 "repeat or comma-separate")
+    if name in LIVE_CAPABLE or name == "watch":
+        parser.add_argument("--bootstrap-server", required=name == "watch", metavar="HOST:PORT",
+                            help="read __consumer_offsets from this broker over the Kafka protocol (no disk access)")
+        parser.add_argument("--kafka-package", default=None, metavar="GROUP:ARTIFACT:VERSION",
+                            help="Spark's Kafka source to load (default: spark-sql-kafka-0-10 for the installed Spark)")
+    parser.add_argument("--out", required=name != "watch", type=Path, help="directory for the job's output files")
+    parser.add_argument("--master", default="local[*]",
+                        help="Spark master: local[N], spark://HOST:PORT, yarn, k8s://… (default: local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="any Spark setting, as spark-submit's --conf (repeatable)")
     parser.add_argument("--driver-memory", default="2g", help="Spark driver memory (default: 2g)")
-    parser.add_argument("--no-verify-crc", action="store_true", help="skip CRC-32C checks while reading")
+    if name != "watch":
+        parser.add_argument("--no-verify-crc", action="store_true", help="skip CRC-32C checks while reading")
 
 
 def _add_job_options(name: str, parser: argparse.ArgumentParser) -> None:
@@ -55,6 +73,13 @@ def _add_job_options(name: str, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--storm-window-ms", type=int, default=600_000, help="storm window (default 600000)")
         parser.add_argument("--storm-threshold", type=int, default=5,
                             help="generations within the storm window that make a storm (default 5)")
+    if name == "watch":
+        parser.add_argument("--once", action="store_true",
+                            help="read what the topic holds now, publish once and stop (Trigger.AvailableNow)")
+        parser.add_argument("--interval", type=float, default=10.0, help="seconds between micro-batches (default 10)")
+        parser.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+        parser.add_argument("--window", type=int, default=10, help="commits in the Burrow window (default 10)")
+        parser.add_argument("--quiet", action="store_true", help="no console table (only the --out sink)")
     if name in ("health", "report"):
         parser.add_argument("--replay-rate", type=float, default=None,
                             help="records/s a coordinator replays at start-up (default: the benchmarked rate)")
@@ -64,9 +89,9 @@ def _add_jobs(parser: argparse.ArgumentParser) -> None:
     jobs = parser.add_subparsers(dest="job", required=True, metavar="JOB")
     for name, help_text in JOB_HELP.items():
         job = jobs.add_parser(name, help=help_text, description=help_text)
-        _add_common(job)
+        _add_common(name, job)
         _add_job_options(name, job)
-        job.set_defaults(func=run_job)
+        job.set_defaults(func=run_watch if name == "watch" else run_job)
 
 
 def add_pipeline_command(subparsers) -> argparse.ArgumentParser:
@@ -96,54 +121,123 @@ def _health_settings(args: argparse.Namespace):
 
 
 def _dispatch(job: str, df, args: argparse.Namespace, segment_bytes: dict[int, int]) -> str:
-    """Run one job; returns a one-line description of what was written."""
-    from groupcoord.pipeline.jobs import health, history, rebalances, report, snapshot
-
+    """Run one job; returns a one-line description of what was written. Only the job's own module is
+    imported: the report's plots pull in matplotlib, which no other job needs."""
     out = args.out
     if job == "snapshot":
+        from groupcoord.pipeline.jobs import snapshot
+
         rows = snapshot.run(df, out, args.at)
         return f"snapshot at {format_instant(args.at)}: {len(rows)} committed offsets -> {out / 'snapshot.csv'}"
     if job == "history":
+        from groupcoord.pipeline.jobs import history
+
         rows = history.run(df, out, args.at, _history_rules(args))
         by_status: dict[str, int] = {}
         for row in rows:
             by_status[row["status"]] = by_status.get(row["status"], 0) + 1
         return f"history: {len(rows)} group partitions {by_status} -> {out / 'history.csv'}"
     if job == "rebalances":
+        from groupcoord.pipeline.jobs import rebalances
+
         tables = rebalances.run(df, out, _storm_rules(args))
         storms = [row["group"] for row in tables["rebalances"] if row["storm"]]
         return (f"rebalances: {len(tables['generations'])} generations in {len(tables['rebalances'])} groups,"
                 f" storms in {storms or 'none'} -> {out / 'rebalances.csv'}")
     if job == "health":
+        from groupcoord.pipeline.jobs import health
+
         rows = health.run(df, out, segment_bytes, _health_settings(args))
         skew = rows[0]["skew"] if rows else None
         return f"health: {len(rows)} offsets partitions, skew {skew} -> {out / 'health.csv'}"
+    from groupcoord.pipeline.jobs import report
+
     path = report.run(df, out, args.at, segment_bytes, health_settings=_health_settings(args),
                       history_rules=_history_rules(args), storm=_storm_rules(args))
     return f"report -> {path}"
 
 
-def run_job(args: argparse.Namespace) -> int:
-    from pyspark import StorageLevel
+def _session_settings(args: argparse.Namespace, *, live: bool):
+    """Session settings from the flags; the Kafka source's package is added for protocol reads."""
+    from groupcoord.pipeline.session import SessionSettings, parse_conf
 
-    from groupcoord.pipeline.integrity import summarize
-    from groupcoord.pipeline.segments import NoSegmentsError, discover_segments
-    from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
-    from groupcoord.pipeline.progress import SparkProgress
+    extra = parse_conf(args.conf)
+    if live:
+        from groupcoord.pipeline.kafka_source import kafka_package
 
-    started = time.monotonic()
+        package = kafka_package(args.kafka_package)
+        wanted = [p for p in extra.get("spark.jars.packages", "").split(",") if p]
+        extra["spark.jars.packages"] = ",".join(wanted + [package])
+    return SessionSettings(master=args.master, driver_memory=args.driver_memory, extra=extra)
+
+
+def _start(args: argparse.Namespace, *, live: bool):
+    """Set-up checks, then the session; every way of failing here is one line and exit code 2."""
+    from groupcoord.pipeline import preflight
+
     try:
-        segments = discover_segments(args.data_dir)
-    except NoSegmentsError as exc:
-        print(f"{args.job}: {exc}", file=sys.stderr)
-        return 2
+        preflight.check_all()
+        settings = _session_settings(args, live=live)
+    except (preflight.SetupError, ValueError) as exc:
+        raise preflight.SetupError(str(exc)) from None
+    from groupcoord.pipeline.session import start_session
+
+    try:
+        return start_session(settings)
+    except Exception as exc:  # the JVM did not come up, Ivy could not resolve a package, the master is away
+        raise preflight.spark_start_failure(exc) from None
+
+
+def _segments(args: argparse.Namespace) -> tuple[list, dict[int, int]]:
+    from groupcoord.pipeline.segments import discover_segments
+
+    segments = discover_segments(args.data_dir)
     segment_bytes: dict[int, int] = {}
     for segment in segments:
         segment_bytes[segment.offsets_partition] = segment_bytes.get(segment.offsets_partition, 0) + segment.size_bytes
     print(f"{args.job}: {len(segments)} segments in {len(segment_bytes)} offsets partitions, "
           f"{sum(segment_bytes.values())} bytes", file=sys.stderr)
-    spark = start_session(SessionSettings(master=args.master, driver_memory=args.driver_memory))
-    df = read_offsets(spark, args.data_dir, verify_crc=not args.no_verify_crc).persist(StorageLevel.MEMORY_AND_DISK)
+    return segments, segment_bytes
+
+
+def run_job(args: argparse.Namespace) -> int:
+    from groupcoord.pipeline.preflight import SetupError, report
+    from groupcoord.pipeline.segments import NoSegmentsError
+
+    started = time.monotonic()
+    live = bool(getattr(args, "bootstrap_server", None))
+    if live == bool(args.data_dir):
+        print(f"{args.job}: give either --data-dir or --bootstrap-server", file=sys.stderr)
+        return 2
+    segment_bytes: dict[int, int] = {}
+    try:
+        if not live and not any(_is_remote(p) for p in args.data_dir):
+            _, segment_bytes = _segments(args)  # a wrong path is reported before Spark starts
+        spark = _start(args, live=live)
+    except NoSegmentsError as exc:
+        print(f"{args.job}: {exc}", file=sys.stderr)
+        return 2
+    except SetupError as exc:
+        return report(exc, f"{args.job}")
+    from pyspark import StorageLevel
+
+    from groupcoord.pipeline.integrity import summarize
+    from groupcoord.pipeline.progress import SparkProgress
+    from groupcoord.pipeline.session import read_offsets
+
+    if live:
+        from groupcoord.pipeline.kafka_source import read_offsets_topic
+
+        df = read_offsets_topic(spark, args.bootstrap_server)
+        print(f"{args.job}: __consumer_offsets read over the Kafka protocol from {args.bootstrap_server}",
+              file=sys.stderr)
+    else:
+        try:
+            df = read_offsets(spark, args.data_dir, verify_crc=not args.no_verify_crc)
+        except Exception as exc:  # e.g. an s3a:// prefix without segments: Spark wraps the reader's error
+            print(f"{args.job}: {_first_line(exc)}", file=sys.stderr)
+            return 2
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         with SparkProgress(spark, args.job):
             for line in summarize(df).lines():
@@ -153,6 +247,37 @@ def run_job(args: argparse.Namespace) -> int:
         df.unpersist()
     print(f"{args.job}: done in {time.monotonic() - started:.1f}s", file=sys.stderr)
     return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from groupcoord.pipeline.preflight import SetupError, report
+
+    try:
+        spark = _start(args, live=True)
+    except SetupError as exc:
+        return report(exc, "watch")
+    from groupcoord.pipeline.jobs.watch import WatchSettings, run
+
+    settings = WatchSettings(bootstrap=args.bootstrap_server, out_dir=args.out, window=args.window,
+                             console=not args.quiet)
+    watch = run(spark, settings, once=args.once, interval_s=args.interval, duration_s=args.duration)
+    print(f"watch: {watch.batches} micro-batches, {len(watch.tracks)} group partitions"
+          + (f" -> {args.out / 'watch_groups.csv'}" if args.out else ""), file=sys.stderr)
+    return 0
+
+
+def _is_remote(path: str) -> bool:
+    from groupcoord.pipeline.object_store import is_object_store
+
+    return any(is_object_store(p) for p in path.split(","))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("NoSegmentsError: ", "FileNotFoundError: ", "OSError: "):
+        if marker in text:
+            return text.split(marker, 1)[1].splitlines()[0]
+    return (text.strip().splitlines() or [type(exc).__name__])[0]
 
 
 def build_parser(prog: str = "python -m pipeline") -> argparse.ArgumentParser:

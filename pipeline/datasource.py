@@ -9,7 +9,12 @@ batches) and lets Spark spread a big partition's history over every core. Option
 
 * `path` / `paths`: a data directory, `__consumer_offsets-N` directories or `.log` files, comma-separated;
 * `verify_crc` (default `true`): check every batch's CRC-32C; damage is reported as rows either way;
-* `batch_rows` (default 16384): rows per Arrow batch handed to Spark.
+* `batch_rows` (default 16384): rows per Arrow batch handed to Spark;
+* `s3.endpoint`, `s3.access_key`, `s3.secret_key`, `s3.region`: for `s3a://` / `s3://` paths
+  (`pipeline/object_store.py`; `read_offsets` fills them from the session's `spark.hadoop.fs.s3a.*`).
+
+Everything a partition needs travels inside it (path, partition, store settings), so executors on other
+hosts read their segment from the shared path or the object store with no set-up of their own.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from groupcoord.pipeline.object_store import S3Settings
 from groupcoord.pipeline.schema import spark_schema
 from groupcoord.pipeline.segments import discover_segments, split_paths
 
@@ -47,7 +53,8 @@ class ConsumerOffsetsReader(DataSourceReader):
         paths = _paths_option(options.get("paths")) + split_paths(options.get("path"))
         if not paths:
             raise ValueError("consumer_offsets needs a path: .load(DIR) or .option('paths', 'DIR1,DIR2')")
-        self.segments = discover_segments(paths)
+        self.s3 = S3Settings.resolve(options)
+        self.segments = discover_segments(paths, self.s3)
         self.verify = str(options.get("verify_crc", "true")).lower() in _TRUE
         self.batch_rows = int(options.get("batch_rows", "16384"))
 
@@ -60,7 +67,7 @@ class ConsumerOffsetsReader(DataSourceReader):
         if not isinstance(partition, SegmentPartition):
             return  # no segments: Spark still calls read() once, with its own default partition; nothing to yield
         yield from read_segment(
-            partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows
+            partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows, s3=self.s3
         )
 
 

@@ -29,6 +29,7 @@ from groupcoord.coordinator.groups.offsets_records import (
     UnknownKey,
     decode_key,
     decode_value,
+    offset_value_fields,
 )
 
 from groupcoord.pipeline.schema import (
@@ -51,11 +52,15 @@ _NO_OFFSET_VALUE = (None,) * len(OFFSET_VALUE_SECTION)
 _NO_GROUP = (None,) * len(GROUP_SECTION)
 _NO_EXTRA = (None,) * len(EXTRA_SECTION)
 _NOTHING_DECODED = _NO_OFFSET_KEY + _NO_OFFSET_VALUE + _NO_GROUP
+_OFFSET_ROW_END = _NO_GROUP + _NO_EXTRA
 
 
 @functools.lru_cache(maxsize=64)
 def _kind_of(key_class: type, tombstone: bool) -> str:
     return RecordKind.for_record_class(key_class.__name__, tombstone=tombstone).value
+
+
+_OFFSET_COMMIT_KIND = _kind_of(OffsetCommitKey, False)
 
 
 def _json_default(value: Any) -> Any:
@@ -116,6 +121,7 @@ class RowDecoder:
         self.offsets_partition = offsets_partition
         self.segment_name = segment_name
         self._keys: dict[bytes, Any] = {}
+        self._offset_keys: dict[bytes, tuple] = {}
 
     def _decode_key(self, key: bytes) -> Any:
         cached = self._keys.get(key)
@@ -132,21 +138,46 @@ class RowDecoder:
         detail = json.dumps({"records_claimed": damage.records_claimed, "bytes_affected": damage.bytes_affected})
         return record + _NOTHING_DECODED + (None, detail, damage.error)
 
+    def _offset_key_section(self, key: bytes) -> tuple | None:
+        """An offset-commit key's columns, decoded once per distinct key (keys repeat endlessly); None
+        for any other key."""
+        section = self._offset_keys.get(key)
+        if section is None:
+            if len(self._offset_keys) >= _KEY_CACHE_LIMIT:
+                self._offset_keys.clear()
+            decoded = self._decode_key(key)
+            section = (decoded.group, decoded.topic, decoded.partition) if type(decoded) is OffsetCommitKey else ()
+            self._offset_keys[key] = section
+        return section or None
+
     def batch_rows(self, batch: GoodBatch) -> list[tuple]:
         header = batch.header
         # With LogAppendTime the broker's append time (maxTimestamp) is every record's timestamp.
         append_time = header.max_timestamp if header.timestamp_type == _LOG_APPEND_TIME else None
         context = (self.offsets_partition, self.segment_name, batch.position)
-        trailer = (header.max_timestamp,)
-        producer = (header.producer_id, header.is_transactional)
+        max_timestamp = header.max_timestamp
+        producer_id, transactional = header.producer_id, header.is_transactional
         decode = self._control_row if header.is_control else self._record_row
+        offset_key_section = None if header.is_control else self._offset_key_section
         rows = []
+        append = rows.append
         for record in batch.records:
             key, value = record.key, record.value
+            timestamp = record.timestamp if append_time is None else append_time
+            # The commonest record by far, a live offset commit of value v0-v3, straight from its bytes
+            # (the same readers as the coordinator's replay, without building its objects).
+            if offset_key_section is not None and key is not None and value is not None:
+                offset_key = offset_key_section(key)
+                if offset_key is not None:
+                    fields = offset_value_fields(value)
+                    if fields is not None:
+                        append((*context, record.offset, timestamp, max_timestamp, _OFFSET_COMMIT_KIND, producer_id,
+                                transactional, len(key) + len(value), *offset_key, *fields, *_OFFSET_ROW_END))
+                        continue
             size = (len(key) if key else 0) + (len(value) if value else 0)
             kind, decoded = decode(record)
-            timestamp = record.timestamp if append_time is None else append_time
-            rows.append(context + (record.offset, timestamp) + trailer + (kind,) + producer + (size,) + decoded)
+            append((*context, record.offset, timestamp, max_timestamp, kind, producer_id, transactional, size,
+                    *decoded))
         return rows
 
     @staticmethod

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
+from groupcoord.pipeline.object_store import S3Settings, is_object_store, read_object
 from groupcoord.pipeline.record_rows import RowDecoder
 from groupcoord.pipeline.schema import ARROW_SCHEMA
 from groupcoord.pipeline.segment_scan import Damage, scan_batches
@@ -30,11 +31,16 @@ def read_segment(
     *,
     verify: bool = True,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    s3: S3Settings | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Every record of the segment as rows, damage included as `corrupt` / `torn_tail` rows."""
-    path = Path(path)
-    buf = path.read_bytes()
-    decoder = RowDecoder(offsets_partition, path.name)
+    if is_object_store(str(path)):
+        buf = read_object(str(path), s3 or S3Settings.resolve())
+        name = str(path).rpartition("/")[2]
+    else:
+        buf = Path(path).read_bytes()
+        name = Path(path).name
+    decoder = RowDecoder(offsets_partition, name)
     pending: list[list[Any]] = []
     for item in scan_batches(buf, verify=verify):
         if isinstance(item, Damage):

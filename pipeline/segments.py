@@ -2,6 +2,8 @@
 
 Accepts what an operator naturally points at: a broker data directory (ours or a real Kafka
 `log.dirs` entry), one or more `__consumer_offsets-N` directories, or single `.log` files.
+Object storage (`s3a://bucket/prefix`, `s3://…`, see `pipeline/object_store.py`) is read the same way:
+the objects under the prefix are grouped by their `__consumer_offsets-N` parent.
 Kafka leaves temporary files (`.cleaned`, `.swap`, `.deleted`) and `-delete` directories around
 while it compacts and deletes; those are not part of the log and are skipped.
 """
@@ -12,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from groupcoord.pipeline.object_store import S3Settings, is_object_store, list_objects
 from groupcoord.protocol.names import OFFSETS_TOPIC
 
 _PARTITION_DIR = re.compile(rf"^{OFFSETS_TOPIC}-(\d+)$")
@@ -79,10 +82,27 @@ def _segments_under(path: Path) -> list[SegmentFile]:
     return segments
 
 
-def discover_segments(paths: str | list[str] | tuple[str, ...]) -> list[SegmentFile]:
-    """All segment files under the given paths, in log order, each listed once."""
+def _segments_in_store(path: str, settings: S3Settings) -> list[SegmentFile]:
+    found = []
+    for uri, size in list_objects(path, settings):
+        parent, _, name = uri.rpartition("/")
+        partition = partition_of_directory(Path(parent.rpartition("/")[2]))
+        match = _SEGMENT_FILE.match(name)
+        if partition is not None and match:
+            found.append(SegmentFile(partition, int(match.group(1)), uri, size))
+    if not found:
+        raise NoSegmentsError(f"{path} holds no {OFFSETS_TOPIC}-N/<offset>.log objects")
+    return found
+
+
+def discover_segments(paths: str | list[str] | tuple[str, ...], s3: S3Settings | None = None) -> list[SegmentFile]:
+    """All segment files under the given paths (local or object storage), in log order, each listed once."""
     unique: dict[str, SegmentFile] = {}
     for raw in split_paths(paths):
-        for segment in _segments_under(Path(raw).expanduser()):
+        if is_object_store(raw):
+            found = _segments_in_store(raw, s3 or S3Settings.resolve())
+        else:
+            found = _segments_under(Path(raw).expanduser())
+        for segment in found:
             unique[segment.path] = segment
     return sorted(unique.values())

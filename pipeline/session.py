@@ -1,9 +1,15 @@
-"""A lean local SparkSession with the `consumer_offsets` source registered.
+"""A lean SparkSession, local or on a cluster, with the `consumer_offsets` source registered.
 
 Start-up dominates short jobs, so everything that costs time and is not needed for local analysis
 is off: the web UI, the default 200 shuffle partitions (a handful suit one machine), a large
 driver heap. Workers must run the same interpreter as the driver (they import this project), so
 PYSPARK_PYTHON defaults to it.
+
+With `--master spark://…` (or yarn, k8s://…) the executors are other processes, usually on other hosts:
+the driver then binds where Spark's defaults say (SPARK_LOCAL_IP / spark.driver.host, as the cluster
+needs), and `--conf KEY=VALUE` reaches the session unchanged, so every setting a cluster needs
+(`spark.executor.memory`, `spark.submit.pyFiles`, `spark.hadoop.fs.s3a.*`, `spark.jars.packages`) is a
+command-line flag away.
 """
 
 from __future__ import annotations
@@ -35,21 +41,37 @@ class SessionSettings:
             "spark.sql.session.timeZone": "UTC",
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.python.worker.reuse": "true",
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
         }
+        if is_local_master(self.master):
+            settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
         settings.update(self.extra)
         return settings
 
 
-def ensure_worker_python() -> None:
+def is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def parse_conf(pairs: list[str] | None) -> dict[str, str]:
+    """`--conf KEY=VALUE` flags (spark-submit's spelling) as a dict; later flags win."""
+    conf: dict[str, str] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--conf takes KEY=VALUE, got {pair!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def ensure_worker_python(master: str = DEFAULT_MASTER) -> None:
     """Spark starts workers with `python3` unless told otherwise; ours has the project installed.
 
     Local analysis needs no network: binding to loopback also spares Spark its hostname lookup.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if is_local_master(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 def register_source(spark) -> None:
@@ -60,10 +82,10 @@ def register_source(spark) -> None:
 
 def start_session(settings: SessionSettings | None = None):
     """Build (or reuse) the SparkSession and register the data source on it."""
-    ensure_worker_python()
+    settings = settings or SessionSettings()
+    ensure_worker_python(settings.master)
     from pyspark.sql import SparkSession
 
-    settings = settings or SessionSettings()
     builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
     for key, value in settings.conf().items():
         builder = builder.config(key, value)
@@ -74,10 +96,15 @@ def start_session(settings: SessionSettings | None = None):
 
 
 def read_offsets(spark, paths, *, verify_crc: bool = True):
-    """The `consumer_offsets` DataFrame over a data directory or `__consumer_offsets-N` directories."""
+    """The `consumer_offsets` DataFrame over a data directory, `__consumer_offsets-N` directories or an
+    object-store prefix (`s3a://bucket/prefix`; the store's settings come from `spark.hadoop.fs.s3a.*`)."""
+    from groupcoord.pipeline.object_store import S3Settings
+
+    s3 = S3Settings.resolve(spark_conf=dict(spark.sparkContext.getConf().getAll()))
     return (
         spark.read.format("consumer_offsets")
         .option("paths", ",".join(split_paths(paths)))
         .option("verify_crc", "true" if verify_crc else "false")
+        .options(**s3.as_options())
         .load()
     )

@@ -4,7 +4,15 @@ Non-active segments are rewritten in groups (consecutive segments whose total si
 ``segment.bytes``) through ``storage.swap`` so a crash mid-way loses nothing. Surviving
 batches keep their base offset, lastOffsetDelta, producer id/epoch and base sequence; a
 batch left without records stays as an empty batch when it carries a producer id (the
-producer state needs it) and is dropped otherwise. Control batches are kept as they are.
+producer state needs it) and is dropped otherwise.
+
+Transactions, by Kafka's rules (``storage.cleaner_txns``): batches of aborted transactions are removed
+whatever their keys (and their keys do not count for the latest value), transaction markers are kept
+until no batch of their transaction is left and then until the delete horizon the cleaner stamps on them
+(``delete.retention.ms``), then removed; the last batch of each producer in the cleaned range is kept, as
+an empty batch if need be, so its epoch and sequence survive a restart. Nothing at or past the last stable
+offset is cleaned: an open transaction's outcome is not known yet. Each cleaned segment's ``.txnindex``
+keeps the aborted transactions whose ABORT marker it still holds.
 
 Tombstone horizon: a tombstone (null value) is dropped once the segment holding it was
 last modified more than ``delete.retention.ms`` ago. A rewritten segment keeps the newest
@@ -35,12 +43,14 @@ from groupcoord.protocol.record_batch import (
     HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header, verify_crc,
 )
 from groupcoord.storage.cleaner_checkpoint import CleanerCheckpoint, TopicPartition
+from groupcoord.storage.cleaner_txns import CleanedTransactions, scan_transactions
 from groupcoord.storage.config import LONG_MAX
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.log import PartitionLog
 from groupcoord.storage.segment import SCAN_CHUNK, Segment
 from groupcoord.storage.swap import commit_swap, install_swap, write_cleaned
 from groupcoord.storage.throttle import Throttler
+from groupcoord.storage.txn_index import AbortedTxn
 
 _log = structlog.get_logger("groupcoord.storage.cleaner")
 
@@ -54,6 +64,8 @@ class CleanerStats:
     records_read: int = 0
     records_kept: int = 0
     tombstones_dropped: int = 0
+    aborted_records_dropped: int = 0
+    markers_dropped: int = 0
     seconds: float = 0.0
 
     def merge(self, other: CleanerStats) -> None:
@@ -115,7 +127,7 @@ def first_uncleanable_offset(log: PartitionLog, first_dirty_offset: int, now_ms:
     and at the first dirty segment holding a record younger than min.compaction.lag.ms. Kafka then
     rounds down to a segment boundary (calculateCleanableBytes) because it rewrites whole segments.
     """
-    bound = min(log.high_watermark, log.active_segment.base_offset)
+    bound = min(log.stable_offset(), log.active_segment.base_offset)
     lag_ms = max(log.config.min_compaction_lag_ms, 0)
     if lag_ms > 0:
         young = next((segment for segment in non_active_segments_from(log, first_dirty_offset)
@@ -286,17 +298,29 @@ class LogCleaner:
                         if segment.base_offset < target.first_uncleanable_offset]
             if not segments:
                 return stats
-            latest = await log.run_in_executor(self._build_offset_map, segments, stats)
+            scanned = await scan_transactions(log)
+            uncleanable = target.first_uncleanable_offset
+            if scanned.first_unstable_offset is not None:
+                # an open transaction's outcome is not known: stop at the segment holding its first batch
+                held = [segment for segment in segments if segment.next_offset > scanned.first_unstable_offset]
+                if held:
+                    uncleanable = min(uncleanable, held[0].base_offset)
+                    segments = segments[:segments.index(held[0])]
+                if not segments:
+                    return stats
+            aborted = scanned.aborted
+            latest, last_of_producer = await log.run_in_executor(self._build_offset_map, segments, aborted, stats)
             horizon = now_ms - log.config.delete_retention_ms
+            txns = CleanedTransactions(aborted)
+            rules = _TxnRules(txns, last_of_producer, now_ms, log.config.delete_retention_ms)
             for group in group_segments(segments, log.config.segment_bytes):
                 new = await log.run_in_executor(self._clean_group, log, group, latest, horizon,
-                                                log.config.index_interval_bytes, stats)
+                                                log.config.index_interval_bytes, stats, rules)
                 log.replace_segments(group, new)
                 stats.segments_cleaned += len(group)
             # A segment boundary, not the last cleaned offset: a cleaned segment that lost its
             # tail records ends before the next segment begins.
-            self._first_dirty[(log.topic, log.partition)] = max(target.first_dirty_offset,
-                                                               target.first_uncleanable_offset)
+            self._first_dirty[(log.topic, log.partition)] = max(target.first_dirty_offset, uncleanable)
             await self._persist(log)
         stats.partitions_cleaned = 1
         stats.seconds = time.perf_counter() - started
@@ -326,22 +350,35 @@ class LogCleaner:
                 self._first_timestamps[segment] = stamp
         return stamp
 
-    def _build_offset_map(self, segments: list[Segment], stats: CleanerStats) -> dict[bytes, int]:
+    def _build_offset_map(self, segments: list[Segment], aborted: list[AbortedTxn],
+                          stats: CleanerStats) -> tuple[dict[bytes, int], dict[int, int]]:
+        """The latest offset of every key outside aborted transactions (Kafka's buildOffsetMap skips aborted
+        batches), and the offset of each producer's last batch in the range."""
         latest: dict[bytes, int] = {}
+        last_of_producer: dict[int, int] = {}
+        txns = CleanedTransactions(aborted)
         for segment in segments:
             for header, batch in segment_batches(segment, self.throttler):
+                if header.producer_id >= 0:
+                    last_of_producer[header.producer_id] = header.base_offset
                 if header.is_control:
+                    txns.on_control(header, batch)
+                    continue
+                if txns.on_batch(header):
                     continue
                 for offset, key, _ in decode_keys(batch, 0, header):
                     if key is not None:
                         latest[key] = offset
-        return latest
+        return latest, last_of_producer
 
     def _clean_group(self, log: PartitionLog, group: list[Segment], latest: dict[bytes, int],
-                     horizon_ms: int, index_interval: int, stats: CleanerStats) -> Segment:
+                     horizon_ms: int, index_interval: int, stats: CleanerStats,
+                     rules: _TxnRules | None = None) -> Segment:
+        rules = rules or _TxnRules(CleanedTransactions([]), {}, self.clock(), log.config.delete_retention_ms)
         mtime_ms = max(segment.last_modified_ms() for segment in group)
         base = group[0].base_offset
-        chunks = self._survivors(group, latest, horizon_ms, stats)
+        kept_before = len(rules.txns.kept_aborts)
+        chunks = self._survivors(group, latest, horizon_ms, stats, rules)
         write_cleaned(log.directory, base, _counting(chunks, stats), mtime_ms / 1000)
         commit_swap(log.directory, base, [segment.base_offset for segment in group])
         install_swap(log.directory, base)
@@ -349,16 +386,30 @@ class LogCleaner:
         new.scan(0, verify=False, index_interval_bytes=index_interval)
         new.rolling_timestamp = new.rolling_timestamp or mtime_ms
         new.write_indexes()
+        for txn in rules.txns.kept_aborts[kept_before:]:
+            new.add_aborted_txn(txn)
+        new.write_txn_index()
         return new
 
     def _survivors(self, group: list[Segment], latest: dict[bytes, int], horizon_ms: int,
-                   stats: CleanerStats) -> Iterator[bytes]:
+                   stats: CleanerStats, rules: _TxnRules) -> Iterator[bytes]:
         for segment in group:
             drop_tombstones = segment.last_modified_ms() < horizon_ms
             for header, batch in segment_batches(segment, self.throttler):
                 stats.bytes_read += len(batch)
+                producers_last = (header.producer_id >= 0
+                                  and rules.last_of_producer.get(header.producer_id) == header.base_offset)
                 if header.is_control:
-                    yield batch
+                    kept = rules.control(header, batch, producers_last)
+                    if kept is not None:
+                        yield kept
+                    else:
+                        stats.markers_dropped += 1
+                    continue
+                if rules.txns.on_batch(header):
+                    stats.aborted_records_dropped += header.records_count
+                    if producers_last:
+                        yield _rebuild(header, [])
                     continue
                 keys = decode_keys(batch, 0, header)
                 stats.records_read += len(keys)
@@ -378,6 +429,32 @@ class LogCleaner:
                     yield _rebuild(header, kept)
                 elif header.producer_id >= 0:
                     yield _rebuild(header, [])
+
+
+@dataclass(slots=True)
+class _TxnRules:
+    """One cleaning pass's transaction state, carried across its segment groups as Kafka carries it."""
+    txns: CleanedTransactions
+    last_of_producer: dict[int, int]
+    now_ms: int
+    delete_retention_ms: int
+
+    def control(self, header: BatchHeader, batch: bytes, producers_last: bool) -> bytes | None:
+        """The control batch to write (as it was, or stamped with a delete horizon), or None to drop it."""
+        if not self.txns.on_control(header, batch):
+            return batch
+        if producers_last:
+            return batch                      # the producer's epoch must survive: Kafka's RETAIN_EMPTY
+        if header.has_delete_horizon:
+            return None if header.base_timestamp <= self.now_ms else batch
+        records = decode_records(batch, 0, header)
+        return encode_batch(records, base_offset=header.base_offset, compression=header.compression,
+                            producer_id=header.producer_id, producer_epoch=header.producer_epoch,
+                            base_sequence=header.base_sequence, is_transactional=header.is_transactional,
+                            is_control=True, timestamp_type=header.timestamp_type,
+                            partition_leader_epoch=header.partition_leader_epoch,
+                            last_offset_delta=header.last_offset_delta, max_timestamp=header.max_timestamp,
+                            delete_horizon=self.now_ms + self.delete_retention_ms)
 
 
 def _rebuild(header: BatchHeader, kept: list[Record]) -> bytes:

@@ -34,6 +34,7 @@ from groupcoord.storage.recovery import (
 )
 from groupcoord.storage.segment import Segment, fsync_directory
 from groupcoord.storage.segment_reads import find_timestamp, read_batches
+from groupcoord.storage.txn_index import AbortedTxn
 
 __all__ = ["CLEAN_SHUTDOWN_MARKER", "AppendResult", "PartitionLog", "parse_partition_dir"]
 
@@ -103,6 +104,9 @@ class PartitionLog:
         self._sync_task: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[PartitionLog], None]] = []
         self._closed = False
+        self.first_unstable_offset: Callable[[], int | None] | None = None
+        """Set by the owner of the producer state: the first offset of the earliest undecided transaction
+        (None while that state is not known yet). Without it the log has no transactions."""
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.name}, start={self.log_start_offset}, end={self.log_end_offset})"
@@ -176,13 +180,17 @@ class PartitionLog:
                 _log.exception("corruption listener failed", partition=self.name)
 
     async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
-                     log_append_time: int | None = None) -> AppendResult:
+                     log_append_time: int | None = None,
+                     on_assigned: Callable[[int, int], None] | None = None) -> AppendResult:
         """Append whole v2 batches; returns once they are durable under the fsync policy.
 
         With ``assign_offsets`` the broker numbers the batches from the log end offset by
         overwriting baseOffset (not covered by the CRC). Without it, the batches' own
         offsets are kept and must continue the log. Topics configured with
         LogAppendTime are stamped with the append time even if ``log_append_time`` is None.
+        ``on_assigned(first, last)`` runs under the append lock as soon as the offsets are known, before
+        they can become visible: the producer state records where a transaction begins there, so the last
+        stable offset never lets a reader past it.
         """
         started = time.perf_counter()
         buf = bytearray(batches)
@@ -210,6 +218,8 @@ class PartitionLog:
                     header.max_timestamp = log_append_time
                     header.attributes |= 0x08
             first_offset = headers[0][1].base_offset
+            if on_assigned is not None:
+                on_assigned(first_offset, next_offset - 1)
             segment = self.active_segment
             if self._should_roll(segment, len(buf), next_offset - 1):
                 segment = await self._roll(first_offset)
@@ -455,8 +465,10 @@ class PartitionLog:
         bases = [segment.base_offset for segment in self.segments]
         return max(bisect_right(bases, offset) - 1, 0)
 
-    async def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
-        """Whole raw batches starting at the batch holding ``offset``, below the high watermark.
+    async def read(self, offset: int, max_bytes: int, *, min_one: bool = True,
+                   max_offset: int | None = None) -> bytes:
+        """Whole raw batches starting at the batch holding ``offset``, below the high watermark (and below
+        ``max_offset`` when given: a read_committed fetch stops at the last stable offset).
 
         At most ``max_bytes`` unless ``min_one`` and the first batch alone is larger, in
         which case that batch is returned whole (as Kafka does for the first partition
@@ -465,7 +477,7 @@ class PartitionLog:
         self._check_open()
         if self.corruption is not None:
             raise self.corruption
-        high_watermark = self.high_watermark
+        high_watermark = self.high_watermark if max_offset is None else min(self.high_watermark, max_offset)
         offset = max(offset, self.log_start_offset)
         if offset >= high_watermark:
             return b""
@@ -543,6 +555,39 @@ class PartitionLog:
             if not progressed:
                 return
 
+    def stable_offset(self) -> int:
+        """The last stable offset as the cleaner must respect it: the high watermark without transactions;
+        the log start (nothing is cleanable) while the producer state saying which are open is unknown."""
+        if self.first_unstable_offset is None:
+            return self.high_watermark
+        try:
+            first = self.first_unstable_offset()
+        except LookupError:
+            return self.log_start_offset
+        return self.high_watermark if first is None else min(first, self.high_watermark)
+
+    # ---- the transaction index ---------------------------------------------------------------
+    async def add_aborted_txn(self, entry: AbortedTxn) -> None:
+        """Record an aborted transaction in the ``.txnindex`` of the segment holding its ABORT marker and
+        persist it (with fsync unless the policy is never); a second call for the same marker does nothing,
+        so the producer-state replay may re-add what recovery lost."""
+        segment = self.segments[self.segment_for(entry.last_offset)]
+        if segment.deleted or not segment.add_aborted_txn(entry):
+            return
+        await self._run(segment.write_txn_index, self.fsync is not FsyncPolicy.NEVER)
+
+    def collect_aborted_txns(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Kafka's collectAbortedTransactions: every aborted transaction still open at ``start_offset`` that
+        began before ``upper_bound_offset``, from the segment holding ``start_offset`` on (an abort marker
+        lies at or after its data, so earlier segments cannot hold one that matters). Every later segment is
+        looked at, not only up to the first marker past the bound as Kafka's search stops: a transaction begun
+        before the bound may be aborted after a later-begun one (the indexes are in memory, so this is cheap)."""
+        found: list[AbortedTxn] = []
+        for segment in self.segments[self.segment_for(start_offset):]:
+            if segment.txn_index.entries:
+                found.extend(segment.txn_index.collect(start_offset, upper_bound_offset))
+        return found
+
     # ---- segment replacement (retention and cleaner) ---------------------------------------
     async def delete_segments(self, doomed: list[Segment], reason: str) -> None:
         """Drop whole non-active segments from the front or middle and advance the log start."""
@@ -556,6 +601,23 @@ class PartitionLog:
         await self._run(_delete_segment_files, doomed, self.directory)
         _log.info("deleted segments", partition=self.name, reason=reason,
                   segments=[segment.log_path.name for segment in doomed], log_start_offset=self.log_start_offset)
+
+    async def advance_log_start_offset(self, offset: int) -> int:
+        """DeleteRecords: records below ``offset`` are no longer readable (the start never moves back, nor
+        past the high watermark — the caller checks that), and whole segments below it are deleted, as
+        Kafka's deleteLogStartOffsetBreachedSegments does. Returns the new log start offset."""
+        async with self.maintenance_lock:
+            self._check_open()
+            self.log_start_offset = max(self.log_start_offset, min(offset, self.high_watermark))
+            doomed = [segment for segment, following in zip(self.segments, self.segments[1:])
+                      if following.base_offset <= self.log_start_offset]
+            await self.delete_segments(doomed, "log start offset breach")
+            return self.log_start_offset
+
+    def restore_log_start_offset(self, offset: int) -> None:
+        """At open: the start a DeleteRecords left (from the checkpoint), if it lies inside this log."""
+        if self.log_start_offset < offset <= self.log_end_offset:
+            self.log_start_offset = offset
 
     def replace_segments(self, old: list[Segment], new: Segment) -> None:
         """Swap a contiguous run of segments for their rewritten replacement (loop side)."""

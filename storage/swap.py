@@ -18,7 +18,7 @@ from pathlib import Path
 import structlog
 
 from groupcoord.storage.segment import (
-    CLEANED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIMEINDEX_SUFFIX, fsync_directory,
+    CLEANED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIMEINDEX_SUFFIX, TXNINDEX_SUFFIX, fsync_directory,
     parse_segment_filename, segment_filename,
 )
 
@@ -69,7 +69,7 @@ def install_swap(directory: Path, base_offset: int) -> None:
     manifest = manifest_path(directory, base_offset)
     replaced = json.loads(manifest.read_text())["replaced"]
     for old in replaced:
-        for suffix in (INDEX_SUFFIX, TIMEINDEX_SUFFIX, LOG_SUFFIX):
+        for suffix in (INDEX_SUFFIX, TIMEINDEX_SUFFIX, TXNINDEX_SUFFIX, LOG_SUFFIX):
             try:
                 (directory / segment_filename(old, suffix)).unlink()
             except FileNotFoundError:

@@ -11,8 +11,9 @@ import asyncio
 import sys
 from typing import Awaitable, Callable, TextIO
 
-from . import commands
+from . import acls, commands
 from .client import DEFAULT_TIMEOUT_S, AdminError
+from .users import add_users_command
 
 Command = Callable[[argparse.Namespace, TextIO], Awaitable[None]]
 
@@ -37,24 +38,31 @@ def run_command(command: Command, args: argparse.Namespace, out: TextIO | None =
     return EXIT_OK
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
-                        help="broker to connect to (comma-separated list accepted)")
+def _common(parser: argparse.ArgumentParser, offline: bool = False) -> None:
+    where = parser.add_mutually_exclusive_group(required=True) if offline else parser
+    where.add_argument("--bootstrap-server", required=not offline, metavar="HOST:PORT",
+                       help="broker to connect to (comma-separated list accepted)")
+    if offline:
+        where.add_argument("--data-dir", metavar="DIR", help="work on a stopped broker's data directory instead")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                         help=f"per-request timeout (default {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client properties as Kafka's tools take them: security.protocol, sasl.mechanism, "
+                             "sasl.jaas.config (or sasl.username/sasl.password), ssl.truststore.location, ...")
 
 
-def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_text: str) -> argparse.ArgumentParser:
+def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_text: str,
+          offline: bool = False) -> argparse.ArgumentParser:
     parser = sub.add_parser(name, help=help_text, description=help_text)
-    _common(parser)
+    _common(parser, offline)
     # `admin_command` lets embedders and tests run the command with their own output streams.
     parser.set_defaults(func=lambda ns: run_command(command, ns), admin_command=command)
     return parser
 
 
 def add_admin_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Add `health`, `groups`, `offsets` and `topics` to the `groupcoord` command line."""
+    """Add `health`, `groups`, `offsets`, `topics`, `transactions`, `users` and `acls` to the `groupcoord` command line."""
     health = _leaf(subparsers, "health", commands.health,
                    "check that a broker answers ApiVersions and that its /health (metrics port) is healthy: "
                    "writes succeed, nothing offline")
@@ -63,6 +71,24 @@ def add_admin_commands(subparsers: argparse._SubParsersAction) -> None:
     _add_groups(subparsers)
     _add_offsets(subparsers)
     _add_topics(subparsers)
+    _add_transactions(subparsers)
+    add_users_command(subparsers, lambda sub, name, command, text: _leaf(sub, name, command, text, offline=True))
+    _add_acls(subparsers)
+
+
+def _add_transactions(subparsers: argparse._SubParsersAction) -> None:
+    transactions = subparsers.add_parser("transactions", help="list and describe transactions (kafka-transactions.sh)")
+    sub = transactions.add_subparsers(dest="transactions_command", required=True)
+    listing = _leaf(sub, "list", commands.transactions_list, "list transactions, as kafka-transactions.sh list")
+    listing.add_argument("--duration-filter", type=int, default=None, metavar="MS",
+                         help="only transactions running longer than this many milliseconds")
+    listing.add_argument("--state", action="append", metavar="STATE",
+                         help="only transactions in this state (Ongoing, PrepareCommit, Empty, ...); repeatable")
+    listing.add_argument("--producer-id", action="append", type=int, metavar="ID",
+                         help="only transactions of this producer id; repeatable")
+    describe = _leaf(sub, "describe", commands.transactions_describe,
+                     "one transactional id's state, as kafka-transactions.sh describe")
+    describe.add_argument("--transactional-id", required=True, metavar="ID")
 
 
 def _add_groups(subparsers: argparse._SubParsersAction) -> None:
@@ -127,3 +153,17 @@ def _add_topics(subparsers: argparse._SubParsersAction) -> None:
 
     delete = _leaf(sub, "delete", commands.topics_delete, "delete topics")
     delete.add_argument("--topic", action="append", required=True, help="repeatable")
+
+
+def _add_acls(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("acls", help="add, list and remove ACLs (kafka-acls.sh's options and output)")
+    sub = parser.add_subparsers(dest="acls_command", required=True)
+    add = _leaf(sub, "add", acls.acls_add, "add ACLs (CreateAcls)")
+    acls.add_options(add)
+    listing = _leaf(sub, "list", acls.acls_list, "list ACLs, of the resources given or all (DescribeAcls)")
+    acls.add_options(listing)
+    listing.add_argument("--principal", action="append", default=[], metavar="TYPE:NAME",
+                         help="only the ACLs of this principal; repeatable")
+    remove = _leaf(sub, "remove", acls.acls_remove, "remove ACLs (DeleteAcls); without principals, all of the resource's")
+    acls.add_options(remove)
+    remove.add_argument("--force", action="store_true", help="do not ask for confirmation")

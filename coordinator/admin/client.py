@@ -18,11 +18,15 @@ from typing import Any, Mapping
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
 
+from groupcoord.coordinator.security.sasl_client import SaslClientError
+from groupcoord.coordinator.security.sasl_client import new_client as new_sasl_client
 from groupcoord.protocol.errors import kafka_name
 from groupcoord.protocol.framing import encode_frame
 from groupcoord.protocol import registry
 from groupcoord.protocol.build import build
 from groupcoord.protocol.headers import encode_request_header, parse_response_header
+
+from .client_security import ClientSecurity
 
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -40,7 +44,14 @@ class ApiKey(IntEnum):
     API_VERSIONS = 18
     CREATE_TOPICS = 19
     DELETE_TOPICS = 20
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DELETE_GROUPS = 42
+    SASL_HANDSHAKE = 17
+    SASL_AUTHENTICATE = 36
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
 
 
 # Highest version the admin commands build requests for. Later versions switch to topic ids
@@ -126,19 +137,43 @@ class BrokerConnection:
 
     @classmethod
     async def open(
-        cls, host: str, port: int, *, client_id: str | None = DEFAULT_CLIENT_ID, timeout: float = DEFAULT_TIMEOUT_S
+        cls, host: str, port: int, *, client_id: str | None = DEFAULT_CLIENT_ID, timeout: float = DEFAULT_TIMEOUT_S,
+        security: ClientSecurity | None = None,
     ) -> "BrokerConnection":
+        """Connect (over TLS for SSL/SASL_SSL), negotiate versions, then authenticate (SASL_*), as Kafka's
+        clients do: ApiVersions first, then SaslHandshake and SaslAuthenticate."""
+        security = security or ClientSecurity()
         conn = cls(host, port, client_id, timeout)
+        tls = security.ssl_context
         try:
-            conn._reader, conn._writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+            conn._reader, conn._writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls is not None else None), timeout)
         except (OSError, asyncio.TimeoutError) as exc:
             raise AdminError(f"cannot connect to {host}:{port}: {exc or 'timed out'}") from exc
         try:
             await conn._negotiate()
+            if security.sasl:
+                await conn._authenticate(security)
         except BaseException:
             await conn.close()
             raise
         return conn
+
+    async def _authenticate(self, security: ClientSecurity) -> None:
+        handshake = await self._roundtrip(ApiKey.SASL_HANDSHAKE, self.version_for(ApiKey.SASL_HANDSHAKE),
+                                          {"mechanism": security.mechanism})
+        check_error(handshake.error_code, f"SaslHandshake ({security.mechanism}; the broker enables "
+                                          f"{', '.join(handshake.mechanisms) or 'none'})")
+        client = new_sasl_client(security.mechanism, security.username or "", security.password or "")
+        version = self.version_for(ApiKey.SASL_AUTHENTICATE)
+        token: bytes | None = client.first()
+        try:
+            while token is not None:
+                answer = await self._roundtrip(ApiKey.SASL_AUTHENTICATE, version, {"auth_bytes": token})
+                check_error(answer.error_code, "SASL authentication", answer.error_message)
+                token = client.respond(bytes(answer.auth_bytes))
+        except SaslClientError as exc:
+            raise AdminError(f"SASL authentication with {self.host}:{self.port}: {exc}") from None
 
     @property
     def is_open(self) -> bool:
@@ -257,10 +292,12 @@ _COORDINATOR_RETRY = {
 class AdminClient:
     """Routes requests to the right broker: bootstrap, partition leaders, group coordinators."""
 
-    def __init__(self, bootstrap: str, *, client_id: str = DEFAULT_CLIENT_ID, timeout: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, bootstrap: str, *, client_id: str = DEFAULT_CLIENT_ID, timeout: float = DEFAULT_TIMEOUT_S,
+                 security: ClientSecurity | None = None):
         self._servers = parse_bootstrap(bootstrap)
         self.client_id = client_id
         self.timeout = timeout
+        self.security = security or ClientSecurity()
         self._connections: dict[tuple[str, int], BrokerConnection] = {}
         self._brokers: dict[int, tuple[str, int]] = {}
 
@@ -284,7 +321,8 @@ class AdminClient:
             if conn is not None and conn.is_open:
                 return conn
             try:
-                conn = await BrokerConnection.open(*candidate, client_id=self.client_id, timeout=self.timeout)
+                conn = await BrokerConnection.open(*candidate, client_id=self.client_id, timeout=self.timeout,
+                                                   security=self.security)
             except AdminError as exc:
                 errors.append(str(exc))
                 continue

@@ -5,6 +5,7 @@ and prints either a table or one JSON document. Failures raise `AdminError`; cli
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -12,14 +13,27 @@ from groupcoord.protocol.errors import kafka_name
 
 from . import operations as ops
 from . import render
+from . import transactions as txns
 from .client import AdminClient, AdminError, ApiKey
+from .client_security import ClientConfigError, ClientSecurity
 from .model import GroupDescription
 from .offsets_csv import read_offsets_csv, write_offsets_csv
 from .reset_plan import ResetSpec, ResetStrategy, parse_datetime_ms, plan_reset, select_partitions
 
 
+def client_security(args: argparse.Namespace) -> ClientSecurity:
+    """The connection's security from ``--command-config`` (Kafka's client properties), PLAINTEXT without it."""
+    path = getattr(args, "command_config", None)
+    if not path:
+        return ClientSecurity()
+    try:
+        return ClientSecurity.from_file(path)
+    except ClientConfigError as exc:
+        raise AdminError(str(exc)) from None
+
+
 def _client(args: argparse.Namespace) -> AdminClient:
-    return AdminClient(args.bootstrap_server, timeout=args.timeout)
+    return AdminClient(args.bootstrap_server, timeout=args.timeout, security=client_security(args))
 
 
 def _emit(out: TextIO, text: str) -> None:
@@ -269,3 +283,18 @@ __all__ = [
     "topics_describe",
     "topics_list",
 ]
+
+
+async def transactions_list(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        listings = await txns.list_transactions(client, args.duration_filter, tuple(args.state or ()),
+                                                tuple(args.producer_id or ()))
+    _emit(out, render.to_json(render.transactions_json(listings)) if args.json else render.transactions_table(listings))
+
+
+async def transactions_describe(args: argparse.Namespace, out: TextIO) -> None:
+    async with _client(args) as client:
+        described = await txns.describe_transaction(client, args.transactional_id)
+    now_ms = int(time.time() * 1000)
+    _emit(out, render.to_json(render.transaction_json(described, now_ms)) if args.json
+          else render.transaction_table(described, now_ms))

@@ -21,6 +21,11 @@ MEMBER_HEADERS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
 STATE_HEADERS = ("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
 RESET_HEADERS = ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 LIST_HEADERS = ("GROUP", "TYPE", "STATE")
+# kafka-transactions.sh's columns.
+TXN_LIST_HEADERS = ("TransactionalId", "Coordinator", "ProducerId", "TransactionState")
+TXN_DESCRIBE_HEADERS = ("CoordinatorId", "TransactionalId", "ProducerId", "ProducerEpoch", "TransactionState",
+                        "TransactionTimeoutMs", "CurrentTransactionStartTimeMs", "TransactionDurationMs",
+                        "TopicPartitions")
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -112,3 +117,29 @@ def reset_json(group: str, plan: Sequence[PlannedReset], executed: bool) -> dict
             for p in plan
         ],
     }
+
+
+def transactions_table(listings: Sequence[Any]) -> str:
+    return table(TXN_LIST_HEADERS, [(t.transactional_id, t.coordinator, t.producer_id, t.state) for t in listings])
+
+
+def transactions_json(listings: Sequence[Any]) -> list[dict]:
+    return [{"transactional_id": t.transactional_id, "coordinator": t.coordinator, "producer_id": t.producer_id,
+             "state": t.state} for t in listings]
+
+
+def transaction_table(d: Any, now_ms: int) -> str:
+    """As kafka-transactions.sh describe: "None" for the start and duration when no transaction runs."""
+    start = "None" if d.start_time_ms is None else d.start_time_ms
+    duration = "None" if d.start_time_ms is None else now_ms - d.start_time_ms
+    partitions = ",".join(f"{t}-{p}" for t, p in d.partitions)
+    return table(TXN_DESCRIBE_HEADERS, [(d.coordinator, d.transactional_id, d.producer_id, d.producer_epoch, d.state,
+                                         d.timeout_ms, start, duration, partitions)])
+
+
+def transaction_json(d: Any, now_ms: int) -> dict:
+    return {"coordinator": d.coordinator, "transactional_id": d.transactional_id, "producer_id": d.producer_id,
+            "producer_epoch": d.producer_epoch, "state": d.state, "timeout_ms": d.timeout_ms,
+            "start_time_ms": d.start_time_ms,
+            "duration_ms": None if d.start_time_ms is None else now_ms - d.start_time_ms,
+            "partitions": [{"topic": t, "partition": p} for t, p in d.partitions]}

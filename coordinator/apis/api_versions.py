@@ -6,10 +6,10 @@ registry, so each combination is encoded once.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.client_software import valid_client_software
 from groupcoord.protocol.encode import EncodedBody, encode_body
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.registry import ApiRegistry, response_class
@@ -20,9 +20,6 @@ from .services import Services
 
 API = Api(ApiKey.API_VERSIONS, 0, 4)
 
-CLIENT_SOFTWARE_VERSION = 3
-# KIP-511: software name/version must start and end with a letter or digit; inside, also '-' and '.'.
-_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$")
 
 
 def api_versions_response(registry: ApiRegistry) -> dict[str, Any]:
@@ -37,12 +34,7 @@ def api_versions_response(registry: ApiRegistry) -> dict[str, Any]:
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> EncodedBody:
-    error = ErrorCode.none
-    if ctx.api_version >= CLIENT_SOFTWARE_VERSION:
-        name = request.client_software_name
-        version = request.client_software_version
-        if not _SOFTWARE.match(name or "") or not _SOFTWARE.match(version or ""):
-            error = ErrorCode.invalid_request
+    error = ErrorCode.none if valid_client_software(request, ctx.api_version) else ErrorCode.invalid_request
     registry = services.registry
 
     def encode() -> EncodedBody:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_ms, as_str
 
+from ..groups.consumer.heartbeat import error_response
 from ..groups.requests import ConsumerGroupHeartbeat
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .requests import client_host
@@ -37,4 +40,17 @@ def heartbeat_request(ctx: RequestContext, r: Any) -> ConsumerGroupHeartbeat:
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """With an authorizer, as Kafka 4.3's KafkaApis: READ on the group (GROUP_AUTHORIZATION_FAILED), then
+    DESCRIBE on every subscribed topic name (any missing: TOPIC_AUTHORIZATION_FAILED, nothing changed)."""
+    auth = services.authorizer
+    if auth is not None:
+        if not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+            return error_response(ErrorCode.group_authorization_failed, None)
+        names = request.subscribed_topic_names
+        if names:
+            wanted = set(names)
+            if len(auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)) < len(wanted):
+                return error_response(ErrorCode.topic_authorization_failed, None)
+        # Its regex (v1+, where the client names the member) resolves to what this principal may DESCRIBE.
+        auth.remember_member(as_str(request.member_id), ctx)
     return services.groups.consumer_group_heartbeat(heartbeat_request(ctx, request))

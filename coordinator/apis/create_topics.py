@@ -10,6 +10,7 @@ from groupcoord.protocol.names import ZERO_UUID
 
 from ..dataplane.service import DataPlane
 from ..dataplane.topics import TopicResult
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .requests import duplicates
@@ -22,8 +23,23 @@ API = Api(ApiKey.CREATE_TOPICS, 2, 7)
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     dataplane = services.dataplane
     dupes = duplicates(t.name for t in request.topics)
+    auth = services.authorizer
+    creatable = describable = None
+    if auth is not None:
+        # ControllerApis.createTopics: CREATE on the cluster, else on each topic; DESCRIBE_CONFIGS on a
+        # topic to be told its configs (neither refusal of those two logged as a denial).
+        names = {t.name for t in request.topics if t.name not in dupes}
+        creatable = (names if auth.authorize_cluster(ctx, AclOperation.CREATE, log_if_denied=False)
+                     else auth.filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, names))
+        describable = auth.filter_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names,
+                                             log_if_denied=False)
     results = []
     for topic in request.topics:
+        if creatable is not None and topic.name not in dupes and topic.name not in creatable:
+            results.append({"name": topic.name, "topic_id": ZERO_UUID, "error_code": ErrorCode.topic_authorization_failed,
+                            "error_message": "Authorization failed.", "topic_config_error_code": 0,
+                            "num_partitions": -1, "replication_factor": -1, "configs": None})
+            continue
         if topic.name in dupes:
             result = TopicResult(topic.name, ErrorCode.invalid_request,
                                  "Create topics request from client contains multiple entries for the "
@@ -33,7 +49,11 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
             result = await dataplane.topics.create(
                 topic.name, int(topic.num_partitions), int(topic.replication_factor),
                 {c.name: c.value for c in topic.configs}, assignments, bool(request.validate_only))
-        results.append(_created(result, dataplane))
+        created = _created(result, dataplane)
+        if describable is not None and result.topic is not None and topic.name not in describable:
+            created.update(topic_config_error_code=ErrorCode.topic_authorization_failed, num_partitions=-1,
+                           replication_factor=-1, configs=[])
+        results.append(created)
     return {"throttle_time": 0, "topics": results}
 
 

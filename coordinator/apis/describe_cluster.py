@@ -8,7 +8,9 @@ from groupcoord.protocol.api_keys import ApiKey
 
 from ..server.dispatch import RequestContext
 from .api import Api
+from ..security.acl import AclOperation
 from .metadata import AUTHORIZED_OPERATIONS_OMITTED, broker_entry
+from .operations import cluster_operations
 from .services import Services
 
 API = Api(ApiKey.DESCRIBE_CLUSTER, 0, 2)
@@ -17,7 +19,11 @@ ENDPOINT_TYPE_BROKERS = 1
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> dict[str, Any]:
-    identity = services.identity
+    identity = services.identity_for(ctx.listener)
+    ops = AUTHORIZED_OPERATIONS_OMITTED
+    if request.include_cluster_authorized_operations:
+        auth = services.authorizer
+        ops = cluster_operations(auth, ctx) if auth is None or auth.authorize_cluster(ctx, AclOperation.DESCRIBE) else 0
     return {
         "throttle_time": 0,
         "error_code": 0,
@@ -26,5 +32,5 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> dict[str, A
         "cluster_id": identity.cluster_id,
         "controller_id": identity.controller_id,
         "brokers": [broker_entry(identity)],
-        "cluster_authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+        "cluster_authorized_operations": ops,
     }

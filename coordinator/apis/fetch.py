@@ -7,6 +7,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 
 from ..dataplane.fetch import parse_request
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -16,4 +17,10 @@ API = Api(ApiKey.FETCH, 4, 17)
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
-    return await services.dataplane.fetch.fetch(parse_request(request, ctx.api_version))
+    """With an authorizer, the topics without READ answer TOPIC_AUTHORIZATION_FAILED, unread."""
+    auth = services.authorizer
+    if auth is None:
+        return await services.dataplane.fetch.fetch(parse_request(request, ctx.api_version))
+    return await services.dataplane.fetch.fetch(
+        parse_request(request, ctx.api_version),
+        authorize=lambda names: auth.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names))

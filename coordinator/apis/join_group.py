@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_ms, as_str
 
+from ..groups.classic.responses import join_error
 from ..groups.requests import JoinGroup
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .requests import client_host
@@ -39,7 +42,11 @@ def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
-    response = await services.groups.join_group(join_request(ctx, request))
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+        response = join_error("", ErrorCode.group_authorization_failed)  # JoinGroupRequest.getErrorResponse
+    else:
+        response = await services.groups.join_group(join_request(ctx, request))
     if ctx.api_version < NULLABLE_PROTOCOL_VERSION and response["protocol_name"] is None:
         response = {**response, "protocol_name": ""}  # not nullable before v7: Kafka sends ""
     return response

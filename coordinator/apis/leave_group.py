@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_str
 
 from ..groups.requests import LeaveGroup, LeavingMember
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -25,4 +27,7 @@ def leave_request(ctx: RequestContext, r: Any) -> LeaveGroup:
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+        return {"throttle_time": 0, "error_code": ErrorCode.group_authorization_failed, "members": []}
     return services.groups.leave_group(leave_request(ctx, request))

@@ -10,6 +10,8 @@ from functools import partial
 from importlib import import_module
 from typing import Iterable, Protocol, cast
 
+from groupcoord.protocol.fast_codecs import FastCodec
+
 from ..server.dispatch import Handler
 from .api import ApiModule
 from .services import Services
@@ -39,17 +41,41 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "describe_acls",
+    "create_acls",
+    "delete_acls",
+    "sasl_handshake",
+    "sasl_authenticate",
+    "describe_user_scram_credentials",
+    "alter_user_scram_credentials",
+    "add_partitions_to_txn",
+    "add_offsets_to_txn",
+    "end_txn",
+    "txn_offset_commit",
+    "write_txn_markers",
+    "describe_transactions",
+    "list_transactions",
+    "describe_producers",
+    "delete_records",
+    "describe_log_dirs",
+    "describe_topic_partitions",
+    "incremental_alter_configs",
+    "alter_configs",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
 
 
 class Registrar(Protocol):
-    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None: ...
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
+                 fast: FastCodec | None = None) -> None: ...
 
 
 def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiModule] = APIS) -> None:
-    """Bind each API's handler to ``services`` and register it with its version range."""
+    """Bind each API's handler to ``services`` and register it with its version range. A module may also
+    declare ``FAST``, a hand-written codec (protocol/fast_codecs.py) for its hottest versions: the dispatcher
+    reads and answers with it and calls the same ``handle``; what it declines takes the general path."""
     for module in apis:
         api = module.API
-        dispatcher.register(api.key, partial(module.handle, services), api.min_version, api.max_version)
+        dispatcher.register(api.key, partial(module.handle, services), api.min_version, api.max_version,
+                            fast=getattr(module, "FAST", None))

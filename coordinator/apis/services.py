@@ -14,10 +14,13 @@ from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.registry import ApiRegistry
 
 from ..cluster import ClusterIdentity
+from ..security.credentials import CredentialStore
 
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
+    from ..security.authorizer import Authorizer
+    from ..transactions.service import TransactionCoordinator
 
 ENCODED_BODIES_PER_API = 256
 
@@ -55,7 +58,10 @@ class EncodedBodies:
 @dataclass(frozen=True, slots=True)
 class Services:
     """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
-    catalog Metadata describes."""
+    catalog Metadata describes, ``transactions`` the transaction coordinator, ``credentials`` the SCRAM
+    credential store (Describe/AlterUserScramCredentials; the listeners' SASL authenticators read the same
+    one). ``authorizer`` is None unless ``authorizer.class.name`` turns ACLs on: every handler's checks cost
+    one attribute test when it is."""
 
     identity: ClusterIdentity
     registry: ApiRegistry
@@ -63,3 +69,11 @@ class Services:
     groups: GroupCoordinatorService
     dataplane: DataPlane
     encoded: EncodedBodies = field(default_factory=EncodedBodies)
+    transactions: TransactionCoordinator | None = None  # None: no transaction coordinator (FindCoordinator says so)
+    credentials: CredentialStore = field(default_factory=CredentialStore.in_memory)
+    identities: dict[str, ClusterIdentity] = field(default_factory=dict)
+    authorizer: Authorizer | None = None
+
+    def identity_for(self, listener: str) -> ClusterIdentity:
+        """This broker as the clients of one listener must reach it (its advertised address)."""
+        return self.identities.get(listener, self.identity)

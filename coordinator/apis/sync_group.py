@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_str
 
+from ..groups.classic.responses import sync_error
 from ..groups.requests import SyncGroup
+from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
@@ -29,4 +32,7 @@ def sync_request(ctx: RequestContext, r: Any) -> SyncGroup:
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+        return sync_error(ErrorCode.group_authorization_failed)
     return services.groups.sync_group(sync_request(ctx, request))

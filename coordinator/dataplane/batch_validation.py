@@ -119,9 +119,8 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
 def _check_header(header: BatchHeader) -> BatchRejected | None:
     if header.is_control:
         return BatchRejected(ErrorCode.invalid_record, "Clients are not allowed to write control records")
-    if header.is_transactional:
-        return BatchRejected(ErrorCode.invalid_txn_state,
-                             "This broker has no transaction coordinator: transactional batches are refused")
+    if header.is_transactional and header.producer_id < 0:
+        return BatchRejected(ErrorCode.invalid_record, "Transactional batch without a producer id")
     if header.records_count <= 0:
         return BatchRejected(ErrorCode.invalid_record, "Invalid reported count for record batch")
     if header.last_offset_delta < 0:

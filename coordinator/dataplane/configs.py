@@ -1,8 +1,8 @@
 """DescribeConfigs for topics and for this broker, the calls admin tools and librdkafka make.
 
 Topic values come from the topic_configs table (override, else broker setting, else Kafka default) with
-their source and, on request, the synonym chain; broker values come from the broker settings table, marked
-read-only because this broker has no AlterConfigs.
+their source and, on request, the synonym chain; broker values come from the broker settings table, with
+the dynamic log settings alterable (IncrementalAlterConfigs) and the rest read-only.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator import config as broker_settings
 from groupcoord.coordinator.dataplane import topic_configs
+from groupcoord.coordinator.dataplane.group_configs import GROUP_CONFIGS
 from groupcoord.coordinator.dataplane.names import topic_name_error
 from groupcoord.coordinator.dataplane.topic_configs import ConfigSource, ConfigType
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
@@ -23,6 +24,8 @@ class ResourceType(enum.IntEnum):
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
 
 
 def _config_type(value: Any) -> ConfigType:
@@ -86,31 +89,71 @@ class DescribeConfigsService:
             return ErrorCode.none, None, self.broker_configs(synonyms)
         if resource_type == ResourceType.BROKER_LOGGER:
             return ErrorCode.none, None, []
+        if resource_type == ResourceType.GROUP:
+            dynamic = self._catalog.dynamic
+            overrides = dynamic.groups.get(name, {}) if dynamic is not None else {}
+            return ErrorCode.none, None, self.group_configs(overrides, synonyms)
         return ErrorCode.invalid_request, f"Unsupported resource type {resource_type}", []
 
     def topic_configs(self, overrides: dict[str, str], include_synonyms: bool) -> list[dict]:
         out = []
-        for eff in topic_configs.effective_all(overrides, self._config):
+        dynamic = self._catalog.dynamic.broker_view() if self._catalog.dynamic is not None else None
+        for eff in topic_configs.effective_all(overrides, self._config, dynamic):
             synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in eff.synonyms]
                         if include_synonyms else [])
             out.append(_entry(eff.name, eff.value, eff.source, eff.type, False, synonyms))
         return out
 
+    def group_configs(self, overrides: dict[str, str], include_synonyms: bool) -> list[dict]:
+        out = []
+        for name in sorted(GROUP_CONFIGS):
+            defn = GROUP_CONFIGS[name]
+            attr = defn.broker_synonym.replace(".", "_")
+            default = getattr(self._config, attr, defn.default)
+            source = ConfigSource.DEFAULT_CONFIG if default == defn.default else ConfigSource.STATIC_BROKER_CONFIG
+            chain = [(defn.broker_synonym, str(default), source)]
+            if name in overrides:
+                chain.insert(0, (name, overrides[name], ConfigSource.GROUP_CONFIG))
+            synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else [])
+            chain = [(v, s) for _, v, s in chain]
+            out.append(_entry(name, chain[0][0], chain[0][1], ConfigType.INT, False, synonyms))
+        return out
+
     def broker_configs(self, include_synonyms: bool) -> list[dict]:
+        """Every broker setting: static ones read-only, the dynamic log settings (the topic configs'
+        broker synonyms) alterable, showing a dynamic value with its level when one is set."""
+        dynamic = self._catalog.dynamic
         out: dict[str, dict] = {}
         for setting in broker_settings.SETTINGS:
             if not setting.kafka:
                 continue
             value = getattr(self._config, setting.attr, setting.default)
             source = ConfigSource.DEFAULT_CONFIG if value == setting.default else ConfigSource.STATIC_BROKER_CONFIG
-            synonyms = [{"name": setting.name, "value": _render(value), "source": int(source)}] \
-                if include_synonyms else []
-            out[setting.name] = _entry(setting.name, _render(value), source, _config_type(setting.default),
-                                       True, synonyms)
+            out[setting.name] = self._broker_entry(setting.name, _render(value), source,
+                                                   _config_type(setting.default), dynamic, include_synonyms)
         for defn in topic_configs.TOPIC_CONFIGS.values():
             name = defn.broker_synonym
             if name and name not in out:
-                synonyms = ([{"name": name, "value": defn.default, "source": int(ConfigSource.DEFAULT_CONFIG)}]
-                            if include_synonyms else [])
-                out[name] = _entry(name, defn.default, ConfigSource.DEFAULT_CONFIG, defn.type, True, synonyms)
+                out[name] = self._broker_entry(name, defn.default, ConfigSource.DEFAULT_CONFIG, defn.type, dynamic,
+                                               include_synonyms)
         return [out[name] for name in sorted(out)]
+
+    @staticmethod
+    def _broker_entry(name: str, value: str | None, source: ConfigSource, type_: ConfigType, dynamic: Any,
+                      include_synonyms: bool) -> dict:
+        chain = [(name, value, source)]
+        if source == ConfigSource.DEFAULT_CONFIG and name in topic_configs.SIBLING_DEFAULTS:
+            chain = [(*topic_configs.SIBLING_DEFAULTS[name], source)]  # as Kafka names the default
+        set_dynamically = dynamic.broker_source(name) if dynamic is not None else None
+        if set_dynamically is not None:
+            chain.insert(0, (name, *set_dynamically))
+        synonyms = [{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else []
+        chain = [(v, s) for _, v, s in chain]
+        read_only = name not in DYNAMIC_BROKER_CONFIGS
+        return _entry(name, chain[0][0], chain[0][1], type_, read_only, synonyms)
+
+
+# The broker settings IncrementalAlterConfigs may change at run time: the topic configs' broker-level
+# synonyms (Kafka's DynamicLogConfig.ReconfigurableConfigs).
+DYNAMIC_BROKER_CONFIGS: frozenset[str] = frozenset(
+    d.broker_synonym for d in topic_configs.TOPIC_CONFIGS.values() if d.broker_synonym)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import ZERO_UUID
+from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.protocol.values import as_ms as _ms
 from groupcoord.storage.errors import CorruptLogError
 
@@ -26,6 +27,7 @@ from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
                                                   PartitionResult, TopicPartitionRef)
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 READ_COMMITTED = 1
@@ -76,18 +78,28 @@ class _Read:
 
 class FetchService:
     def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock, sessions: FetchManager,
-                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
+                 observer: TrafficObserver = NO_TRAFFIC_OBSERVER, producer_states: ProducerStates | None = None) -> None:
         self._catalog = catalog
+        self._states = producer_states
         self._purgatory = purgatory
         self._clock = clock
         self._sessions = sessions
         self._observer = observer
 
-    async def fetch(self, request: FetchRequestData) -> dict:
-        """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes."""
+    async def fetch(self, request: FetchRequestData,
+                    authorize: Callable[[set[str]], set[str]] | None = None) -> dict:
+        """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes.
+
+        ``authorize`` (given when ACLs are on) returns the topics the client may READ among those the
+        session fetches; the others answer TOPIC_AUTHORIZATION_FAILED unread, before whether they exist
+        is looked at (KafkaApis.handleFetchRequest)."""
         context = self._context(request)
         targets = context.partitions()
-        read = await self._wait_and_read(request, targets)
+        denied: frozenset[str] = frozenset()
+        if authorize is not None:
+            names = {ref.topic for ref, _ in targets if ref.topic is not None}
+            denied = frozenset(names - authorize(names))
+        read = await self._wait_and_read(request, targets, denied)
         answer = context.respond(read.results)
         responses = self._group(answer.partitions)
         for topic in responses:
@@ -119,60 +131,75 @@ class FetchService:
         return None if known is None else known.name
 
     async def _wait_and_read(self, request: FetchRequestData,
-                             targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
+                             targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                             denied: frozenset[str] = frozenset()) -> _Read:
         """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
         a fetch with nothing readable is answered at once."""
         deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
+        committed = request.isolation_level == READ_COMMITTED
         while True:
-            ends_before = self._end_offsets(self._readable(targets))
-            read = await self._read(request, targets)
+            ends_before = self._end_offsets(self._readable(targets, denied), committed)
+            read = await self._read(request, targets, denied)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
                     or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
-            if self._end_offsets(read.readable) != ends_before:
+            if self._end_offsets(read.readable, committed) != ends_before:
                 continue          # an append landed while we were reading: look again before parking
             reason = await self._purgatory.park(read.readable, deadline)
             if reason is WakeReason.SHUTDOWN:
-                return await self._read(request, targets)
+                return await self._read(request, targets, denied)
 
-    def _end_offsets(self, keys: list[tuple[str, int]]) -> tuple[int, ...]:
+    def _end_offsets(self, keys: list[tuple[str, int]], committed: bool = False) -> tuple[int, ...]:
+        """How far each partition can be read: the high watermark, or at read_committed the last stable
+        offset (a parked fetch is woken by both moving: appends and decided transactions)."""
         ends = []
         for name, partition in keys:
             log = self._catalog.log(name, partition)
-            ends.append(-1 if log is None else log.high_watermark)
+            if log is None:
+                ends.append(-1)
+            elif committed and self._states is not None:
+                ends.append(self._states.stable_end(log))
+            else:
+                ends.append(log.high_watermark)
         return tuple(ends)
 
-    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> list[tuple[str, int]]:
+    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                  denied: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         return [(ref.topic, ref.partition) for ref, _ in targets
-                if self._unreadable(ref) is None and not self._inconsistent(ref)]
+                if self._unreadable(ref, denied) is None and not self._inconsistent(ref)]
 
     def _inconsistent(self, ref: TopicPartitionRef) -> bool:
         """The session's topic id is of a topic since deleted and re-created under the same name."""
         return ref.topic_id is not None and self._catalog.get(ref.topic).topic_id != ref.topic_id
 
-    def _unreadable(self, ref: TopicPartitionRef) -> ErrorCode | None:
-        """KafkaApis' "erroneous" partitions: an unresolved topic id, or a topic/partition we do not have."""
+    def _unreadable(self, ref: TopicPartitionRef, denied: frozenset[str] = frozenset()) -> ErrorCode | None:
+        """KafkaApis' "erroneous" partitions: an unresolved topic id, a topic the client may not READ, or a
+        topic/partition we do not have."""
         if ref.topic is None:
             return ErrorCode.unknown_topic_id
+        if ref.topic in denied:
+            return ErrorCode.topic_authorization_failed
         if self._catalog.log(ref.topic, ref.partition) is None:
             return self._catalog.missing_partition_error(ref.topic, ref.partition)
         return None
 
     async def _read(self, request: FetchRequestData,
-                    targets: list[tuple[TopicPartitionRef, PartitionRequest]]) -> _Read:
+                    targets: list[tuple[TopicPartitionRef, PartitionRequest]],
+                    denied: frozenset[str] = frozenset()) -> _Read:
         remaining = request.max_bytes
         total = 0
         read_error = False
         min_one = True
-        aborted = [] if request.isolation_level == READ_COMMITTED else None
+        committed = request.isolation_level == READ_COMMITTED
         results: list[PartitionResult] = []
         erroneous: list[PartitionResult] = []
         readable = []
         for ref, part in targets:
             entry = {"partition_index": ref.partition, "error_code": ErrorCode.none, "high_watermark": -1,
-                     "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": aborted,
+                     "last_stable_offset": -1, "log_start_offset": -1,
+                     "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
-            error = self._unreadable(ref)
+            error = self._unreadable(ref, denied)
             if error is not None:
                 entry["error_code"] = error
                 erroneous.append((ref, entry))
@@ -184,8 +211,16 @@ class FetchService:
                 continue
             readable.append((ref.topic, ref.partition))
             log = self._catalog.log(ref.topic, ref.partition)
+            try:
+                stable = log.high_watermark if self._states is None else \
+                    await self._states.last_stable_offset(log)
+            except CorruptLogError:
+                entry.update(error_code=ErrorCode.kafka_storage_error)
+                read_error = True
+                continue
             high_watermark = log.high_watermark
-            entry.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
+            stable = min(stable, high_watermark)
+            entry.update(high_watermark=high_watermark, last_stable_offset=stable,
                          log_start_offset=log.log_start_offset)
             if not log.log_start_offset <= part.fetch_offset <= high_watermark:
                 # Kafka's ReplicaManager answers a failed read with unknown (-1) offsets, not the log's.
@@ -195,7 +230,8 @@ class FetchService:
             elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
                 limit = max(0, min(part.max_bytes, remaining))
                 try:
-                    data = await log.read(part.fetch_offset, limit, min_one=min_one)
+                    data = await log.read(part.fetch_offset, limit, min_one=min_one,
+                                          max_offset=stable if committed else None)
                 except CorruptLogError:
                     # The read found a batch whose CRC fails: the log has taken itself offline; this
                     # partition answers as every later fetch of it will, the others are served.
@@ -203,12 +239,24 @@ class FetchService:
                                  last_stable_offset=-1, log_start_offset=-1)
                     read_error = True
                     continue
+                if data and committed:
+                    entry["aborted_transactions"] = self._aborted(log, part.fetch_offset, data)
                 if data:
                     entry["records"] = data
                     total += len(data)
                     remaining -= len(data)
                     min_one = False
         return _Read(results + erroneous, total, read_error, readable)
+
+    @staticmethod
+    def _aborted(log: Any, fetch_offset: int, data: bytes) -> list[dict]:
+        """The aborted transactions overlapping what is returned (Kafka's addAbortedTransactions): those still
+        open at the fetch offset that began before the end of the returned batches."""
+        upper = fetch_offset
+        for _pos, header in iter_batches(data, verify=False):
+            upper = header.next_offset
+        return [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                for txn in log.collect_aborted_txns(fetch_offset, upper)]
 
     def _group(self, partitions: list[PartitionResult]) -> list[dict]:
         """FetchResponse.toMessage: consecutive partitions of one topic share a topic entry, order kept."""

@@ -1,7 +1,7 @@
 """ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups.
 
-There are no transactions here, so the last stable offset equals the high watermark and the isolation
-level changes nothing. Leader epochs are Kafka's: the log's (0, a single node has always led) for earliest
+At isolation level read_committed (1) the latest offset is the last stable offset, as Kafka's
+fetchOffsetForTimestamp answers; read_uncommitted's is the high watermark. Leader epochs are Kafka's: the log's (0, a single node has always led) for earliest
 and latest, the found batch's for a timestamp lookup, -1 when nothing is found. Clients validate positions
 with OffsetForLeaderEpoch only where the broker serves it, and this one does not, so knowing the epoch changes
 nothing for them beyond matching Kafka's answers.
@@ -14,7 +14,10 @@ from typing import Any
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_records
 
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
+
+READ_COMMITTED = 1
 
 
 class SpecialTimestamp(enum.IntEnum):
@@ -36,10 +39,11 @@ def _found(partition: int, offset: int, timestamp: int, epoch: int = NO_EPOCH) -
 
 
 class ListOffsetsService:
-    def __init__(self, catalog: TopicCatalog) -> None:
+    def __init__(self, catalog: TopicCatalog, producer_states: ProducerStates | None = None) -> None:
         self._catalog = catalog
+        self._states = producer_states
 
-    async def list_offsets(self, topics: list[tuple[str, list[tuple[int, int]]]]) -> dict:
+    async def list_offsets(self, topics: list[tuple[str, list[tuple[int, int]]]], isolation_level: int = 0) -> dict:
         """``topics``: (name, [(partition, timestamp)]) -> the version-neutral ListOffsetsResponse body."""
         out = []
         for name, partitions in topics:
@@ -50,26 +54,30 @@ class ListOffsetsService:
                     results.append(self._error(partition, ErrorCode.invalid_request))
                     continue
                 seen.add(partition)
-                results.append(await self.lookup(name, partition, timestamp))
+                results.append(await self.lookup(name, partition, timestamp, isolation_level))
             out.append({"name": name, "partitions": results})
         return {"throttle_time": 0, "topics": out}
 
-    async def lookup(self, topic: str, partition: int, timestamp: int) -> dict:
+    async def lookup(self, topic: str, partition: int, timestamp: int, isolation_level: int = 0) -> dict:
         log = self._catalog.log(topic, partition)
         if log is None:
             return self._error(partition, self._catalog.missing_partition_error(topic, partition))
         if timestamp in (SpecialTimestamp.EARLIEST, SpecialTimestamp.EARLIEST_LOCAL):
             return _found(partition, log.log_start_offset, NO_TIMESTAMP, log.leader_epoch)
+        fetchable = log.high_watermark
+        if isolation_level == READ_COMMITTED and self._states is not None:
+            fetchable = await self._states.last_stable_offset(log)
         if timestamp == SpecialTimestamp.LATEST:
-            return _found(partition, log.high_watermark, NO_TIMESTAMP, log.leader_epoch)
+            return _found(partition, fetchable, NO_TIMESTAMP, log.leader_epoch)
         if timestamp == SpecialTimestamp.LATEST_TIERED:
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
         if timestamp == SpecialTimestamp.MAX_TIMESTAMP:
-            return await self._max_timestamp(log, partition)
+            found = await self._max_timestamp(log, partition)
+            return found if found["offset"] < fetchable else _found(partition, NO_OFFSET, NO_TIMESTAMP)
         if timestamp < 0:
             return self._error(partition, ErrorCode.invalid_request)
         hit = await log.offset_for_timestamp(timestamp)
-        if hit is None:
+        if hit is None or hit[0] >= fetchable:    # Kafka's filter: only offsets the isolation level can read
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
         offset, found_ts, epoch = hit
         return _found(partition, offset, found_ts, epoch)

@@ -11,9 +11,8 @@ acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same wa
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.storage.config import TimestampType
@@ -22,11 +21,20 @@ from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, Traffi
 from groupcoord.coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.names import is_internal
-from groupcoord.coordinator.dataplane.producer_snapshot import read_snapshot, write_snapshot
-from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState, SequenceVerdict
+from groupcoord.coordinator.dataplane.producer_state import SequenceVerdict
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
 
 VALID_ACKS = (-1, 0, 1)
+
+TransactionVerifier = Callable[[str, int, int, list[tuple[str, int]]], Awaitable[dict[tuple[str, int], ErrorCode]]]
+"""``verifier(transactional_id, producer_id, producer_epoch, partitions)``: the transaction coordinator's
+answer whether each partition is part of that producer's ongoing transaction (Kafka's AddPartitionsToTxn
+verifyOnly), by partition."""
+
+_RETRIABLE_VERIFICATION_ERRORS = frozenset({
+    ErrorCode.concurrent_transactions, ErrorCode.network_exception, ErrorCode.coordinator_load_in_progress,
+    ErrorCode.coordinator_not_available, ErrorCode.not_coordinator})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,61 +47,6 @@ class PartitionData:
 class TopicData:
     name: str
     partitions: tuple[PartitionData, ...]
-
-
-class ProducerStates:
-    """Producer state per partition, rebuilt lazily on first use: from the snapshot written at the last
-    clean stop, then the batch headers appended after it (or the whole log when there is none).
-
-    Producers idle for ``expiration_ms`` are dropped from the snapshot as it loads and from every loaded
-    table by ``remove_expired`` (run periodically by the data plane), as Kafka's ProducerStateManager
-    does; producers replayed from the log are left to the next periodic pass, as in Kafka."""
-
-    def __init__(self, clock: Clock, expiration_ms: int) -> None:
-        self._clock = clock
-        self._expiration_ms = expiration_ms
-        self._states: dict[tuple[str, int], PartitionProducerState] = {}
-        self._locks: dict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
-        self.pending: dict[tuple[str, int, int, int], asyncio.Future] = {}
-        """Appends admitted but not yet durable, by (topic, partition, producer id, first sequence)."""
-
-    def lock(self, topic: str, partition: int) -> asyncio.Lock:
-        return self._locks[(topic, partition)]
-
-    async def state_for(self, log: Any) -> PartitionProducerState:
-        key = (log.topic, log.partition)
-        state = self._states.get(key)
-        if state is None:
-            state, replay_from = PartitionProducerState(), log.log_start_offset
-            snapshot = read_snapshot(log.directory)
-            if snapshot is not None and log.log_start_offset <= snapshot.end_offset <= log.log_end_offset:
-                state, replay_from = snapshot.state, snapshot.end_offset
-                state.remove_expired(self._clock.wall_ms(), self._expiration_ms)
-            async for header, _data in log.batches(replay_from):
-                if header.producer_id >= 0 and not header.is_control and header.base_offset >= replay_from:
-                    state.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                                 header.records_count, header.base_offset, header.last_offset,
-                                 header.max_timestamp)
-            self._states[key] = state
-        return state
-
-    def remove_expired(self) -> int:
-        """Forget, in every loaded partition, the producers idle for the expiration; how many were."""
-        now = self._clock.wall_ms()
-        return sum(len(state.remove_expired(now, self._expiration_ms)) for state in self._states.values())
-
-    def write_snapshots(self, log_for: Callable[[str, int], Any]) -> None:
-        """Persist every partition's table (at a clean stop) so the next start need not replay the logs."""
-        for (topic, partition), state in self._states.items():
-            log = log_for(topic, partition)
-            if log is not None:
-                write_snapshot(log.directory, log.log_end_offset, state)
-
-    def drop_topic(self, topic: str) -> None:
-        for key in [k for k in self._states if k[0] == topic]:
-            del self._states[key]
-        for key in [k for k in self._locks if k[0] == topic and not self._locks[k].locked()]:
-            del self._locks[key]
 
 
 def _partition_error(index: int, error: ErrorCode, message: str | None = None) -> dict:
@@ -115,6 +68,9 @@ class ProduceService:
         self._clock = clock
         self._states = producer_states
         self._observer = observer
+        self.verifier: TransactionVerifier | None = None
+        """Kafka 4's transaction.partition.verification.enable: set by the transaction coordinator; None
+        means transactional batches are appended unverified."""
 
     async def produce(self, *, acks: int, api_version: int, topics: Iterable[TopicData],
                       transactional_id: str | None = None) -> dict:
@@ -126,13 +82,11 @@ class ProduceService:
             for part in topic.partitions:
                 if acks not in VALID_ACKS:
                     entries.append(_partition_error(part.index, ErrorCode.invalid_required_acks))
-                elif transactional_id is not None:
-                    entries.append(_partition_error(part.index, ErrorCode.transactional_id_authorization_failed,
-                                                    "Transactions are not supported by this broker"))
                 else:
                     # Created now, in request order, so that per-partition locks are queued in that order.
                     entries.append(asyncio.ensure_future(
-                        self._produce_partition(topic.name, part.index, part.records, api_version)))
+                        self._produce_partition(topic.name, part.index, part.records, api_version,
+                                                transactional_id)))
             work.append((topic.name, entries))
         responses = []
         for name, entries in work:
@@ -141,7 +95,7 @@ class ProduceService:
         return {"responses": responses, "throttle_time": 0}
 
     async def _produce_partition(self, topic_name: str, index: int, records: bytes | None,
-                                 api_version: int) -> dict:
+                                 api_version: int, transactional_id: str | None = None) -> dict:
         if is_internal(topic_name):
             return _partition_error(index, ErrorCode.invalid_topic_exception,
                                     f"Cannot append to internal topic {topic_name}")
@@ -170,6 +124,10 @@ class ProduceService:
                                     f"The request included message batch larger than the configured segment "
                                     f"size on the server: {checked.header.size}")
         header = checked.header
+        if header.is_transactional:
+            refusal = await self._verify_transactional(topic_name, index, log, header, transactional_id)
+            if refusal is not None:
+                return refusal
         append_time = None
         if topic.log_config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
             append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
@@ -177,7 +135,9 @@ class ProduceService:
         async with self._states.lock(topic_name, index):
             state = await self._states.state_for(log)
             verdict = state.check(header.producer_id, header.producer_epoch, header.base_sequence,
-                                  header.records_count)
+                                  header.records_count, header.is_transactional)
+            if verdict.verdict is SequenceVerdict.INVALID_TXN_STATE:
+                return _rejected_by_log(index, log, ErrorCode.invalid_txn_state, verdict.message)
             if verdict.verdict is SequenceVerdict.INVALID_PRODUCER_EPOCH:
                 return _rejected_by_log(index, log, ErrorCode.invalid_producer_epoch, verdict.message)
             if verdict.verdict is SequenceVerdict.OUT_OF_ORDER_SEQUENCE:
@@ -189,8 +149,14 @@ class ProduceService:
                 # topics get the append time in it.
                 state.record(header.producer_id, header.producer_epoch, header.base_sequence,
                              header.records_count, -1, -1,
-                             header.max_timestamp if append_time is None else append_time)
-                append = asyncio.ensure_future(log.append(checked.data, log_append_time=append_time))
+                             header.max_timestamp if append_time is None else append_time,
+                             header.is_transactional)
+                # A transaction opened by this batch begins at the offset the log gives it, recorded before
+                # the batch can be read so the last stable offset holds readers back from it.
+                on_assigned = ((lambda first, _last, pid=header.producer_id: state.begin_txn(pid, first))
+                               if header.is_transactional else None)
+                append = asyncio.ensure_future(log.append(checked.data, log_append_time=append_time,
+                                                          on_assigned=on_assigned))
                 if header.producer_id >= 0:
                     self._states.pending[key] = append
         if verdict.verdict is SequenceVerdict.DUPLICATE:
@@ -208,6 +174,40 @@ class ProduceService:
         return {"index": index, "error_code": ErrorCode.none, "base_offset": result.base_offset,
                 "log_append_time": result.log_append_time,
                 "log_start_offset": log.log_start_offset, "record_errors": [], "error_message": None}
+
+    async def _verify_transactional(self, topic_name: str, index: int, log: Any, header: Any,
+                                    transactional_id: str | None) -> dict | None:
+        """The refusal of a transactional batch, or None to go on. Kafka refuses transactional records in a
+        request without a transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and, with partition
+        verification on, asks the transaction coordinator whether a partition not yet in the producer's open
+        transaction here was added to it; the coordinator's retriable errors reach the producer as
+        NOT_ENOUGH_REPLICAS, which older clients retry without a metadata refresh (ReplicaManager)."""
+        if transactional_id is None:
+            return _partition_error(index, ErrorCode.transactional_id_authorization_failed,
+                                    "Transactional records need the request's transactional id")
+        if self.verifier is None:
+            return None
+        state = await self._states.state_for(log)
+        entry = state.entry(header.producer_id)
+        if entry is not None and entry.in_transaction and entry.epoch == header.producer_epoch:
+            return None
+        try:
+            answers = await self.verifier(transactional_id, header.producer_id, header.producer_epoch,
+                                          [(topic_name, index)])
+        except Exception as exc:  # the coordinator could not answer: the producer retries
+            return _partition_error(index, ErrorCode.not_enough_replicas,
+                                    f"Unable to verify the partition has been added to the transaction: {exc}")
+        error = answers.get((topic_name, index), ErrorCode.none)
+        if error == ErrorCode.none:
+            return None
+        error = ErrorCode(error)
+        if error is ErrorCode.invalid_txn_state:
+            return _partition_error(index, error, "Partition was not added to the transaction")
+        if error in _RETRIABLE_VERIFICATION_ERRORS:
+            return _partition_error(index, ErrorCode.not_enough_replicas,
+                                    "Unable to verify the partition has been added to the transaction. "
+                                    f"Underlying error: {error.name.upper()}")
+        return _partition_error(index, error)
 
     @staticmethod
     async def _duplicate(index: int, log: Any, original: Any, pending: asyncio.Future | None) -> dict:

@@ -1,8 +1,10 @@
-"""DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId and DescribeConfigs services wired
-to one LogManager, one clock, one fetch purgatory and one fetch session cache.
+"""DataPlane: the topics, Produce, Fetch, ListOffsets, InitProducerId, DescribeConfigs, DescribeProducers
+and transaction-marker services wired to one LogManager, one clock, one fetch purgatory, one fetch session
+cache and one producer-state table.
 """
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,12 +12,20 @@ from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
+from groupcoord.coordinator.dataplane.config_changes import ConfigChangeService
 from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
+from groupcoord.coordinator.dataplane.dynamic_configs import DynamicConfigs
+from groupcoord.coordinator.dataplane.delete_records import DeleteRecordsService
+from groupcoord.coordinator.dataplane.describe_producers import DescribeProducersService
 from groupcoord.coordinator.dataplane.fetch import FetchService
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager, FetchSessionCache
 from groupcoord.coordinator.dataplane.list_offsets import ListOffsetsService
+from groupcoord.coordinator.dataplane.log_dirs import LogDirsService
 from groupcoord.coordinator.dataplane.produce import ProduceService, ProducerStates
+from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
+from groupcoord.coordinator.dataplane.producer_states import ProducerStates
+from groupcoord.coordinator.dataplane.txn_markers import TxnMarker, TxnMarkerWriter
 from groupcoord.coordinator.dataplane.producer_ids import ProducerIdAllocator
 from groupcoord.coordinator.dataplane.topics import Topic, TopicCatalog
 
@@ -36,14 +46,21 @@ class DataPlane:
         # The log each partition's append listener is attached to, held (not its id(): a freed log's
         # address is reused by the next one, which then got no listener) and dropped when the topic goes.
         self._listening: dict[tuple[str, int], Any] = {}
+        self.dynamic_configs = DynamicConfigs(data_dir, config.node_id)
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
-                                   on_topic_deleted=self._topic_deleted)
+                                   on_topic_deleted=self._topic_deleted, dynamic=self.dynamic_configs)
         self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots,
                                                 config.min_incremental_fetch_session_eviction_ms, self.clock)
-        self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer)
-        self.list_offsets = ListOffsetsService(self.topics)
+        self.fetch = FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions), observer,
+                                  self.producer_states)
+        self.list_offsets = ListOffsetsService(self.topics, self.producer_states)
+        self.describe_producers = DescribeProducersService(self.topics, self.producer_states)
+        self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
         self.describe_configs = DescribeConfigsService(self.topics, config)
+        self.config_changes = ConfigChangeService(self.topics, self.dynamic_configs, config)
+        self.delete_records = DeleteRecordsService(self.topics, log_manager)
+        self.log_dirs = LogDirsService(data_dir, log_manager)
         self._producer_ids = ProducerIdAllocator(data_dir)
 
     async def start(self) -> None:
@@ -76,6 +93,15 @@ class DataPlane:
         return {"throttle_time": 0, "error_code": ErrorCode.none,
                 "producer_id": self._producer_ids.next_id(), "producer_epoch": 0}
 
+    async def write_txn_markers(self, markers: list[TxnMarker]) -> dict[tuple[str, int], ErrorCode]:
+        """Append each transaction's COMMIT/ABORT marker to its data partitions, durable when this returns,
+        and apply it (producer state, last stable offset, ``.txnindex``); the error of each partition."""
+        return await self.txn_markers.write(markers)
+
+    def set_transaction_verifier(self, verifier: TransactionVerifier | None) -> None:
+        """The transaction coordinator's partition check for transactional Produce (None: no check)."""
+        self.produce.verifier = verifier
+
     def _schedule_producer_expiry(self) -> None:
         """Kafka's PeriodicProducerExpirationCheck: every producer.id.expiration.check.interval.ms, first
         one interval after start."""
@@ -93,6 +119,23 @@ class DataPlane:
             return
         self._listening[key] = log
         log.add_append_listener(lambda _log: self.purgatory.notify(key))
+        log.first_unstable_offset = lambda: self._first_unstable(key)
+
+    def _first_unstable(self, key: tuple[str, int]) -> int | None:
+        """For the cleaner: the partition's first undecided transaction offset. While its producer table is
+        not loaded the answer is unknown (LookupError: nothing is cleaned) and the table is loaded now, so a
+        later pass can clean."""
+        state = self.producer_states.loaded(*key)
+        if state is None:
+            log = self.topics.log(*key)
+            if log is not None:
+                try:
+                    task = asyncio.ensure_future(self.producer_states.state_for(log))
+                except RuntimeError:     # asked off the event loop: the next pass on it loads the table
+                    raise LookupError(key) from None
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            raise LookupError(key)
+        return state.first_unstable_offset()
 
     def _topic_deleted(self, topic: Topic) -> None:
         self.producer_states.drop_topic(topic.name)

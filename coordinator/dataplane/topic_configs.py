@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from groupcoord.storage.config import InvalidConfigError, LogConfig
 
@@ -35,6 +35,8 @@ class ConfigSource(enum.IntEnum):
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
     DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
+    GROUP_CONFIG = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,29 +164,53 @@ def broker_value(defn: TopicConfigDef, broker_config: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def effective(name: str, overrides: dict[str, str], broker_config: Any) -> EffectiveConfig:
+def effective(name: str, overrides: dict[str, str], broker_config: Any,
+              dynamic: Mapping[str, tuple[str, ConfigSource]] | None = None) -> EffectiveConfig:
+    """Kafka's order: the topic's override, the broker's dynamic setting (this broker's, then the
+    cluster-wide default), its static setting, Kafka's default. ``dynamic`` maps broker config names (the
+    topic config's synonyms, e.g. ``log.retention.ms``) to their dynamic value and source."""
     defn = TOPIC_CONFIGS[name]
     synonyms: list[tuple[str, str, ConfigSource]] = []
     if name in overrides:
         synonyms.append((name, overrides[name], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+    if dynamic and defn.broker_synonym:
+        for source in (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG):
+            entry = dynamic.get((defn.broker_synonym, source))  # type: ignore[call-overload]
+            if entry is not None:
+                synonyms.append((defn.broker_synonym, entry, source))
     from_broker = broker_value(defn, broker_config)
     if from_broker is not None and from_broker != defn.default and defn.broker_synonym:
         synonyms.append((defn.broker_synonym, from_broker, ConfigSource.STATIC_BROKER_CONFIG))
-    if defn.broker_synonym:
+    # Kafka lists the default only where the broker setting itself has one: log.retention.ms has none (its
+    # default lives in log.retention.hours), so retention.ms shows no DEFAULT_CONFIG synonym.
+    if defn.broker_synonym and defn.broker_synonym not in BROKER_SYNONYMS_WITHOUT_DEFAULT:
         synonyms.append((defn.broker_synonym, defn.default, ConfigSource.DEFAULT_CONFIG))
+    elif defn.broker_synonym in SIBLING_DEFAULTS and any(n == defn.broker_synonym for n, _, _ in synonyms):
+        synonyms.append((*SIBLING_DEFAULTS[defn.broker_synonym], ConfigSource.DEFAULT_CONFIG))
+    if synonyms:
+        _, value, source = synonyms[0]
     else:
-        synonyms.append((name, defn.default, ConfigSource.DEFAULT_CONFIG))
-    _, value, source = synonyms[0]
+        value, source = defn.default, ConfigSource.DEFAULT_CONFIG
     return EffectiveConfig(name, value, source, defn.type, tuple(synonyms))
 
 
-def effective_all(overrides: dict[str, str], broker_config: Any) -> list[EffectiveConfig]:
-    return [effective(name, overrides, broker_config) for name in sorted(TOPIC_CONFIGS)]
+# Broker settings whose Kafka default is null, the value coming from a coarser sibling (…hours).
+BROKER_SYNONYMS_WITHOUT_DEFAULT = frozenset({"log.retention.ms", "log.roll.ms", "log.roll.jitter.ms",
+                                             "log.flush.interval.ms"})
+# Their coarser siblings' defaults, which Kafka lists after a set value of the setting itself.
+SIBLING_DEFAULTS: dict[str, tuple[str, str]] = {"log.retention.ms": ("log.retention.hours", "168"),
+                                                "log.roll.ms": ("log.roll.hours", "168"),
+                                                "log.roll.jitter.ms": ("log.roll.jitter.hours", "0")}
 
 
-def log_config_for(overrides: dict[str, str], broker_config: Any) -> LogConfig:
+def effective_all(overrides: dict[str, str], broker_config: Any, dynamic: Mapping | None = None) -> list[EffectiveConfig]:
+    return [effective(name, overrides, broker_config, dynamic) for name in sorted(TOPIC_CONFIGS)]
+
+
+def log_config_for(overrides: dict[str, str], broker_config: Any, dynamic: Mapping | None = None) -> LogConfig:
     """The storage engine's LogConfig for a topic: every setting it knows, at its effective value."""
     known = set(LogConfig.kafka_names())
-    values = {name: effective(name, overrides, broker_config).value for name in TOPIC_CONFIGS if name in known}
+    values = {name: effective(name, overrides, broker_config, dynamic).value
+              for name in TOPIC_CONFIGS if name in known}
     values.update({name: value for name, value in overrides.items() if name in known})
     return LogConfig.from_topic_configs(values)

@@ -81,8 +81,9 @@ class TopicResult:
 class TopicCatalog:
     def __init__(self, config: Any, log_manager: Any, data_dir: Path,
                  on_log_opened: Callable[[Any], None] | None = None,
-                 on_topic_deleted: Callable[[Topic], None] | None = None) -> None:
+                 on_topic_deleted: Callable[[Topic], None] | None = None, dynamic: Any = None) -> None:
         self._config = config
+        self.dynamic = dynamic  # DynamicConfigs: broker-level dynamic settings are topic defaults too
         self._log_manager = log_manager
         self._path = Path(data_dir) / CATALOG_FILE
         self._topics: dict[str, Topic] = {}
@@ -258,11 +259,11 @@ class TopicCatalog:
                                    f"Cannot change the partition count of internal topic {name}")
             if count < topic.partitions:
                 return TopicResult(name, ErrorCode.invalid_partitions,
-                                   f"Topic currently has {topic.partitions} partitions, which is higher than "
-                                   f"the requested {count}.")
+                                   f"The topic {name} currently has {topic.partitions} partition(s); {count} "
+                                   "would not be an increase.")
             if count == topic.partitions:
                 return TopicResult(name, ErrorCode.invalid_partitions,
-                                   f"Topic already has {topic.partitions} partitions.")
+                                   f"Topic already has {topic.partitions} partition(s).")
             if assignments is not None:
                 if len(assignments) != count - topic.partitions:
                     return TopicResult(name, ErrorCode.invalid_replica_assignment,
@@ -326,7 +327,7 @@ class TopicCatalog:
                                    "registered.")
         try:
             overrides = topic_configs.validate(configs)
-            topic_configs.log_config_for(overrides, self._config)
+            topic_configs.log_config_for(overrides, self._config, self._dynamic_view())
         except InvalidConfigError as exc:
             return TopicResult(name, ErrorCode.invalid_config, str(exc))
         return partitions, overrides
@@ -357,7 +358,32 @@ class TopicCatalog:
         return None
 
     def _make_topic(self, name: str, topic_id: uuid.UUID, partitions: int, overrides: dict[str, str]) -> Topic:
-        return Topic(name, topic_id, partitions, overrides, topic_configs.log_config_for(overrides, self._config))
+        return Topic(name, topic_id, partitions, overrides,
+                     topic_configs.log_config_for(overrides, self._config, self._dynamic_view()))
+
+    def _dynamic_view(self):
+        return None if self.dynamic is None else self.dynamic.broker_view()
+
+    # ---- IncrementalAlterConfigs / AlterConfigs ---------------------------------------------------
+
+    async def replace_configs(self, name: str, overrides: dict[str, str]) -> None:
+        """Make ``overrides`` the topic's whole set of overrides (already validated), persisted, and the
+        logs' config from now on (retention, segment size, compaction, max message size)."""
+        async with self._lock:
+            topic = self._topics[name]
+            topic.configs = dict(overrides)
+            topic.log_config = topic_configs.log_config_for(topic.configs, self._config, self._dynamic_view())
+            self._persist()
+            await self._log_manager.update_config(name, topic.log_config)
+
+    async def refresh_log_configs(self) -> None:
+        """Broker-level dynamic settings changed: every topic's effective config is recomputed."""
+        async with self._lock:
+            for topic in list(self._topics.values()):
+                config = topic_configs.log_config_for(topic.configs, self._config, self._dynamic_view())
+                if config != topic.log_config:
+                    topic.log_config = config
+                    await self._log_manager.update_config(topic.name, config)
 
     def _index(self, topic: Topic) -> None:
         self._topics[topic.name] = topic

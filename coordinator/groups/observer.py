@@ -22,16 +22,17 @@ class GroupObserver:
 
 
 class ObserverAdapter(GroupObserver):
-    """Wraps any object, calling only the hooks it actually defines (so callers may implement a subset)."""
+    """Wraps any object, calling only the hooks it actually defines (so callers may implement a subset).
+
+    The target's hooks are looked up once, here, and bound as this object's own attributes: a hook is
+    called on every commit and state change, so it must cost one attribute read, not a look-up chain."""
 
     def __init__(self, target: object | None) -> None:
         self._target = target
-
-    def __getattribute__(self, name: str):
-        if name.startswith("on_"):
-            target = object.__getattribute__(self, "_target")
-            hook = getattr(target, name, None) if target is not None else None
-            if hook is not None:
-                return hook
-            return getattr(GroupObserver, name).__get__(self)
-        return object.__getattribute__(self, name)
+        if target is None:
+            return
+        for name in dir(GroupObserver):
+            if name.startswith("on_"):
+                hook = getattr(target, name, None)
+                if hook is not None:
+                    setattr(self, name, hook)

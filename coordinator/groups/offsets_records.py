@@ -529,9 +529,11 @@ def _fast_offset_key(key: bytes) -> OffsetCommitKey | None:
         return None
 
 
-def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
-    """OffsetCommitValue v0-v3 (v3 is what Kafka writes) without the schema walk; None means "use the
-    general reader", which also produces the precise error for malformed bytes."""
+def offset_value_fields(value: bytes) -> tuple[int, int, str, int, int | None] | None:
+    """OffsetCommitValue v0-v3 (v3 is what Kafka writes) as (offset, leader epoch, metadata, commit
+    timestamp, expire timestamp or None), without the schema walk and without building the value: the
+    replay and the offsets pipeline read millions of these. None means "use the general reader", which
+    also produces the precise error for malformed bytes."""
     try:
         version = _I16.unpack_from(value, 0)[0]
         if version == 3:
@@ -548,10 +550,15 @@ def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
         pos += mlen
         if version == 1:
             commit, expire = _I64X2.unpack_from(value, pos)
-            return OffsetCommitValue(offset, epoch, metadata, commit, None if expire == -1 else expire)
-        return OffsetCommitValue(offset, epoch, metadata, _I64.unpack_from(value, pos)[0], None)
+            return offset, epoch, metadata, commit, None if expire == -1 else expire
+        return offset, epoch, metadata, _I64.unpack_from(value, pos)[0], None
     except (struct.error, UnicodeDecodeError):
         return None
+
+
+def _fast_offset_value(value: bytes) -> OffsetCommitValue | None:
+    fields = offset_value_fields(value)
+    return None if fields is None else OffsetCommitValue(*fields)
 
 
 def decode_key(key: bytes) -> AnyKey | UnknownKey:
@@ -601,7 +608,34 @@ def decode_record(key: bytes, value: bytes | None) -> tuple[AnyKey | UnknownKey,
     return decoded, decode_value(decoded, value)
 
 
+_OFFSET_KEY_TYPE = b"\x00\x01"  # offset keys are written as record type 1
+_H = struct.Struct(">h")
+_I = struct.Struct(">i")
+_Q = struct.Struct(">q")
+_VALUE_V3_HEAD = struct.Struct(">hqih")  # version 3, offset, leader epoch, metadata length
+
+
+def _encode_offset_key(key: OffsetCommitKey) -> bytes:
+    """The one key written per committed offset, spelled out (the generic writer walks its schema);
+    tests/coordinator/groups/test_offsets_records_fast.py holds it to the generic writer."""
+    group = key.group.encode("utf-8")
+    topic = key.topic.encode("utf-8")
+    return b"".join((_OFFSET_KEY_TYPE, _H.pack(len(group)), group, _H.pack(len(topic)), topic, _I.pack(key.partition)))
+
+
+def _encode_offset_value_v3(value: OffsetCommitValue) -> bytes:
+    metadata = value.metadata.encode("utf-8")
+    return b"".join((_VALUE_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)), metadata,
+                     _Q.pack(value.commit_timestamp)))
+
+
 def encode_key(key: AnyKey) -> bytes:
+    if type(key) is OffsetCommitKey:
+        return _encode_offset_key(key)
+    return _encode_key_generic(key)
+
+
+def _encode_key_generic(key: AnyKey) -> bytes:
     record_type = record_type_of(key)
     out = bytearray(_INT["int16"].pack(record_type))
     _write_struct(out, key, record_type)
@@ -619,6 +653,12 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
     """Encode a value at ``version`` (default: the version Kafka writes); ``None`` stays a tombstone."""
     if value is None:
         return None
+    if type(value) is OffsetCommitValue and value.expire_timestamp is None and version in (None, 3):
+        return _encode_offset_value_v3(value)  # what every commit without a retention time writes
+    return _encode_value_generic(value, version)
+
+
+def _encode_value_generic(value: AnyValue, version: int | None = None) -> bytes:
     versions, _ = _VALUE_INFO[type(value)]
     if version is None:
         version = default_value_version(value)

@@ -84,6 +84,21 @@ class OffsetCommit:
 
 
 @dataclass(frozen=True, slots=True)
+class TxnOffsetCommit:
+    """Offsets committed inside a producer's transaction: pending until its marker (KIP-98, KIP-447)."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    topics: tuple[tuple[str, tuple[CommitPartition, ...]], ...]
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+    version: int = 4
+
+
+@dataclass(frozen=True, slots=True)
 class OffsetFetch:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...] | None  # None = every committed partition

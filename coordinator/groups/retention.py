@@ -8,6 +8,7 @@ from groupcoord.coordinator.groups.classic import deletion as classic_deletion
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
+from groupcoord.coordinator.groups.offsets.pending import has_pending, pending_partitions
 from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -51,18 +52,21 @@ def expire_offsets(state: ShardState, now: int) -> Effects:
                 tp
                 for tp, value in group.offsets.items()
                 if not group.is_subscribed_to(tp[0]) and is_expired(value, base(value), now, retention_ms)
+                and not has_pending(state, group.group_id, *tp)  # never while a transaction may still change it
             ]
             delete_offsets(state, group.group_id, sorted(expired), now, fx)
             if expired:
                 state.log.info("offsets expired", group_id=group.group_id, count=len(expired))
                 state.observer.on_offsets_expired(group.group_id, len(expired))
-        if group.state is GroupState.EMPTY and not group.offsets and not group.members:
+        if (group.state is GroupState.EMPTY and not group.offsets and not group.members
+                and not pending_partitions(state, group.group_id)):  # its transaction may still commit offsets
             classic_deletion.delete_group(state, group, "empty group without offsets removed by the retention pass", now, fx)
     for cgroup in list(state.consumer_groups.values()):
         # Kafka's ConsumerGroup expiration: from the commit time, for topics the group does not subscribe to.
         subscribed = cgroup.subscribed_topic_names()
         expired = [tp for tp, value in cgroup.offsets.items()
-                   if tp[0] not in subscribed and is_expired(value, value.commit_timestamp, now, retention_ms)]
+                   if tp[0] not in subscribed and is_expired(value, value.commit_timestamp, now, retention_ms)
+                   and not has_pending(state, cgroup.group_id, *tp)]
         delete_offsets(state, cgroup.group_id, sorted(expired), now, fx)
         if expired:
             state.log.info("offsets expired", group_id=cgroup.group_id, count=len(expired))

@@ -16,6 +16,7 @@ from groupcoord.coordinator.groups.admin import described_error
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.groups.consumer import describe as consumer_describe
 from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
+from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.requests import (
@@ -27,15 +28,21 @@ from groupcoord.coordinator.groups.requests import (
     OffsetDelete,
     OffsetFetch,
     SyncGroup,
+    TxnOffsetCommit,
 )
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
 from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
 
 ErrorShape = Callable[[ErrorCode], dict]
+
+
+def _heartbeat_error(e: ErrorCode) -> dict:
+    return {"throttle_time": 0, "error_code": e}
 
 
 class GroupCoordinatorService:
@@ -58,8 +65,16 @@ class GroupCoordinatorService:
             GroupShard(p, config, topics=topics, observer=observer, member_id_factory=member_id_factory)
             for p in range(self.num_partitions)
         ]
+        self._shards = shards
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, clock or SystemClock(),
-                                           ObserverAdapter(observer))
+                                           ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
+                                           compression=getattr(config, "offsets_topic_compression_codec", 0))
+
+    def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
+        """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
+        keeps for that member (the authorizer's DESCRIBE check for the member's principal)."""
+        for shard in self._shards:
+            shard.state.regex_topic_filter = visible
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -107,7 +122,13 @@ class GroupCoordinatorService:
         )
 
     def heartbeat(self, req: Heartbeat) -> asyncio.Future[dict]:
-        return self._run(req.group_id, lambda s, t, now: s.handle_heartbeat(req, t, now), lambda e: {"throttle_time": 0, "error_code": e})
+        return self._run(req.group_id, lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)
+
+    def heartbeat_inline(self, req: Heartbeat) -> dict | asyncio.Future[dict]:
+        """The same as `heartbeat`, but the answer itself when it is known at once (nearly always): what
+        the wire handler calls, so that a heartbeat costs no future."""
+        return self._runtime.run_inline(partition_for(req.group_id, self.num_partitions),
+                                        lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)
 
     def leave_group(self, req: LeaveGroup) -> asyncio.Future[dict]:
         return self._run(
@@ -139,6 +160,34 @@ class GroupCoordinatorService:
             }
 
         return self._run(req.group_id, lambda s, t, now: s.handle_offset_commit(req, t, now), on_error)
+
+    def commit_transactional_offsets(self, req: TxnOffsetCommit) -> asyncio.Future[dict]:
+        def on_error(e: ErrorCode) -> dict:
+            return {
+                "throttle_time": 0,
+                "topics": [{"name": t, "partitions": [{"partition_index": p.partition, "error_code": e} for p in ps]} for t, ps in req.topics],
+            }
+
+        return self._run(req.group_id, lambda s, t, now: s.handle_txn_offset_commit(req, t, now), on_error)
+
+    def partition_for(self, group_id: str) -> int:
+        """The ``__consumer_offsets`` partition of a group (AddOffsetsToTxn adds it to the transaction)."""
+        return partition_for(group_id, self.num_partitions)
+
+    def complete_transaction(self, partition: int, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                             committed: bool) -> asyncio.Future[dict]:
+        """A transaction marker for one ``__consumer_offsets`` partition (WriteTxnMarkers routes them here):
+        the control batch is appended and the producer's pending offsets there become committed or vanish.
+        Resolves to {"error_code": ...} once the marker is durable."""
+        if not 0 <= partition < self.num_partitions:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result({"error_code": ErrorCode.unknown_topic_or_partition})
+            return future
+        return self._runtime.run(
+            partition,
+            lambda s, t, now: s.complete_transaction(producer_id, producer_epoch, coordinator_epoch, committed, t, now),
+            lambda e: {"error_code": e},
+        )
 
     def fetch_offsets(self, req: OffsetFetch) -> asyncio.Future[dict]:
         """Answered after the shard's pending writes are durable, so a fetch never shows an offset that could be lost."""

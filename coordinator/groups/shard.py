@@ -24,7 +24,8 @@ from groupcoord.coordinator.groups.consumer import describe as consumer_describe
 from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
-from groupcoord.coordinator.groups.offsets import commit, delete, fetch
+from groupcoord.coordinator.groups.offsets import commit, delete, fetch, transactional
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import (
     ConsumerGroupHeartbeat,
     Heartbeat,
@@ -34,6 +35,7 @@ from groupcoord.coordinator.groups.requests import (
     OffsetDelete,
     OffsetFetch,
     SyncGroup,
+    TxnOffsetCommit,
 )
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
@@ -124,6 +126,14 @@ class GroupShard:
     def handle_offset_commit(self, req: OffsetCommit, token: Any, now: int) -> Effects:
         return commit.handle_offset_commit(self.state, req, token, now)
 
+    def handle_txn_offset_commit(self, req: TxnOffsetCommit, token: Any, now: int) -> Effects:
+        return transactional.handle_txn_offset_commit(self.state, req, token, now)
+
+    def complete_transaction(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
+                             token: Any, now: int) -> Effects:
+        return transactional.complete_transaction(self.state, producer_id, producer_epoch, coordinator_epoch,
+                                                  committed, token, now)
+
     def handle_offset_delete(self, req: OffsetDelete, token: Any, now: int) -> Effects:
         return delete.handle_offset_delete(self.state, req, token, now)
 
@@ -166,10 +176,20 @@ class GroupShard:
         state.unavailable = None
         state.groups.clear()
         state.consumer_groups.clear()
+        state.pending_txn_offsets.clear()
+        state.pending_by_partition.clear()
+        state.offset_order.clear()
+        state.next_offset_order = 0
         state.timer = CoordinatorTimer()
 
-    def replay(self, key: Any, value: Any, now: int) -> None:
+    def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
+        if producer_id >= 0 and isinstance(key, OffsetCommitKey):
+            transactional.apply_pending_offset(self.state, producer_id, key, value, now)
+            return
         replay.apply_record(self.state, key, value, now)
+
+    def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
+        transactional.apply_end_marker(self.state, producer_id, committed, now)
 
     def finish_load(self, now: int) -> None:
         """Loaded members get a full session from now to heartbeat; the retention pass is scheduled."""

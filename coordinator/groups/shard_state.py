@@ -31,6 +31,18 @@ class ShardState:
     timer: CoordinatorTimer[ShardState] = field(default_factory=CoordinatorTimer)
     loading: bool = False
     unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
+    # With ACLs on: (member id, topics its regex matches) -> those the member's principal may DESCRIBE
+    # (Kafka's TopicRegexResolver.filterTopicDescribeAuthorizedTopics). None: no filtering.
+    regex_topic_filter: Callable[[str, set[str]], set[str]] | None = None
+    # Transactional offsets (Kafka's OffsetMetadataManager.pendingTransactionalOffsets): per producer id, the
+    # offsets its open transaction committed, each with the order it was written in; and which producers have
+    # an offset pending per (group, topic, partition), for OffsetFetch's require_stable.
+    pending_txn_offsets: dict[int, dict[tuple[str, str, int], tuple[int, Any]]] = field(default_factory=dict)
+    pending_by_partition: dict[tuple[str, str, int], set[int]] = field(default_factory=dict)
+    # The write order of the offset each (group, topic, partition) holds, and the next one to hand out: a
+    # transactional offset only replaces a committed one written before it (Kafka compares record offsets).
+    offset_order: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    next_offset_order: int = 0
 
     def availability_error(self) -> ErrorCode | None:
         """Why this shard cannot answer for its groups right now, if it cannot."""
@@ -47,6 +59,10 @@ class ShardState:
         if not group_id:
             return ErrorCode.invalid_group_id
         return self.availability_error()
+
+    def take_offset_order(self) -> int:
+        self.next_offset_order += 1
+        return self.next_offset_order
 
     def create_group(self, group_id: str, now: int) -> ClassicGroup:
         group = ClassicGroup(group_id=group_id, current_state_timestamp=now)

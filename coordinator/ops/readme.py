@@ -13,7 +13,7 @@ END = "<!-- config-table:end -->"
 
 def _default(value: object) -> str:
     if isinstance(value, tuple):
-        return f"{value[0]}:{value[1]}"
+        return f"{value[0]}:{value[1]}" if len(value) == 2 else "—"
     if value is None:
         return "—"
     return str(getattr(value, "value", value))

@@ -27,9 +27,15 @@ import structlog
 
 from groupcoord.protocol.framing import FrameDecoder, FrameTooLarge
 
+from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
+
 from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
+from .secure_connection import gate_frame, secure_connection
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.security.authenticator import SaslAuthenticator
+
+    from .listener_security import ListenerSecurity
     from .server import KafkaServer
 
 log = structlog.get_logger("groupcoord.connection")
@@ -47,10 +53,15 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, server: "KafkaServer", peer: str = "?") -> None:
+    def __init__(self, server: "KafkaServer", peer: str = "?", security: "ListenerSecurity | None" = None,
+                 listener: str = "PLAINTEXT") -> None:
         self.server = server
         self.id = next(_ids)
         self.peer = peer
+        self.listener = listener
+        self.principal: KafkaPrincipal = ANONYMOUS
+        self.security = security  # None on a PLAINTEXT listener: nothing below looks at it per request
+        self._gate: "SaslAuthenticator | None" = None  # the SASL exchange, until authenticated
         self.admitted = True  # counted against max.connections(.per.ip) until the server forgets it
         self.transport: asyncio.Transport | None = None
         self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
@@ -61,6 +72,7 @@ class KafkaConnection(asyncio.Protocol):
         self._closed = False
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._flush_scheduled = False
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -69,6 +81,9 @@ class KafkaConnection(asyncio.Protocol):
         if not self.server.accept(self):
             self._closed = True
             transport.abort()
+            return
+        if self.security is not None:
+            secure_connection(self, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._decoder.buffered and not self._closed:
@@ -102,7 +117,10 @@ class KafkaConnection(asyncio.Protocol):
         try:
             frames = self._decoder.feed(data)
         except FrameTooLarge as exc:
-            self._abort("oversized frame", error=str(exc))
+            if self.security is None and data[:1] == b"\x16" and data[1:2] == b"\x03":
+                self._abort("TLS handshake on a plaintext listener")  # a ClientHello read as a frame size
+            else:
+                self._abort("oversized frame", error=str(exc))
             return
         if self._decoder.buffered:
             deadlines.frame_incomplete(self, time.monotonic())
@@ -110,8 +128,14 @@ class KafkaConnection(asyncio.Protocol):
             deadlines.frame_complete(self)
         dispatcher = self.server.dispatcher
         for frame in frames:
+            if self._gate is not None and gate_frame(self, self._gate, frame):
+                if self._closed:
+                    return
+                if self._closing:
+                    break
+                continue
             try:
-                decoded = dispatcher.decode(frame, self.peer, self.id)
+                decoded = dispatcher.decode(frame, self.peer, self.id, self.principal, self.listener)
             except CloseConnection as exc:
                 self._abort(exc.reason, **exc.details)
                 return
@@ -138,7 +162,9 @@ class KafkaConnection(asyncio.Protocol):
         except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
             self._fail(slot, decoded, exc)  # BaseException), must not take the server down
             return
-        if isinstance(result, asyncio.Future) and result.done():
+        if type(result) is dict:  # answered at once (a heartbeat): the commonest case, tested first
+            self._complete(slot, decoded, result)
+        elif isinstance(result, asyncio.Future) and result.done():
             self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
         elif asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
             task = asyncio.ensure_future(result)
@@ -157,9 +183,16 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
             self._complete(slot, decoded, task.result())
-        if flush:
-            self._flush()
-            self._update_reading()
+        if flush and not self._flush_scheduled:
+            # Answers released together (a group commit made durable) complete in one loop turn: the
+            # flush waits for the end of it, so they leave in one write, not one syscall each.
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._deferred_flush)
+
+    def _deferred_flush(self) -> None:
+        self._flush_scheduled = False
+        self._flush()
+        self._update_reading()
 
     def _complete(self, slot: _Slot, decoded: Decoded, result: Any) -> None:
         try:
@@ -173,6 +206,23 @@ class KafkaConnection(asyncio.Protocol):
         if result is CLOSE_CONNECTION:
             slot.close = True
             self._stop_reading()
+
+    def answer_now(self, payload: bytes | None, close: bool = False, delay_s: float = 0.0) -> None:
+        """An answer the connection gives itself (the SASL exchange), in request order like any other; with
+        ``close`` nothing more is read and the connection closes once it is sent, ``delay_s`` later
+        (Kafka's connection.failed.authentication.delay.ms)."""
+        slot = _Slot()
+        self._pending.append(slot)
+        if close:
+            slot.close = True
+            self._stop_reading()
+        if delay_s > 0:
+            def later() -> None:
+                self._fill(slot, payload)
+                self._flush()
+            asyncio.get_running_loop().call_later(delay_s, later)
+        else:
+            self._fill(slot, payload)
 
     def _stop_reading(self) -> None:
         self._closing = True
@@ -245,7 +295,8 @@ class KafkaConnection(asyncio.Protocol):
         return len(self._pending)
 
     def _abort(self, reason: str, **details: Any) -> None:
-        log.warning("closing connection", reason=reason, peer=self.peer, connection=self.id, **details)
+        log.warning("closing connection", reason=reason, peer=self.peer, connection=self.id, listener=self.listener,
+                    **details)
         self._closed = True
         if self.transport is not None:
             self.transport.abort()

@@ -8,6 +8,7 @@ it never sees bytes, never branches on wire details, and may park as long as it 
 from __future__ import annotations
 
 import enum
+import struct
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -17,6 +18,7 @@ import structlog
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
+from groupcoord.protocol.fast_codecs import FastCodec
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
 from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
@@ -30,6 +32,9 @@ from groupcoord.protocol.registry import (
 )
 
 log = structlog.get_logger("groupcoord.dispatch")
+
+_KEY_VERSION = struct.Struct(">hh")
+_CORRELATION = struct.Struct(">i")
 
 
 class _NoResponse(enum.Enum):
@@ -90,6 +95,7 @@ class Decoded:
     handler: Handler | None
     immediate: bytes | None = None
     started: float = 0.0
+    fast: FastCodec | None = None  # read by the API's fast codec: its writer answers too (or declines)
 
 
 def _top_level_error(response: Any) -> int:
@@ -104,14 +110,41 @@ class Dispatcher:
     def __init__(self, observer: RequestObserver | None = None) -> None:
         self.registry = ApiRegistry()
         self._handlers: dict[int, Handler] = {}
+        # api key and version as the frame spells them (4 bytes) -> handler, codec, version
+        self._fast: dict[bytes, tuple[Handler, FastCodec, int]] = {}
         self.observer = observer
 
-    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int) -> None:
+    def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
+                 fast: FastCodec | None = None) -> None:
+        """``fast``: the API's hand-written codec (protocol/fast_codecs.py) for the versions it covers; the
+        handler is the same either way, and whatever the codec declines takes the general path."""
         self.registry.add(api_key, min_version, max_version)
         self._handlers[api_key] = handler
+        for prefix, (_, codec, _) in list(self._fast.items()):
+            if codec.api_key == api_key:
+                del self._fast[prefix]
+        if fast is not None:
+            for version in fast.versions:
+                if min_version <= version <= max_version:
+                    self._fast[_KEY_VERSION.pack(api_key, version)] = (handler, fast, version)
+
+    def disable_fast_codecs(self) -> None:
+        """Every request through kio's reader and the schema encoder (tests compare the two paths)."""
+        self._fast.clear()
 
     # -- decode -------------------------------------------------------------------------------
-    def decode(self, frame: bytes, client_host: str, connection_id: int) -> Decoded:
+    def decode(self, frame: bytes, client_host: str, connection_id: int, principal: KafkaPrincipal = ANONYMOUS,
+               listener: str = "PLAINTEXT") -> Decoded:
+        """``principal`` and ``listener`` are the connection's (who authenticated on it, and which listener it
+        came in on); they go into the request's context as they are."""
+        fast = self._fast.get(frame[:4])  # one look-up by the frame's api key and version bytes
+        if fast is not None:
+            handler, codec, version = fast
+            read = codec.read(frame, version)
+            if read is not None:
+                ctx = RequestContext(codec.api_key, version, _CORRELATION.unpack_from(frame, 4)[0], read[0],
+                                     client_host, connection_id, principal, listener)
+                return Decoded(ctx, read[1], handler, None, time.perf_counter(), codec)
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
@@ -136,7 +169,8 @@ class Dispatcher:
             raise CloseConnection(
                 "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
             ) from exc
-        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id)
+        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
+                             principal, listener)
         return Decoded(ctx, request, handler, started=time.perf_counter())
 
     def _unsupported_version(
@@ -173,7 +207,11 @@ class Dispatcher:
         if response is NO_RESPONSE or response is CLOSE_CONNECTION:
             self._observe(decoded, 0)
             return None
-        payload = self._encode(ctx, response)
+        payload = None
+        if decoded.fast is not None:
+            payload = decoded.fast.write(ctx.api_version, ctx.correlation_id, response)
+        if payload is None:
+            payload = self._encode(ctx, response)
         self._observe(decoded, _top_level_error(response))
         return payload
 

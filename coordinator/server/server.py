@@ -1,4 +1,4 @@
-"""The listening socket and the set of live connections, bounded as Kafka bounds them.
+"""The listening sockets (one per listener) and the set of live connections, bounded as Kafka bounds them.
 
 A connection is admitted only under ``max.connections`` and ``max.connections.per.ip`` (refused ones are
 closed at once, before any transport is made), and freed again by ``connections.max.idle.ms`` or by
@@ -26,6 +26,8 @@ from .bursts import BurstLog
 from .connection import KafkaConnection
 from .deadlines import ConnectionDeadlines, Expiry
 from .dispatch import Dispatcher
+from .listener_security import ListenerSecurity
+from .listeners import Listener, configured_listeners
 
 log = structlog.get_logger("groupcoord.server")
 
@@ -55,9 +57,13 @@ class _NoObserver:
 
 
 class KafkaServer:
-    def __init__(self, config: BrokerConfig, dispatcher: Dispatcher, observer: Any = None) -> None:
+    def __init__(self, config: BrokerConfig, dispatcher: Dispatcher, observer: Any = None,
+                 security: list[ListenerSecurity] | None = None) -> None:
         self.config = config
         self.dispatcher = dispatcher
+        # One entry per listener; without any, one PLAINTEXT listener on config.listen (tests, embedding).
+        self.security = security or [ListenerSecurity(configured_listeners(config)[0])]
+        self.listeners: list[Listener] = [s.listener for s in self.security]
         self.observer: ConnectionObserver = observer if observer is not None else _NoObserver()
         self.connections: set[KafkaConnection] = set()
         self.deadlines = ConnectionDeadlines(config.connections_max_idle_ms, config.socket_request_read_timeout_ms)
@@ -66,23 +72,40 @@ class KafkaServer:
         self._admitted = 0                    # sockets counted against the limits, handshakes included
         self._per_ip: Counter[str] = Counter()
         self._overrides: dict[str, int] | None = None
-        self._acceptor: Acceptor | None = None
+        self._acceptors: list[Acceptor] = []
         self._handshakes: set[asyncio.Task[Any]] = set()
         self._sweep: asyncio.TimerHandle | None = None
 
     async def start(self, serve: bool = True) -> tuple[str, int]:
-        """Bind (and with `serve`, accept). Binding first lets the broker learn a port-0 address before
-        any client can ask for it; `serve()` then opens the door once every handler is registered."""
-        sock = listening_socket(self.config.listen_host, self.config.listen_port, BACKLOG)
-        self._acceptor = Acceptor(sock, self._on_socket, self._out_of_descriptors, self._descriptors_back)
-        host, port = sock.getsockname()[:2]
+        """Bind every listener (and with `serve`, accept). Binding first lets the broker learn a port-0
+        address before any client can ask for it; `serve()` then opens the door once every handler is
+        registered. Returns the first listener's bound address."""
+        first: tuple[str, int] | None = None
+        try:
+            for i, security in enumerate(self.security):
+                listener = security.listener
+                sock = listening_socket(listener.host, listener.port, BACKLOG)
+                on_socket = (lambda s, ip, sec=security: self._on_socket(s, ip, sec))
+                self._acceptors.append(Acceptor(sock, on_socket, self._out_of_descriptors, self._descriptors_back))
+                host, port = sock.getsockname()[:2]
+                security.listener = listener.bound(port)
+                self.listeners[i] = security.listener
+                if first is None:
+                    first = (host, port)
+        except BaseException:
+            for acceptor in self._acceptors:
+                acceptor.close()
+            self._acceptors = []
+            raise
         if serve:
             await self.serve()
-        return host, port
+        assert first is not None
+        return first
 
     async def serve(self) -> None:
-        assert self._acceptor is not None
-        self._acceptor.start()
+        assert self._acceptors
+        for acceptor in self._acceptors:
+            acceptor.start()
         self._schedule_sweep()
 
     # -- admission ------------------------------------------------------------------------------
@@ -102,7 +125,7 @@ class KafkaServer:
                 per_host_limits(getattr(self.config, "max_connections_per_ip_overrides", "")))
         return overrides.get(ip, self.config.max_connections_per_ip)
 
-    def _on_socket(self, sock: socket.socket, ip: str) -> None:
+    def _on_socket(self, sock: socket.socket, ip: str, security: ListenerSecurity | None = None) -> None:
         refusal = self._refusal(ip)
         if refusal is not None:
             sock.close()
@@ -116,17 +139,28 @@ class KafkaServer:
         self._per_ip[ip] += 1
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = KafkaConnection(self, ip)
+        security = security or self.security[0]
+        conn = KafkaConnection(self, ip, security if security.secured else None, security.name)
         loop = asyncio.get_running_loop()
-        task = loop.create_task(loop.connect_accepted_socket(lambda: conn, sock))
+        if security.ssl_context is not None:
+            # The TLS handshake is bounded: a client that never finishes it (a plaintext client on a TLS port
+            # sends a Kafka frame, which is not a ClientHello, or nothing at all) is dropped with one log line.
+            setup = loop.connect_accepted_socket(lambda: conn, sock, ssl=security.ssl_context,
+                                                 ssl_handshake_timeout=security.auth_timeout_s)
+        else:
+            setup = loop.connect_accepted_socket(lambda: conn, sock)
+        task = loop.create_task(setup)
         self._handshakes.add(task)
         task.add_done_callback(lambda t, c=conn, s=sock: self._handshake_done(t, c, s))
 
     def _handshake_done(self, task: asyncio.Task[Any], conn: KafkaConnection, sock: socket.socket) -> None:
         self._handshakes.discard(task)
         if task.cancelled() or task.exception() is not None:
-            log.warning("connection setup failed", peer=conn.peer,
-                        error=None if task.cancelled() else str(task.exception()))
+            error = None if task.cancelled() else task.exception()
+            log.warning("connection setup failed", peer=conn.peer, listener=conn.listener,
+                        error=None if error is None else (str(error) or type(error).__name__))
+            if conn.security is not None and conn.security.ssl_context is not None:
+                self.observer_authentication(conn.listener, "SSL", False)
             sock.close()
             self.forget(conn)
 
@@ -180,14 +214,19 @@ class KafkaServer:
         self.bursts.end_quiet()
         self._schedule_sweep()
 
+    def observer_authentication(self, listener: str, mechanism: str, succeeded: bool) -> None:
+        method = getattr(self.observer, "authentication", None)
+        if method is not None:
+            method(listener, mechanism, succeeded)
+
     def bytes_sent(self, n: int) -> None:
         self.total_bytes_sent += n
 
     async def stop(self, drain_timeout: float = 5.0) -> None:
         """Stop accepting, let in-flight requests finish (bounded), close every connection."""
-        if self._acceptor is not None:
-            self._acceptor.close()
-            self._acceptor = None
+        for acceptor in self._acceptors:
+            acceptor.close()
+        self._acceptors = []
         if self._sweep is not None:
             self._sweep.cancel()
             self._sweep = None

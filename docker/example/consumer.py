@@ -21,6 +21,21 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 BOOTSTRAP = os.environ.get("BOOTSTRAP_SERVERS", "localhost:9092")
+
+
+def security() -> dict:
+    """kafka-python's security options from the environment (the compose file's SASL_SSL example sets them);
+    none for a plaintext broker."""
+    protocol = os.environ.get("SECURITY_PROTOCOL", "PLAINTEXT")
+    options: dict = {"security_protocol": protocol}
+    if protocol.startswith("SASL"):
+        password_file = os.environ.get("SASL_PASSWORD_FILE")
+        password = open(password_file).read().strip() if password_file else os.environ.get("SASL_PASSWORD", "")
+        options.update(sasl_mechanism=os.environ.get("SASL_MECHANISM", "SCRAM-SHA-512"),
+                       sasl_plain_username=os.environ.get("SASL_USERNAME", ""), sasl_plain_password=password)
+    if protocol.endswith("SSL"):
+        options["ssl_cafile"] = os.environ.get("SSL_CAFILE")
+    return options
 CONNECT_ATTEMPTS = 30
 
 
@@ -50,7 +65,7 @@ def with_retries(make):
 
 
 def ensure_topic(topic: str, partitions: int) -> None:
-    admin = with_retries(lambda: KafkaAdminClient(bootstrap_servers=BOOTSTRAP, client_id="example-admin"))
+    admin = with_retries(lambda: KafkaAdminClient(bootstrap_servers=BOOTSTRAP, client_id="example-admin", **security()))
     try:
         admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])
         print(f"created topic {topic} with {partitions} partitions", flush=True)
@@ -62,7 +77,7 @@ def ensure_topic(topic: str, partitions: int) -> None:
 
 def produce(args: argparse.Namespace) -> None:
     ensure_topic(args.topic, args.partitions)
-    producer = with_retries(lambda: KafkaProducer(bootstrap_servers=BOOTSTRAP, client_id="example-producer"))
+    producer = with_retries(lambda: KafkaProducer(bootstrap_servers=BOOTSTRAP, client_id="example-producer", **security()))
     deadline = time.monotonic() + args.max_seconds
     sent = 0
     while not Stop.requested and sent < args.count and time.monotonic() < deadline:
@@ -78,7 +93,7 @@ def produce(args: argparse.Namespace) -> None:
 
 def consume(args: argparse.Namespace) -> None:
     consumer = with_retries(lambda: KafkaConsumer(
-        args.topic, bootstrap_servers=BOOTSTRAP, group_id=args.group, client_id=f"example-{socket.gethostname()}",
+        args.topic, bootstrap_servers=BOOTSTRAP, group_id=args.group, **security(), client_id=f"example-{socket.gethostname()}",
         auto_offset_reset="earliest", enable_auto_commit=True,
     ))
     deadline = time.monotonic() + args.max_seconds

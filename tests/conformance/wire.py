@@ -66,14 +66,22 @@ class Connection:
         return cls(reader, writer, timeout_s)
 
     async def send(self, request: Any) -> Any:
-        correlation_id = next(self._correlation)
-        self.writer.write(encode_request(request, correlation_id))
-        await self.writer.drain()
-        payload = await asyncio.wait_for(self._read_frame(), self.timeout_s)
+        correlation_id, payload = await self._exchange(request)
         answered_id, response = decode_response(payload, request.__api_key__, request.__version__)
         if answered_id != correlation_id:
             raise WireError(f"expected correlation id {correlation_id}, got {answered_id}")
         return response
+
+    async def send_for_payload(self, request: Any) -> bytes:
+        """The response frame undecoded (header included), for answers kio cannot read: it refuses the -1
+        start time Kafka gives an Empty transaction in DescribeTransactions."""
+        return (await self._exchange(request))[1]
+
+    async def _exchange(self, request: Any) -> tuple[int, bytes]:
+        correlation_id = next(self._correlation)
+        self.writer.write(encode_request(request, correlation_id))
+        await self.writer.drain()
+        return correlation_id, await asyncio.wait_for(self._read_frame(), self.timeout_s)
 
     async def _read_frame(self) -> bytes:
         try:

@@ -48,3 +48,45 @@ def test_offsets_and_generations_committed_through_the_broker(spark, groupcoord_
         assert seen[last] == 0 and all(seen[g] == 1 for g in range(1, last))
     finally:
         df.unpersist()
+
+
+def _transactional_commits(bootstrap: str, topic: str, group: str) -> None:
+    """A consume-transform-produce producer: one transaction commits its offsets, the next aborts, the last
+    is left open (its offsets pending in the log, no marker yet)."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{group}-tx",
+                         "transaction.timeout.ms": 600000})
+    producer.init_transactions(30)
+    for offsets, end in (({0: 4, 1: 2}, producer.commit_transaction), ({0: 8}, producer.abort_transaction),
+                         ({1: 6}, None)):
+        producer.begin_transaction()
+        producer.produce(topic, b"out", partition=0)
+        producer.send_offsets_to_transaction([TopicPartition(topic, p, o) for p, o in offsets.items()],
+                                             consumer.consumer_group_metadata(), 30)
+        assert producer.flush(30) == 0
+        if end is not None:
+            end(30)
+    consumer.close()
+
+
+def test_a_snapshot_shows_only_committed_transactional_offsets(spark, groupcoord_broker):
+    """The broker writes TxnOffsetCommit as a transactional batch and the marker as a control batch; the
+    snapshot applies an offset at its COMMIT marker and never shows an aborted or still-open one."""
+    topic, group = f"pipeline-txn-{uuid.uuid4().hex[:8]}", f"pipeline-txn-group-{uuid.uuid4().hex[:8]}"
+    _transactional_commits(groupcoord_broker.bootstrap_servers, topic, group)
+
+    df = read_offsets(spark, str(groupcoord_broker.data_dir)).cache()
+    try:
+        offsets = {(r["topic"], r["partition"]): r["offset"]
+                   for r in snapshot(df, FAR_FUTURE).filter(f"`group` = '{group}'").collect()}
+        assert offsets == {(topic, 0): 4, (topic, 1): 2}
+        kinds = [r["kind"] for r in df.filter(f"`group` = '{group}' or kind in ('txn_commit', 'txn_abort')")
+                 .select("kind").collect()]
+        assert "txn_commit" in kinds and "txn_abort" in kinds
+    finally:
+        df.unpersist()

@@ -205,3 +205,15 @@ def test_key_scan_agrees_with_full_decoding(codec):
     batch = encode_batch([(b"a", b"1", [("h", b"x")]), (None, b"2", ()), (b"c", None, ())], base_offset=40,
                          compression=codec)
     assert decode_keys(batch) == [(40, b"a", False), (41, None, False), (42, b"c", True)]
+
+
+def test_decoded_records_are_the_same_values_as_constructed_ones():
+    """Decoding fills Records through make_record (slots set directly): equal, hashable, frozen, alike."""
+    import dataclasses
+
+    from groupcoord.protocol.record_batch import Record, make_record
+
+    made, built = make_record(5, 7, b"k", None, (("h", b"v"),)), Record(5, 7, b"k", None, (("h", b"v"),))
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.offset = 6  # type: ignore[misc]

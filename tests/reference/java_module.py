@@ -12,18 +12,23 @@ JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 MAVEN_TIMEOUT_S = 600
 
 
-def run_java_consumer_group_test(bootstrap: str) -> subprocess.CompletedProcess:
-    """Offline first (the dependencies are cached after the first run), online only if Maven lacks some."""
+def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGroupTest",
+                                 client_config: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs one test class of the module (``ConsumerGroupTest``, ``EosPipelineTest``). Offline first (the
+    dependencies are cached after the first run), online only if Maven lacks some. ``client_config`` is a
+    client properties file (security.protocol, sasl.*, ssl.*) every client loads."""
     require_tool("java")
     mvn = require_tool("mvn")
     env = {**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}
 
     def maven(*flags: str) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}"], cwd=JAVA_MODULE,
+            extra = [f"-DclientConfig={client_config}"] if client_config is not None else []
+            return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}", *extra,
+                                   f"-Dtest={test_class}", "-Dsurefire.failIfNoSpecifiedTests=false"], cwd=JAVA_MODULE,
                                   env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
-            raise AssertionError(f"the Java consumer-group test did not finish in {MAVEN_TIMEOUT_S} s") from exc
+            raise AssertionError(f"the Java test {test_class} did not finish in {MAVEN_TIMEOUT_S} s") from exc
 
     done = maven("-o")
     if done.returncode != 0 and "offline" in (done.stdout + done.stderr).lower():
@@ -32,5 +37,5 @@ def run_java_consumer_group_test(bootstrap: str) -> subprocess.CompletedProcess:
 
 
 def failure_report(done: subprocess.CompletedProcess) -> str:
-    return f"Java consumer-group test failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-6000:]}"
+    return f"Java test failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-6000:]}"
 

@@ -42,10 +42,41 @@ rootLogger.appenderRef.file.ref = file
 
 
 @dataclass(frozen=True)
+class KafkaSecurity:
+    """A SASL_PLAINTEXT listener beside the PLAINTEXT one (which stays: the start-up check and the inter-broker
+    and controller traffic use it). SCRAM users are created when the storage is formatted (``--add-scram``,
+    KIP-900), PLAIN users are PlainLoginModule ``user_<name>`` entries; ``extra`` adds server properties
+    (``authorizer.class.name``, ``super.users``, ...)."""
+
+    mechanisms: tuple[str, ...] = ("SCRAM-SHA-512",)
+    scram_users: tuple[tuple[str, str, str], ...] = ()  # (mechanism, user, password)
+    plain_users: tuple[tuple[str, str], ...] = ()       # (user, password)
+    extra: tuple[tuple[str, str], ...] = ()
+
+    LISTENER = "SASL_PLAINTEXT"
+
+    def properties(self, sasl_port: int) -> dict[str, str]:
+        props = {"sasl.enabled.mechanisms": ",".join(self.mechanisms)}
+        for mechanism in self.mechanisms:
+            prefix = f"listener.name.{self.LISTENER.lower()}.{mechanism.lower()}.sasl.jaas.config"
+            if mechanism == "PLAIN":
+                users = " ".join(f'user_{u}="{p}"' for u, p in self.plain_users)
+                props[prefix] = f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
+            else:
+                props[prefix] = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        props.update(dict(self.extra))
+        return props
+
+    def format_arguments(self) -> list[str]:
+        return [f"--add-scram={m}=[name={u},password={p}]" for m, u, p in self.scram_users]
+
+
+@dataclass(frozen=True)
 class KafkaBrokerConfig:
     group_initial_rebalance_delay_ms: int = 0
     offsets_topic_num_partitions: int = 50
     extra: dict[str, str] = field(default_factory=dict)
+    security: KafkaSecurity | None = None
 
 
 def free_port() -> int:
@@ -60,7 +91,8 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int, log_dir: Path) -> str:
+def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int, log_dir: Path,
+                      sasl_port: int = 0) -> str:
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -76,6 +108,9 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
+        # Timed-out transactions are looked for every half second (Kafka's default is 10 s), so that the
+        # transaction conformance suite's timeout scenario takes seconds; groupcoord's runs with the same.
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
         "group.initial.rebalance.delay.ms": str(config.group_initial_rebalance_delay_ms),
         # KIP-848 groups: Kafka 4.3 computes a target assignment at most once a second, on a background
         # thread; groupcoord computes it in the heartbeat that bumps the group epoch, which is Kafka with
@@ -84,6 +119,12 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "group.consumer.assignor.offload.enable": "false",
         **config.extra,
     }
+    if config.security is not None:
+        name = KafkaSecurity.LISTENER
+        settings["listeners"] += f",{name}://127.0.0.1:{sasl_port}"
+        settings["advertised.listeners"] += f",{name}://127.0.0.1:{sasl_port}"
+        settings["listener.security.protocol.map"] += f",{name}:{name}"
+        settings.update(config.security.properties(sasl_port))
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
@@ -93,12 +134,18 @@ class KafkaBroker:
     config: KafkaBrokerConfig = field(default_factory=KafkaBrokerConfig)
     workdir: Path | None = None
     port: int = 0
+    sasl_port: int = 0
     process: subprocess.Popen | None = None
     started_in_s: float = 0.0
 
     @property
     def bootstrap_servers(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_bootstrap_servers(self) -> str:
+        """The SASL_PLAINTEXT listener (with ``KafkaBrokerConfig.security``)."""
+        return f"127.0.0.1:{self.sasl_port}"
 
     @property
     def log_file(self) -> Path:
@@ -114,12 +161,15 @@ class KafkaBroker:
         began = time.monotonic()
         self.workdir = Path(tempfile.mkdtemp(prefix="groupcoord-kafka-ref-"))
         self.port, controller_port = free_port(), free_port()
+        self.sasl_port = free_port() if self.config.security is not None else 0
         properties = self.workdir / "server.properties"
-        properties.write_text(server_properties(self.config, self.port, controller_port, self.workdir / "data"))
+        properties.write_text(server_properties(self.config, self.port, controller_port, self.workdir / "data",
+                                                self.sasl_port))
+        scram = self.config.security.format_arguments() if self.config.security is not None else []
         (self.workdir / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_file))
         formatted = subprocess.run(
             self._java("kafka.tools.StorageTool", "format", f"--cluster-id={new_cluster_id()}",
-                       f"--config={properties}"),
+                       f"--config={properties}", *scram),
             capture_output=True, text=True, timeout=START_TIMEOUT_S)
         if formatted.returncode != 0:
             self.stop()
@@ -170,6 +220,7 @@ class KafkaBroker:
 class SharedKafkaBroker:
     """One broker per test process however many conftests expose the fixture; stopped with the last user."""
 
+    config: KafkaBrokerConfig = field(default_factory=KafkaBrokerConfig)
     broker: KafkaBroker | None = None
     users: int = 0
     failure: str | None = None
@@ -181,7 +232,7 @@ class SharedKafkaBroker:
                 raise ReferenceUnavailable(self.failure)
             if self.broker is None:
                 try:
-                    broker = self._start()
+                    broker = self._start(self.config)
                 except ReferenceUnavailable as exc:
                     self.failure = str(exc)
                     raise
@@ -191,17 +242,17 @@ class SharedKafkaBroker:
             return self.broker
 
     @staticmethod
-    def _start() -> KafkaBroker:
+    def _start(config: KafkaBrokerConfig) -> KafkaBroker:
         """A second attempt, on fresh ports, covers a free port taken by another process before Kafka bound it."""
         distribution = ensure_kafka()
         for _ in range(START_ATTEMPTS - 1):
-            broker = KafkaBroker(distribution)
+            broker = KafkaBroker(distribution, config)
             try:
                 broker.start()
                 return broker
             except ReferenceUnavailable:
                 continue
-        broker = KafkaBroker(distribution)
+        broker = KafkaBroker(distribution, config)
         broker.start()
         return broker
 

@@ -86,6 +86,14 @@ def ensure_kafka_tools(version: str = KAFKA_VERSION) -> KafkaDistribution:
     return _resolve(f"kafka-tools-{version}", version, [("org.apache.kafka", "kafka-tools", version)])
 
 
+def ensure_connect_mirror(version: str = KAFKA_VERSION) -> KafkaDistribution:
+    """MirrorMaker 2 (org.apache.kafka:connect-mirror and its runtime: Connect, kafka-clients), run as the
+    dedicated driver org.apache.kafka.connect.mirror.MirrorMaker; log4j2 behind SLF4J so its log is a file."""
+    return _resolve(f"connect-mirror-{version}", version, [("org.apache.kafka", "connect-mirror", version),
+                                                           ("org.apache.logging.log4j", "log4j-slf4j-impl",
+                                                            LOG4J_VERSION)])
+
+
 def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
     """Returns the cached jars, resolving them with Maven the first time (offline first, then online)."""
     require_tool("java")

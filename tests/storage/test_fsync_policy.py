@@ -8,35 +8,40 @@ import time
 import pytest
 
 from groupcoord.protocol.record_batch import encode_batch, iter_batches
+from groupcoord.storage import segment as segment_module
 from groupcoord.storage.config import FsyncPolicy
 from groupcoord.storage.observer import NullObserver
 from tests.storage.conftest import small_config
 
 
 class FsyncRecorder:
-    """Wraps os.fsync: records, for each fsync of a .log file, the file size it started at and when it ended."""
+    """Wraps the durability calls (os.fsync, and the fdatasync segments flush with): records, for each
+    one of a .log file, the file size it started at and when it ended."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
         self.calls: list[tuple[int, float]] = []
         self._lock = threading.Lock()
-        self._real = os.fsync
 
-    def __call__(self, fd: int) -> None:
-        is_log = os.readlink(f"/proc/self/fd/{fd}").endswith(".log")
-        size = os.fstat(fd).st_size
-        if is_log and self.delay:
-            time.sleep(self.delay)
-        self._real(fd)
-        if is_log:
-            with self._lock:
-                self.calls.append((size, time.monotonic()))
+    def wrap(self, real):
+        def recorded(fd: int) -> None:
+            is_log = os.readlink(f"/proc/self/fd/{fd}").endswith(".log")
+            size = os.fstat(fd).st_size
+            if is_log and self.delay:
+                time.sleep(self.delay)
+            real(fd)
+            if is_log:
+                with self._lock:
+                    self.calls.append((size, time.monotonic()))
+
+        return recorded
 
 
 @pytest.fixture
 def fsyncs(monkeypatch):
     recorder = FsyncRecorder(delay=0.02)
-    monkeypatch.setattr(os, "fsync", recorder)
+    monkeypatch.setattr(os, "fsync", recorder.wrap(os.fsync))
+    monkeypatch.setattr(segment_module, "_datasync", recorder.wrap(segment_module._datasync))
     return recorder
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$")
+_LISTENER = re.compile(r"^listener (\S+) on (\S+:\d+)$")
 
 
 class Daemon:
@@ -24,12 +25,14 @@ class Daemon:
         self.bootstrap_servers = ""
         self.port = 0
         self.output: list[str] = []
+        self.listeners: dict[str, str] = {}  # listener name -> HOST:PORT, as the daemon printed them
         self.startup_seconds = 0.0
 
     def command(self) -> list[str]:
         cmd = [sys.executable, "-m", "groupcoord.coordinator.ops.cli", "serve", "--data-dir", str(self.data_dir), "--log-format", "json"]
         for key, value in self.settings.items():
-            cmd += [f"--{key}", str(value)]
+            for item in value if isinstance(value, (list, tuple)) else [value]:  # a list repeats the flag (--override)
+                cmd += [f"--{key}", str(item)]
         return cmd
 
     def start(self, timeout: float = 20.0) -> "Daemon":
@@ -46,6 +49,9 @@ class Daemon:
             for line in self.proc.stdout:
                 line = line.rstrip("\n")
                 self.output.append(line)
+                named = _LISTENER.match(line)
+                if named:
+                    self.listeners[named.group(1)] = named.group(2)
                 m = _LISTENING.match(line)
                 if m and not found.is_set():
                     self.bootstrap_servers = f"{m.group(1)}:{m.group(2)}"
@@ -53,11 +59,19 @@ class Daemon:
                     found.set()
 
         threading.Thread(target=pump, daemon=True).start()
-        if not found.wait(timeout):
+        if found.wait(timeout):
+            deadline = time.monotonic() + 5
+            while len(self.listeners) < self._expected_listeners() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        else:
             self.kill()
             raise RuntimeError("daemon did not start:\n" + "\n".join(self.output[-40:]))
         self.startup_seconds = time.perf_counter() - t0
         return self
+
+    def _expected_listeners(self) -> int:
+        listeners = str(self.settings.get("listeners") or "")
+        return max(1, len([item for item in listeners.split(",") if item.strip()]))
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

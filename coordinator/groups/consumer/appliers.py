@@ -86,6 +86,7 @@ def apply(state: ShardState, key, value, now: int) -> None:
         member.client_host = value.client_host
         member.subscribed_topic_names = tuple(value.subscribed_topic_names)
         member.subscribed_topic_regex = value.subscribed_topic_regex or ""
+        group.subscriptions_version += 1  # changed in place: the group's subscription union is stale
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
         if old is None:

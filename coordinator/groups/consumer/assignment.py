@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from groupcoord.coordinator.groups.consumer import assignors, records
 from groupcoord.coordinator.groups.consumer.fencing import arm_rebalance_timeout
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -14,18 +16,55 @@ from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 
 
+ASSIGNMENT = "consumer-assignment"  # the timer kind of a deferred target assignment, one per group
+
+
+def assign_or_defer(state: ShardState, group: ConsumerGroup, epoch: int, fx: Effects, now: int) -> None:
+    """Kafka 4.3's assignment batching (``group.consumer.assignment.interval.ms``): the group epoch is ahead
+    of the target; compute the target now if the interval since the last computation has passed, else
+    leave it to a timer at the end of the interval, which computes one target for every epoch bump in
+    between (1,000 joins, one computation). Meanwhile the group is Assigning and members reconcile towards
+    the target they have, as in Kafka; the heartbeat itself never waits for the assignor."""
+    interval = state.config.group_consumer_assignment_interval_ms
+    due = group.last_assignment_ms + interval
+    key = (ASSIGNMENT, group.group_id)
+    if interval <= 0 or group.last_assignment_ms < 0 or now >= due:
+        update_target_assignment(state, group, group.members, epoch, fx, now)
+        group.last_assignment_ms = now
+        state.timer.cancel(key)
+    elif key not in state.timer:
+        state.timer.schedule(key, due, partial(_deferred_assignment, group.group_id))
+
+
+def _deferred_assignment(group_id: str, state: ShardState, now: int) -> Effects:
+    """The timer's operation: the group as it is now, if its epoch is still ahead of its target."""
+    fx = Effects()
+    group = state.consumer_groups.get(group_id)
+    if group is not None and group.group_epoch > group.assignment_epoch:
+        update_target_assignment(state, group, group.members, group.group_epoch, fx, now)
+        group.last_assignment_ms = now
+    return fx
+
+
 def update_target_assignment(state: ShardState, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
                              fx: Effects, now: int) -> None:
     specs, partitions = [], {}
     resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
+    # Members of a group nearly always subscribe alike: each distinct subscription is resolved once, and
+    # its members share one frozenset of topic ids (which also makes the assignor's "homogeneous" test cheap).
+    by_subscription: dict[tuple, frozenset] = {}
     for m in sorted(members.values(), key=lambda m: m.member_id):
-        ids = set()
-        for name in subscribed_names(state, m):
-            found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
-            if found is not None:
-                ids.add(found[0])
-                partitions[found[0]] = found[1]
-        specs.append(assignors.MemberSpec(m.member_id, frozenset(ids), group.target.get(m.member_id, {})))
+        subscription = (m.subscribed_topic_names, m.subscribed_topic_regex)
+        topic_ids = by_subscription.get(subscription)
+        if topic_ids is None:
+            ids = set()
+            for name in subscribed_names(state, m):
+                found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
+                if found is not None:
+                    ids.add(found[0])
+                    partitions[found[0]] = found[1]
+            topic_ids = by_subscription[subscription] = frozenset(ids)
+        specs.append(assignors.MemberSpec(m.member_id, topic_ids, group.target.get(m.member_id, {})))
     new = assignors.assign(preferred_assignor(state, members), specs, partitions)
     for member_id in sorted(new):
         if member_id not in group.target or group.target[member_id] != new[member_id]:

@@ -120,12 +120,26 @@ def _uniform_homogeneous(ordered: list[MemberSpec], partitions: dict[uuid.UUID, 
     Each member in turn gets the quota (the first ``total % members`` of them one
     more), keeps what it holds up to it, and releases the rest; the partitions
     nobody holds then fill the members below their quota, in order.
+
+    It runs on every epoch bump of a group (a join of 1,000 members is 1,000 runs over 1,000 members), so it
+    works per topic with one flag per partition and sorts topic ids by their text once, instead of building
+    a (topic, partition) tuple and hashing a UUID for every partition of every member.
     """
-    topics = sorted((t for t in ordered[0].topics if t in partitions), key=str)
+    subscribed = ordered[0].topics
+    text = {t: str(t) for t in partitions}
+    topics = sorted((t for t in subscribed if t in partitions), key=text.__getitem__)
     if not topics:
         return {m.member_id: {} for m in ordered}
-    held = {(t, p) for m in ordered for t, ps in m.current.items() if t in partitions for p in ps if p < partitions[t]}
-    unassigned = [(t, p) for t in topics for p in range(partitions[t]) if (t, p) not in held]
+    held = {t: bytearray(partitions[t]) for t in topics}
+    for m in ordered:
+        for t, ps in m.current.items():
+            flags = held.get(t)
+            if flags is not None:
+                count = len(flags)
+                for p in ps:
+                    if p < count:
+                        flags[p] = 1
+    unassigned = [(t, p) for t in topics for p, flag in enumerate(held[t]) if not flag]
     total = sum(partitions[t] for t in topics)
     minimum, extra = divmod(total, len(ordered))
     result: dict[str, dict[uuid.UUID, set[int]]] = {}
@@ -135,21 +149,22 @@ def _uniform_homogeneous(ordered: list[MemberSpec], partitions: dict[uuid.UUID, 
         if extra > 0:
             quota, extra = quota + 1, extra - 1
         kept: dict[uuid.UUID, set[int]] = {}
-        for t in sorted(m.current, key=str):
-            ps = sorted(p for p in m.current[t] if t in partitions and p < partitions[t])
-            if t not in ordered[0].topics:
-                continue  # no longer subscribed: the whole topic goes
+        current = m.current
+        order = current if len(current) <= 1 else sorted(current, key=lambda t: text.get(t) or str(t))
+        for t in order:
+            if t not in subscribed or t not in partitions:
+                continue  # no longer subscribed (or gone): the whole topic goes
+            count = partitions[t]
+            ps = sorted(p for p in current[t] if p < count)
             if len(ps) <= quota:
                 quota -= len(ps)
                 if ps:
                     kept[t] = set(ps)
                 continue
-            for p in ps:
-                if quota > 0:
-                    quota -= 1
-                    kept.setdefault(t, set()).add(p)
-                else:
-                    unassigned.append((t, p))
+            if quota > 0:
+                kept[t] = set(ps[:quota])
+            unassigned.extend((t, p) for p in ps[quota:])
+            quota = 0
         result[m.member_id] = kept
         if quota > 0:
             unfilled.append((m.member_id, quota))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from groupcoord.coordinator.groups.consumer import records
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
-from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
+from groupcoord.coordinator.groups.offsets.tombstones import delete_all_offsets
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
@@ -18,7 +18,7 @@ def delete_error(group: ConsumerGroup) -> ErrorCode | None:
 
 def delete_group(state: ShardState, group: ConsumerGroup, now: int, fx: Effects) -> None:
     """Offsets first, then the group's own tombstones in Kafka's order (an empty group has no member records)."""
-    delete_offsets(state, group.group_id, sorted(group.offsets), now, fx)
+    delete_all_offsets(state, group.group_id, group.offsets, now, fx)
     gid = group.group_id
     for member_id in sorted(group.members):
         emit(state, fx, records.current_assignment_tombstone(gid, member_id), now)

@@ -55,6 +55,14 @@ class ConsumerGroup:
     subscription_metadata: dict[str, int] = field(default_factory=dict)
     offsets: dict[tuple[str, int], OffsetCommitValue] = field(default_factory=dict)
     state_timestamp: int = -1  # when the group last became Empty (offset retention counts from there)
+    # Bumped whenever a member comes, goes or changes its subscription: the key of `subscription_cache`,
+    # the union of what the members subscribe to (names, regexes), so that a heartbeat that changes
+    # nothing does not walk every member (subscriptions.group_subscription_metadata_cached).
+    subscriptions_version: int = 0
+    # When the target assignment was last computed (in memory; -1: not since load): with
+    # group.consumer.assignment.interval.ms the next one waits until this plus the interval.
+    last_assignment_ms: int = -1
+    subscription_cache: tuple[int, frozenset[str], frozenset[str]] | None = None
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -83,6 +91,11 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release(old)
+            if (old.subscribed_topic_names != member.subscribed_topic_names
+                    or old.subscribed_topic_regex != member.subscribed_topic_regex):
+                self.subscriptions_version += 1
+        else:
+            self.subscriptions_version += 1
         self.members[member.member_id] = member
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
@@ -92,6 +105,7 @@ class ConsumerGroup:
     def remove_member(self, member_id: str) -> ConsumerMember | None:
         member = self.members.pop(member_id, None)
         if member is not None:
+            self.subscriptions_version += 1
             self._release(member)
             if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
                 del self.static_members[member.instance_id]

@@ -19,7 +19,7 @@ from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka
 from groupcoord.coordinator.groups.classic.records import group_tombstone
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import appliers, records
-from groupcoord.coordinator.groups.consumer.assignment import reconcile, update_target_assignment
+from groupcoord.coordinator.groups.consumer.assignment import assign_or_defer, reconcile
 from groupcoord.coordinator.groups.consumer.fencing import cancel_member_timers, fence_member, schedule_session
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import (
@@ -29,7 +29,11 @@ from groupcoord.coordinator.groups.consumer.member import (
     MemberState,
     is_subset,
 )
-from groupcoord.coordinator.groups.consumer.subscriptions import group_subscription_metadata, supported_assignors
+from groupcoord.coordinator.groups.consumer.subscriptions import (
+    group_subscription_metadata,
+    group_subscription_metadata_cached,
+    supported_assignors,
+)
 from groupcoord.coordinator.groups.consumer.validation import invalid
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
@@ -218,9 +222,12 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
     if is_new or _metadata_differs(member, updated):
         emit(state, fx, records.member_subscription(group.group_id, updated), now)
         bump |= subscription_changed
-    members_after = dict(group.members)
-    members_after[member_id] = updated
-    metadata = group_subscription_metadata(state, members_after)
+    if is_new or subscription_changed:
+        members_after = dict(group.members)
+        members_after[member_id] = updated
+        metadata = group_subscription_metadata(state, members_after)
+    else:  # the union of the group's subscriptions is what it was: no walk over every member
+        metadata = group_subscription_metadata_cached(state, group)
     if metadata != group.subscription_metadata:
         bump = True
     group.subscription_metadata = metadata
@@ -231,7 +238,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         state.log.info("bumped consumer group epoch", group_id=group.group_id, epoch=group_epoch)
 
     if group_epoch > group.assignment_epoch:
-        update_target_assignment(state, group, group.members, group_epoch, fx, now)
+        assign_or_defer(state, group, group_epoch, fx, now)
     updated = group.members[member_id]  # as replayed (the subscription record is applied already)
     before = _copy(updated)
     reconcile(state, group, updated, owned, fx, now, subscription_changed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.offsets.pending import has_pending
 from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets.topics import known_partition
 from groupcoord.coordinator.groups.requests import OffsetDelete
@@ -39,7 +40,7 @@ def handle_offset_delete(state: ShardState, req: OffsetDelete, token: Any, now: 
             elif subscribed:
                 code = ErrorCode.group_subscribed_to_topic
             else:
-                if (topic, partition) in group.offsets:
+                if (topic, partition) in group.offsets or has_pending(state, req.group_id, topic, partition):
                     delete_offsets(state, req.group_id, [(topic, partition)], now, fx)
                 code = ErrorCode.none
             parts_out.append({"partition_index": partition, "error_code": code})

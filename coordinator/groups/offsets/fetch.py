@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import offset_checks
+from groupcoord.coordinator.groups.offsets.pending import has_pending
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.coordinator.groups.requests import OffsetFetch
 from groupcoord.coordinator.groups.shard_state import ShardState
@@ -25,8 +26,9 @@ def _partition(partition: int, value: OffsetCommitValue | None, error: ErrorCode
 def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
     """One group's answer: {"group_id", "error_code", "topics": [...]}; unknown groups simply have no offsets.
 
-    There are no transactional offsets here, so ``require_stable`` never has pending
-    offsets to report (UNSTABLE_OFFSET_COMMIT cannot arise).
+    With ``require_stable`` (KIP-447) a partition whose offset is pending in an open transaction answers
+    UNSTABLE_OFFSET_COMMIT and no offset, so a consumer taking over never starts from a position the
+    transaction may still change.
     """
     error = state.request_error(req.group_id) or ErrorCode.none
     consumer_group = state.consumer_groups.get(req.group_id) if error == ErrorCode.none else None
@@ -47,6 +49,13 @@ def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
         requested = [(t, tuple(ps)) for t, ps in by_topic.items()]
     else:
         requested = list(req.topics)
+    group_id = req.group_id
+
+    def one(topic: str, partition: int) -> dict:
+        if req.require_stable and error == ErrorCode.none and has_pending(state, group_id, topic, partition):
+            return _partition(partition, None, ErrorCode.unstable_offset_commit)
+        return _partition(partition, offsets.get((topic, partition)), error)
+
     for topic, partitions in requested:
-        topics_out.append({"name": topic, "partitions": [_partition(p, offsets.get((topic, p)), error) for p in partitions]})
+        topics_out.append({"name": topic, "partitions": [one(topic, p) for p in partitions]})
     return {"group_id": req.group_id, "error_code": error, "topics": topics_out}

@@ -1,6 +1,7 @@
 """The async runtime around sans-I/O shards: logs, durability, timers, loading (Kafka's CoordinatorRuntime).
 
-One shard per ``__consumer_offsets`` partition. An operation runs on its shard
+One shard per partition of the coordinator's topic (``__consumer_offsets`` for groups,
+``__transaction_state`` for transactions), whose records the given codec reads and writes. An operation runs on its shard
 synchronously (the event loop serialises a shard's events); the records it
 produced are appended to the shard's partition by that shard's writer, and its
 replies are released only once those records, and every earlier write of the
@@ -22,12 +23,11 @@ from typing import Any, Callable, Protocol
 import structlog
 
 from groupcoord.coordinator.clock import Clock
-from groupcoord.coordinator.groups.offsets_records import decode_record, encode_key, encode_value
-from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime import snapshot as snapshots
+from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
 from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError
+from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.record_batch import decode_records, encode_batch
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.config import LogConfig
@@ -49,7 +49,11 @@ class CoordinatorShard(Protocol):
 
     def begin_load(self) -> None: ...
 
-    def replay(self, key: Any, value: Any, now: int) -> None: ...
+    def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
+        """Apply one record; ``producer_id`` >= 0 for a record of a transactional batch (pending until its marker)."""
+
+    def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
+        """Apply a transaction's end marker (the records of that producer's open transaction count, or vanish)."""
 
     def finish_load(self, now: int) -> None: ...
 
@@ -61,6 +65,18 @@ class CoordinatorShard(Protocol):
 
 
 Operation = Callable[[Any, Any, int], Effects]  # (shard, reply token, now) -> Effects
+
+_INLINE = object()  # the reply token of `run_inline`: the reply is picked out of the Effects, not resolved
+
+
+class RecordCodec(Protocol):
+    """The coordinator topic's key/value codec (a module such as ``offsets_records``)."""
+
+    def encode_key(self, key: Any) -> bytes: ...
+
+    def encode_value(self, value: Any) -> bytes | None: ...
+
+    def decode_record(self, key: bytes, value: bytes | None) -> tuple[Any, Any]: ...
 
 
 @dataclass(eq=False)
@@ -84,6 +100,9 @@ class _ShardRuntime:
     writing: bool = False
     latest: LatestRecords = field(default_factory=LatestRecords.empty)
     """The latest record of each key, with its offset: what the next snapshot writes down."""
+    transactional: bool = False
+    """The partition holds transactional records: its state depends on markers, so it is not snapshotted
+    (it replays its whole log, as before snapshots; a snapshot taken before its first one stays valid)."""
     snapshotting: asyncio.Task | None = None
     verifying: asyncio.Task | None = None
     """The background CRC walk of the log below the snapshot a load started from."""
@@ -105,7 +124,12 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
 
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
-                 clock: Clock, observer: Any) -> None:
+                 clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
+                 name: str = "groups") -> None:
+        self.topic = topic
+        self.codec = codec
+        self.compression = compression
+        self.name = name
         self.config = config
         self.log_manager = log_manager
         self.log_config = log_config
@@ -134,13 +158,14 @@ class CoordinatorRuntime:
         started = time.perf_counter()
         await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
         _log.info(
-            "offsets partitions loaded",
+            "coordinator partitions loaded",
+            topic=self.topic,
             partitions=len(self._runtimes),
             groups=sum(rt.shard.group_count() for rt in self._runtimes),
             seconds=round(time.perf_counter() - started, 4),
         )
         for rt in self._runtimes:
-            rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"groups-writer-{rt.shard.partition}")
+            rt.writer = asyncio.get_running_loop().create_task(self._write_loop(rt), name=f"{self.name}-writer-{rt.shard.partition}")
 
     async def stop(self) -> None:
         self._started = False
@@ -159,10 +184,8 @@ class CoordinatorRuntime:
         # A clean stop leaves every loaded shard a snapshot at its log end: the next start replays nothing.
         await asyncio.gather(*(rt.snapshotting for rt in self._runtimes if rt.snapshotting is not None),
                              return_exceptions=True)
-        await asyncio.gather(*(self._write_snapshot(rt) for rt in self._runtimes
-                               if rt.log is not None and rt.latest.since_snapshot and not rt.shard.loading
-                               and rt.shard.unavailable is None and rt.log.corruption is None),
-                             return_exceptions=True)
+        await asyncio.gather(*(self._write_snapshot(rt) for rt in self._runtimes if self._may_snapshot(rt)
+                               and rt.latest.since_snapshot), return_exceptions=True)
         for rt in self._runtimes:
             rt.writer = None
             for pending in list(rt.outstanding):
@@ -178,8 +201,8 @@ class CoordinatorRuntime:
             await self._load(rt)
         except Exception as exc:
             rt.shard.unavailable = repr(exc)
-            rt.shard.log.error("offsets partition could not be loaded; its groups answer COORDINATOR_NOT_AVAILABLE",
-                               partition=f"{OFFSETS_TOPIC}-{rt.shard.partition}", error=repr(exc))
+            rt.shard.log.error("coordinator partition could not be loaded; what it owns answers COORDINATOR_NOT_AVAILABLE",
+                               partition=f"{self.topic}-{rt.shard.partition}", error=repr(exc))
 
     async def _load(self, rt: _ShardRuntime) -> None:
         """Replay the shard's partition: from its snapshot and the log past it, else the whole log."""
@@ -187,33 +210,41 @@ class CoordinatorRuntime:
         shard = rt.shard
         shard.begin_load()
         if rt.log is None:
-            rt.log = await self.log_manager.get_or_create(OFFSETS_TOPIC, shard.partition, self.log_config)
-            rt.log.add_corruption_listener(lambda _log, exc, rt=rt: self._on_corruption(rt, exc))
+            rt.log = await self.log_manager.get_or_create(self.topic, shard.partition, self.log_config)
+            add_listener = getattr(rt.log, "add_corruption_listener", None)
+            if add_listener is not None:
+                add_listener(lambda _log, exc, rt=rt: self._on_corruption(rt, exc))
         now = self.clock.wall_ms()
+        decode_record = self.codec.decode_record
         rt.latest = LatestRecords.empty()
-        start, from_snapshot = await self._replay_snapshot(rt, now), 0
-        if start:
-            from_snapshot = len(rt.latest.records)
+        rt.transactional = False
+        start = await self._replay_snapshot(rt, now)
+        from_snapshot = len(rt.latest.records) if start else 0
         count = from_snapshot
         async for header, raw in rt.log.batches(start):
             if header.is_control:
+                # A transaction's end marker: the pending records of that producer count now, or never.
+                marker = read_end_txn_marker(raw, 0, header)
+                if marker is not None:
+                    rt.transactional = True
+                    shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
+            producer_id = header.producer_id if header.is_transactional else -1
             if header.is_transactional:
-                # Transactional offset commits are not produced by this coordinator; Kafka's own are skipped here.
-                shard.log.warning("skipping transactional batch in offsets log", base_offset=header.base_offset)
-                continue
+                rt.transactional = True
             for record in decode_records(raw, 0, header):
                 if record.key is None or record.offset < start:
                     continue
-                shard.replay(*decode_record(record.key, record.value), now)
-                rt.latest.add(record.offset, record.key, record.value)
+                shard.replay(*decode_record(record.key, record.value), now, producer_id)
+                if producer_id < 0:
+                    rt.latest.add(record.offset, record.key, record.value)
                 count += 1
         rt.latest.end_offset = max(rt.latest.end_offset, rt.log.log_end_offset)
         rt.latest.since_snapshot = count - from_snapshot
         rt.last_load = (from_snapshot, count - from_snapshot)
         shard.finish_load(self.clock.wall_ms())
         seconds = time.perf_counter() - started
-        shard.log.debug("offsets partition loaded", records=count, from_snapshot=from_snapshot,
+        shard.log.debug("coordinator partition loaded", topic=self.topic, records=count, from_snapshot=from_snapshot,
                         groups=shard.group_count(), seconds=round(seconds, 4))
         self.observer.on_shard_loaded(shard.partition, seconds, count)
         self._reschedule(rt)
@@ -221,15 +252,19 @@ class CoordinatorRuntime:
             # What the snapshot stands for is still checked, in the background: a corrupt batch below it
             # takes the partition offline as a replay would have, it just does not delay serving.
             rt.verifying = asyncio.get_running_loop().create_task(self._verify_below(rt, start),
-                                                                 name=f"groups-verify-{shard.partition}")
+                                                                 name=f"{self.name}-verify-{shard.partition}")
 
     async def _replay_snapshot(self, rt: _ShardRuntime, now: int) -> int:
         """Apply the shard's snapshot if it is sound and fits the log; the offset the log replay starts at
         (0 when there is none or it was refused: then the shard is reset for a full replay)."""
         shard, log = rt.shard, rt.log
-        data = await log.run_in_executor(snapshots.read_snapshot, log.directory)
+        directory = getattr(log, "directory", None)
+        if directory is None:
+            return 0
+        data = await log.run_in_executor(snapshots.read_snapshot, directory)
         if data is None:
             return 0
+        decode_record = self.codec.decode_record
         try:
             end, records = snapshots.decode_snapshot(data, shard.partition)
             if end > log.log_end_offset:
@@ -240,9 +275,9 @@ class CoordinatorRuntime:
                 shard.replay(*decode_record(key, value), now)
                 rt.latest.add(offset, key, value)
         except Exception as exc:  # a refused snapshot is only a slower start: replay the whole log
-            shard.log.warning("offsets snapshot ignored; replaying the whole log", error=str(exc),
-                              partition=f"{OFFSETS_TOPIC}-{shard.partition}")
-            await log.run_in_executor(snapshots.discard_snapshot, log.directory)
+            shard.log.warning("coordinator snapshot ignored; replaying the whole log", error=str(exc),
+                              partition=f"{self.topic}-{shard.partition}")
+            await log.run_in_executor(snapshots.discard_snapshot, directory)
             shard.begin_load()
             rt.latest = LatestRecords.empty()
             return 0
@@ -259,50 +294,78 @@ class CoordinatorRuntime:
         except CorruptLogError:
             pass  # the listener has already acted
         except Exception as exc:
-            rt.shard.log.warning("background check of the offsets log failed", error=repr(exc))
+            rt.shard.log.warning("background check of the coordinator log failed", error=repr(exc))
 
     def _on_corruption(self, rt: _ShardRuntime, exc: CorruptLogError) -> None:
         rt.shard.unavailable = str(exc)
-        rt.shard.log.error("offsets partition offline: its log is corrupt; its groups answer COORDINATOR_NOT_AVAILABLE",
-                           partition=f"{OFFSETS_TOPIC}-{rt.shard.partition}", error=str(exc))
+        rt.shard.log.error("coordinator partition offline: its log is corrupt; what it owns answers "
+                           "COORDINATOR_NOT_AVAILABLE", partition=f"{self.topic}-{rt.shard.partition}", error=str(exc))
 
     # ------------------------------------------------------------------ snapshots
 
+    def _may_snapshot(self, rt: _ShardRuntime) -> bool:
+        return (rt.log is not None and getattr(rt.log, "directory", None) is not None and not rt.transactional
+                and not rt.shard.loading and rt.shard.unavailable is None
+                and getattr(rt.log, "corruption", None) is None)
+
     def _snapshot_due(self, rt: _ShardRuntime) -> bool:
         interval = getattr(self.config, "group_coordinator_snapshot_interval_records", 10_000)
-        if interval <= 0 or rt.snapshotting is not None:
+        if interval <= 0 or rt.snapshotting is not None or not self._may_snapshot(rt):
             return False
         # A snapshot costs its whole size: with much state, take one per half of that in new records.
         return rt.latest.since_snapshot >= max(interval, len(rt.latest.records) // 2)
 
     def _start_snapshot(self, rt: _ShardRuntime) -> None:
         rt.snapshotting = asyncio.get_running_loop().create_task(self._write_snapshot(rt),
-                                                                name=f"groups-snapshot-{rt.shard.partition}")
+                                                                name=f"{self.name}-snapshot-{rt.shard.partition}")
 
     async def _write_snapshot(self, rt: _ShardRuntime) -> None:
         """Write down the latest records as of now (every one of them durable: called between appends)."""
         latest, log, partition = rt.latest, rt.log, rt.shard.partition
         entries, end = latest.entries(), latest.end_offset
         taken = latest.since_snapshot
-        started = time.perf_counter()
         try:
             data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, entries)
             await log.run_in_executor(snapshots.write_snapshot, log.directory, data)
         except Exception as exc:  # the next one is tried after as many records again; the log stays the truth
-            rt.shard.log.warning("offsets snapshot not written", error=repr(exc))
+            rt.shard.log.warning("coordinator snapshot not written", error=repr(exc))
             return
         finally:
             rt.snapshotting = None
         if rt.latest is latest:
             latest.since_snapshot = max(latest.since_snapshot - taken, 0)
-        self.observer_call("on_snapshot_written", partition, time.perf_counter() - started, len(entries), len(data))
-
-    def observer_call(self, hook: str, *args: Any) -> None:
-        fn = getattr(self.observer, hook, None)
-        if fn is not None:
-            fn(*args)
 
     # ------------------------------------------------------------------ running operations
+
+    def run_inline(self, partition: int, op: Operation, on_error: ErrorShape) -> dict | asyncio.Future[dict]:
+        """As `run`, for an operation that answers within the call and never keeps its reply token (a
+        Heartbeat): when it wrote nothing and nothing of the shard is waiting to be made durable, its
+        reply is returned as it is — no future, nothing to resolve — and the server answers it inline.
+        Otherwise (it wrote records, or earlier writes are pending) its reply waits in a future like
+        any other."""
+        rt = self._runtimes[partition]
+        fx = op(rt.shard, _INLINE, self.clock.wall_ms())
+        replies = fx.replies
+        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
+            answer: Any = _INLINE
+            for token, response in replies:
+                if token is _INLINE:
+                    answer = response
+                elif not token.done():
+                    token.set_result(response)
+            self._reschedule(rt)
+            if answer is not _INLINE:
+                return answer
+            answer = on_error(ErrorCode.unknown_server_error)  # an operation that did not answer: a bug
+            _log.error("operation gave no reply", partition=partition)
+            return answer
+        future = asyncio.get_running_loop().create_future()
+        fx.replies = [(future if token is _INLINE else token, response) for token, response in replies]
+        self._submit(rt, fx)
+        self._reschedule(rt)
+        if not future.done():
+            self._track_if_parked(rt, future, fx, on_error)
+        return future
 
     def run(self, partition: int, op: Operation, on_error: ErrorShape) -> asyncio.Future[dict]:
         """Run `op` on the partition's shard; the returned future holds the reply. It is often resolved
@@ -310,18 +373,30 @@ class CoordinatorRuntime:
         without creating a task — the hot path of a busy coordinator."""
         rt = self._runtimes[partition]
         future = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_error)
-        rt.outstanding.add(pending)
-        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
+        if not future.done():
+            self._track_if_parked(rt, future, fx, on_error)
         return future
+
+    @staticmethod
+    def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:
+        """A reply waiting in the shard's queue for its write is always answered by the write loop (its
+        reply, or the same with errors if the write fails). One the operation parked (a join waiting
+        for the rest of the group) is answered with `on_error` if the shard stops or reloads first:
+        only those need tracking, so a commit costs no extra callback."""
+        for token, _ in fx.replies:
+            if token is future:
+                return
+        pending = _Pending(future, on_error)
+        rt.outstanding.add(pending)
+        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
             return
-        if not fx.records and not rt.queue and not rt.writing:
+        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
             self._release(fx.replies)
             return
         rt.queue.append(fx)
@@ -345,12 +420,11 @@ class CoordinatorRuntime:
             batch, rt.queue = rt.queue, []
             rt.writing = True
             try:
-                records = [(encode_key(k), encode_value(v)) for fx in batch for k, v in fx.records]
-                if records:
-                    await self._append(rt, records)
+                await self._append(rt, [w for fx in batch for w in fx.writes()])
             except Exception as exc:  # the write is not durable: answer with errors and reload from the log
                 shard = rt.shard
-                shard.log.error("offsets append failed; reloading shard from its log", error=repr(exc))
+                shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
+                                error=repr(exc))
                 for fx in batch:
                     for future, response in fx.replies:
                         if not future.done():
@@ -364,12 +438,34 @@ class CoordinatorRuntime:
             finally:
                 rt.writing = False
 
-    async def _append(self, rt: _ShardRuntime, records: list[tuple[bytes, bytes | None]]) -> None:
+    async def _append(self, rt: _ShardRuntime, writes: list) -> None:
+        """Plain records go out in as few batches as fit; a transactional batch or an end marker is a batch
+        of its own, in the order the operations asked for them."""
         now = self.clock.wall_ms()
-        compression = getattr(self.config, "offsets_topic_compression_codec", 0)
+        compression = self.compression
+        encode_key, encode_value = self.codec.encode_key, self.codec.encode_value
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
-        for key, value in records:
+        for item in writes:
+            if isinstance(item, EndMarker):
+                if chunk:
+                    await self._append_batch(rt, chunk, now, compression)
+                    chunk, size = [], 0
+                rt.transactional = True
+                await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
+                                                          item.coordinator_epoch, item.committed, now))
+                continue
+            if isinstance(item, TransactionalRecords):
+                if chunk:
+                    await self._append_batch(rt, chunk, now, compression)
+                    chunk, size = [], 0
+                rt.transactional = True
+                records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
+                await rt.log.append(encode_batch(records, base_timestamp=now, compression=compression,
+                                                 producer_id=item.producer_id, producer_epoch=item.producer_epoch,
+                                                 is_transactional=True))
+                continue
+            key, value = encode_key(item[0]), encode_value(item[1])
             n = len(key) + (len(value) if value else 0) + 32
             if chunk and size + n > MAX_BATCH_BYTES:
                 await self._append_batch(rt, chunk, now, compression)

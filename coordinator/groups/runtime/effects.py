@@ -3,6 +3,10 @@
 Replies are released only once the records of the same Effects (and of every
 earlier Effects of the shard) are durable, which is how "answer only after the
 write is as durable as the fsync policy promises" is kept without the core doing I/O.
+
+Besides plain records an operation may ask for records inside a transactional batch (a
+TxnOffsetCommit: the producer's id and epoch, the transactional bit) and for a transaction's end
+marker (a control batch); the runtime writes them in the order asked, each as its own batch.
 """
 
 from __future__ import annotations
@@ -10,24 +14,65 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcoord.coordinator.groups.offsets_records import AnyKey, AnyValue
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionalRecords:
+    """Records written in one transactional batch of the producer (they count once its COMMIT marker follows)."""
+
+    producer_id: int
+    producer_epoch: int
+    records: tuple[tuple[Any, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndMarker:
+    """A transaction's COMMIT or ABORT control batch."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    committed: bool
+
+
+Batch = TransactionalRecords | EndMarker
 
 
 @dataclass(slots=True)
 class Effects:
-    records: list[tuple[AnyKey, AnyValue | None]] = field(default_factory=list)
+    records: list[tuple[Any, Any | None]] = field(default_factory=list)  # (key, value) of the shard's record codec
     replies: list[tuple[Any, dict]] = field(default_factory=list)
+    batches: list[tuple[int, Batch]] = field(default_factory=list)  # (records written before it, batch)
 
-    def write(self, key: AnyKey, value: AnyValue | None) -> None:
+    def write(self, key: Any, value: Any | None) -> None:
         self.records.append((key, value))
+
+    def write_batch(self, batch: Batch) -> None:
+        """A transactional batch or an end marker, after the plain records written so far."""
+        self.batches.append((len(self.records), batch))
 
     def reply(self, token: Any, response: dict) -> None:
         if token is not None:
             self.replies.append((token, response))
 
     def extend(self, other: "Effects") -> None:
+        base = len(self.records)
         self.records.extend(other.records)
         self.replies.extend(other.replies)
+        self.batches.extend((base + at, batch) for at, batch in other.batches)
+
+    def writes(self) -> list[tuple[Any, Any | None] | Batch]:
+        """Everything to append, in the order asked: plain (key, value) records and batches."""
+        if not self.batches:
+            return list(self.records)
+        out: list = []
+        start = 0
+        for at, batch in self.batches:
+            out.extend(self.records[start:at])
+            out.append(batch)
+            start = at
+        out.extend(self.records[start:])
+        return out
 
     def __bool__(self) -> bool:
-        return bool(self.records or self.replies)
+        return bool(self.records or self.replies or self.batches)

@@ -24,16 +24,24 @@ Operation = Callable[[State, int], Effects]
 
 
 class TimerHeap:
+    """Deadlines by key. A deadline that only moves later (a heartbeat) is not pushed again: the key's
+    live entry records the new deadline and the heap entry it already has is re-pushed only when it
+    reaches the top (lazy extension), so a heartbeat costs a dict update, not a push."""
+
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Hashable]] = []
-        self._live: dict[Hashable, tuple[int, int]] = {}
+        self._live: dict[Hashable, tuple[int, int, int]] = {}  # key -> (heap entry's deadline, its seq, deadline)
         self._seq = itertools.count()
 
     def schedule(self, key: Hashable, deadline_ms: int) -> None:
         """Set (or move) the deadline of ``key``."""
-        entry = (deadline_ms, next(self._seq))
-        self._live[key] = entry
-        heapq.heappush(self._heap, (entry[0], entry[1], key))
+        live = self._live.get(key)
+        if live is not None and live[0] <= deadline_ms:
+            self._live[key] = (live[0], live[1], deadline_ms)  # later: its heap entry still comes first
+            return
+        seq = next(self._seq)
+        self._live[key] = (deadline_ms, seq, deadline_ms)
+        heapq.heappush(self._heap, (deadline_ms, seq, key))
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._live):
             self._compact()
 
@@ -42,7 +50,7 @@ class TimerHeap:
 
     def deadline(self, key: Hashable) -> int | None:
         entry = self._live.get(key)
-        return None if entry is None else entry[0]
+        return None if entry is None else entry[2]
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._live
@@ -51,27 +59,39 @@ class TimerHeap:
         return len(self._live)
 
     def next_deadline(self) -> int | None:
-        self._drop_stale()
+        self._settle()
         return self._heap[0][0] if self._heap else None
 
     def pop_due(self, now_ms: int) -> list[Hashable]:
         """Remove and return the keys whose deadline is at or before ``now_ms``, earliest first."""
         due = []
         while True:
-            self._drop_stale()
+            self._settle()
             if not self._heap or self._heap[0][0] > now_ms:
                 return due
             _, _, key = heapq.heappop(self._heap)
             del self._live[key]
             due.append(key)
 
-    def _drop_stale(self) -> None:
+    def _settle(self) -> None:
+        """Drop stale entries off the top, and move extended ones to their real deadline, until the top
+        entry is a live key's own deadline."""
         heap, live = self._heap, self._live
-        while heap and live.get(heap[0][2]) != (heap[0][0], heap[0][1]):
-            heapq.heappop(heap)
+        while heap:
+            deadline, seq, key = heap[0]
+            entry = live.get(key)
+            if entry is None or entry[1] != seq:
+                heapq.heappop(heap)
+            elif entry[2] != deadline:
+                seq = next(self._seq)
+                live[key] = (entry[2], seq, entry[2])
+                heapq.heapreplace(heap, (entry[2], seq, key))
+            else:
+                return
 
     def _compact(self) -> None:
-        self._heap = [(d, s, k) for k, (d, s) in self._live.items()]
+        self._heap = [(d, s, k) for k, (_, s, d) in self._live.items()]
+        self._live = {k: (d, s, d) for d, s, k in self._heap}
         heapq.heapify(self._heap)
 
 

@@ -26,7 +26,7 @@ class RecordingDispatcher:
     def __init__(self):
         self.handlers = {}
 
-    def register(self, api_key, handler, min_version, max_version):
+    def register(self, api_key, handler, min_version, max_version, fast=None):
         self.handlers[api_key] = (handler, min_version, max_version)
 
 

@@ -105,9 +105,9 @@ def count_mismatch(data):
     (batch(pid=PID, epoch=0, seq=-1), ErrorCode.invalid_record),
     (encode_batch([(b"k", b"v", ())], is_control=True), ErrorCode.invalid_record),
     (encode_batch([(b"k", b"v", ())], producer_id=PID, producer_epoch=0, base_sequence=0, is_transactional=True),
-     ErrorCode.invalid_txn_state),
+     ErrorCode.transactional_id_authorization_failed),
 ], ids=["null", "empty", "crc", "magic1", "truncated", "two-batches", "pid-without-seq", "control",
-        "transactional"])
+        "transactional-without-transactional-id"])
 async def test_invalid_batches_are_refused(dataplane, records, error):
     await dataplane.topics.create("orders", 1)
     part = await produce(dataplane, "orders", 0, records)

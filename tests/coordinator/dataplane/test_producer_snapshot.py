@@ -74,3 +74,18 @@ def test_snapshots_round_trip_wrapped_sequences(tmp_path):
     [entry] = loaded.state.entries()
     [recorded] = entry.batches
     assert (entry.epoch, recorded.first_seq, recorded.last_seq, recorded.first_offset) == (4, INT32_MAX - 1, 1, 10)
+
+
+def test_a_snapshot_keeps_open_transactions_and_reads_the_version_before_transactions(tmp_path):
+    state = PartitionProducerState()
+    state.record(PID, 2, 0, 2, 10, 11, 5, is_transactional=True)
+    state.complete_txn(88, 1, 4, 12, False, 6)          # a producer known only from its marker
+    write_snapshot(tmp_path, 13, state)
+    loaded = read_snapshot(tmp_path).state
+    assert loaded.ongoing == {PID: 10} and loaded.entry(PID).current_txn_first_offset == 10
+    assert loaded.entry(88).coordinator_epoch == 4 and loaded.entry(88).epoch == 1
+    assert loaded.last_stable_offset(13) == 10
+    (tmp_path / SNAPSHOT_FILE).write_text(
+        '{"version": 1, "end_offset": 3, "producers": [{"id": 77, "epoch": 0, "batches": [[0, 2, 0, 2, 5]]}]}')
+    old = read_snapshot(tmp_path)
+    assert old.end_offset == 3 and old.state.entry(PID).last_seq == 2 and not old.state.ongoing

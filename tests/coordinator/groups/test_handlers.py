@@ -1,5 +1,6 @@
 """Every served version of every group API, through the handlers, built into kio responses and encoded."""
 
+import inspect
 import io
 from types import SimpleNamespace
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from groupcoord.coordinator.apis import (consumer_group_describe, consumer_group
                                          list_groups, offset_commit, offset_delete, offset_fetch, sync_group)
 from groupcoord.coordinator.apis.registry import register_apis
 from groupcoord.coordinator.apis.services import Services
+from groupcoord.coordinator.cluster import ClusterIdentity
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.build import build
 from groupcoord.protocol.errors import ErrorCode
@@ -28,7 +30,7 @@ API_VERSIONS = {m.API.key: (m.API.key.name, m.API.min_version, m.API.max_version
 
 
 def register(dispatcher, service):
-    register_apis(dispatcher, Services(None, None, None, service, None), GROUP_APIS)
+    register_apis(dispatcher, Services(ClusterIdentity(1, "127.0.0.1", 9092, "c"), None, None, service, None), GROUP_APIS)
 
 
 @dataclass
@@ -36,13 +38,14 @@ class Ctx:
     api_version: int
     client_id: str = "client-1"
     client_host: str = "127.0.0.1"
+    listener: str = "PLAINTEXT"  # as RequestContext: the listener the request came in on
 
 
 class FakeDispatcher:
     def __init__(self):
         self.handlers = {}
 
-    def register(self, api_key, handler, low, high):
+    def register(self, api_key, handler, low, high, fast=None):
         self.handlers[api_key] = (handler, low, high)
 
 
@@ -57,7 +60,9 @@ class Wire:
         handler, low, high = self.dispatcher.handlers[api_key]
         assert low <= version <= high
         req = build(request_class(api_key, version), request)
-        result = await handler(Ctx(version), req)
+        result = handler(Ctx(version), req)
+        if inspect.isawaitable(result):  # a handler may answer at once (Heartbeat) or hand back a future
+            result = await result
         response = build(response_class(api_key, version), result)
         entity_writer(type(response))(io.BytesIO(), response)  # must encode at this version
         return response

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.io.FileReader;
+import java.io.IOException;
+import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,7 +66,7 @@ class ConsumerGroupTest {
         String run = UUID.randomUUID().toString().substring(0, 8);
         topic = "java-orders-" + run;
         groupId = "java-billing-" + run;
-        Properties adminProps = new Properties();
+        Properties adminProps = security();
         adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         admin = Admin.create(adminProps);
         admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
@@ -161,8 +164,25 @@ class ConsumerGroupTest {
         producer.flush();
     }
 
-    private Properties producerProps() {
+    /**
+     * Client security properties (security.protocol, sasl.*, ssl.*) from the file named by -DclientConfig, as
+     * Kafka's tools take --command-config; empty when it is not given (a PLAINTEXT broker).
+     */
+    private static Properties security() {
         Properties props = new Properties();
+        String path = System.getProperty("clientConfig", "");
+        if (!path.isBlank() && !path.startsWith("${")) {
+            try (Reader reader = new FileReader(path)) {
+                props.load(reader);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read client config " + path, e);
+            }
+        }
+        return props;
+    }
+
+    private Properties producerProps() {
+        Properties props = security();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -171,7 +191,7 @@ class ConsumerGroupTest {
     }
 
     private Properties consumerProps(String clientId) {
-        Properties props = new Properties();
+        Properties props = security();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);

@@ -1,0 +1,366 @@
+"""Hand-written codecs for the two requests a busy coordinator answers most: Heartbeat and OffsetCommit.
+
+Why: kio's reader builds a typed entity (and the bounds check walks the bytes before it), and the
+schema-driven encoder walks a plan per field; for a Heartbeat that is most of the request's Python. These
+read the request straight from the frame into a light view with kio's attribute names (so a handler
+cannot tell it from kio's entity and reads it the same way) and write the answer from pre-encoded parts.
+
+kio stays the source of truth: tests/protocol/test_fast_codecs.py checks every version served here byte for
+byte (answers) and field for field (requests) against kio, over generated values. Anything these do not
+handle exactly as kio would — a multi-byte varint, a tagged field, an unusual null, bad UTF-8, bytes that
+run out — makes them return ``None`` and the general path (bounds check, kio's reader, the schema
+encoder) takes the request, so its errors and its refusals stay the only ones.
+
+A reader is ``read(frame, version) -> (client_id, request) | None`` over the whole request frame (header
+included, size prefix not); a writer is ``write(version, correlation_id, response) -> frame | None`` and
+returns the size-prefixed frame.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_I32_I64 = struct.Struct(">iq")
+_I32_I64_I32 = struct.Struct(">iqi")
+_FRAME_START = struct.Struct(">ii")  # size prefix, correlation id
+_I32_I16 = struct.Struct(">ih")
+
+_PLAIN_RETENTION_MS = 2**40  # ~35 years; beyond it the general path decides (kio refuses some)
+
+_unpack_i16 = _I16.unpack_from
+_unpack_i32 = _I32.unpack_from
+_unpack_i64 = _I64.unpack_from
+
+Reader = Callable[[bytes, int], "tuple[str | None, Any] | None"]
+Writer = Callable[[int, int, Any], "bytes | None"]
+
+
+class _Unhandled(Exception):
+    """Raised inside a reader for input the general path must judge."""
+
+
+@dataclass(frozen=True, slots=True)
+class FastCodec:
+    """The fast reader and writer of one API, and the versions they serve (a subset of what is served)."""
+
+    api_key: int
+    versions: range
+    read: Reader
+    write: Writer
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def _header(frame: bytes, flexible: bool) -> tuple[str | None, int]:
+    """Client id and body offset of request header v1 (v2 when flexible, with no tagged fields)."""
+    client_len = _unpack_i16(frame, 8)[0]
+    pos = 10
+    if client_len >= 0:
+        end = pos + client_len
+        if end > len(frame):
+            raise _Unhandled
+        client_id: str | None = frame[pos:end].decode("utf-8")
+        pos = end
+    elif client_len == -1:
+        client_id = None
+    else:
+        raise _Unhandled
+    if flexible:
+        if frame[pos] != 0:  # header tagged fields: the general path skips them
+            raise _Unhandled
+        pos += 1
+    return client_id, pos
+
+
+def _string(frame: bytes, pos: int) -> tuple[str, int]:
+    """A classic (int16 length) non-null string."""
+    n = _unpack_i16(frame, pos)[0]
+    pos += 2
+    end = pos + n
+    if n < 0 or end > len(frame):
+        raise _Unhandled
+    return frame[pos:end].decode("utf-8"), end
+
+
+def _nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
+    n = _unpack_i16(frame, pos)[0]
+    pos += 2
+    if n == -1:
+        return None, pos
+    end = pos + n
+    if n < 0 or end > len(frame):
+        raise _Unhandled
+    return frame[pos:end].decode("utf-8"), end
+
+
+def _compact_string(frame: bytes, pos: int) -> tuple[str, int]:
+    """A compact non-null string whose length fits one varint byte (anything else: general path)."""
+    n = frame[pos]
+    if n == 0 or n >= 0x80:
+        raise _Unhandled
+    pos += 1
+    end = pos + n - 1
+    if end > len(frame):
+        raise _Unhandled
+    return frame[pos:end].decode("utf-8"), end
+
+
+def _compact_nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
+    n = frame[pos]
+    if n == 0:
+        return None, pos + 1
+    if n >= 0x80:
+        raise _Unhandled
+    pos += 1
+    end = pos + n - 1
+    if end > len(frame):
+        raise _Unhandled
+    return frame[pos:end].decode("utf-8"), end
+
+
+def _no_tags(frame: bytes, pos: int) -> int:
+    if frame[pos] != 0:
+        raise _Unhandled
+    return pos + 1
+
+
+def _guarded(read: Callable[[bytes, int], tuple[str | None, Any]]) -> Reader:
+    def guarded(frame: bytes, version: int) -> tuple[str | None, Any] | None:
+        try:
+            return read(frame, version)
+        except (_Unhandled, IndexError, struct.error, UnicodeDecodeError):
+            return None
+
+    guarded.__name__ = read.__name__
+    guarded.__doc__ = read.__doc__
+    return guarded
+
+
+def _frame(correlation_id: int, flexible: bool, body: bytes) -> bytes:
+    """Response header v0 (v1 when flexible: one empty tag buffer) and the body, size-prefixed."""
+    if flexible:
+        return _FRAME_START.pack(len(body) + 5, correlation_id) + b"\x00" + body
+    return _FRAME_START.pack(len(body) + 4, correlation_id) + body
+
+
+# --------------------------------------------------------------------------- Heartbeat (key 12)
+
+
+class HeartbeatRequestView:
+    """Heartbeat v0-v4 as kio names its fields; ``group_instance_id`` is None below v3 (kio: absent)."""
+
+    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id")
+
+    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None) -> None:
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+
+
+def _read_heartbeat(frame: bytes, version: int) -> tuple[str | None, HeartbeatRequestView]:
+    if version >= 4:
+        client_id, pos = _header(frame, True)
+        group_id, pos = _compact_string(frame, pos)
+        generation = _unpack_i32(frame, pos)[0]
+        member_id, pos = _compact_string(frame, pos + 4)
+        instance, pos = _compact_nullable_string(frame, pos)
+        _no_tags(frame, pos)
+        return client_id, HeartbeatRequestView(group_id, generation, member_id, instance)
+    client_id, pos = _header(frame, False)
+    group_id, pos = _string(frame, pos)
+    generation = _unpack_i32(frame, pos)[0]
+    member_id, pos = _string(frame, pos + 4)
+    instance = None
+    if version >= 3:
+        instance, pos = _nullable_string(frame, pos)
+    return client_id, HeartbeatRequestView(group_id, generation, member_id, instance)
+
+
+_heartbeat_tails: dict[tuple[int, int, int], bytes] = {}
+
+
+def _write_heartbeat(version: int, correlation_id: int, response: Any) -> bytes | None:
+    """``{"throttle_time": t, "error_code": e}`` — the only shape a Heartbeat answer has."""
+    if type(response) is not dict or len(response) != 2:
+        return None
+    try:
+        key = (version, response["throttle_time"], response["error_code"])
+        tail = _heartbeat_tails.get(key)
+    except (KeyError, TypeError):
+        return None
+    if tail is None:
+        throttle, error = int(key[1]), int(key[2])
+        body = _I16.pack(error) if version == 0 else _I32_I16.pack(throttle, error)
+        if version >= 4:
+            body = b"\x00" + body + b"\x00"  # response header v1's tag buffer, then the body's
+        tail = body
+        if len(_heartbeat_tails) < 1024:  # a handful of errors and throttle times in practice
+            _heartbeat_tails[key] = tail
+    return _FRAME_START.pack(len(tail) + 4, correlation_id) + tail
+
+
+HEARTBEAT = FastCodec(12, range(0, 5), _guarded(_read_heartbeat), _write_heartbeat)
+
+
+# --------------------------------------------------------------------------- OffsetCommit (key 8)
+
+
+class OffsetCommitPartitionView:
+    __slots__ = ("partition_index", "committed_offset", "committed_leader_epoch", "committed_metadata")
+
+    def __init__(self, partition_index: int, committed_offset: int, committed_leader_epoch: int,
+                 committed_metadata: str | None) -> None:
+        self.partition_index = partition_index
+        self.committed_offset = committed_offset
+        self.committed_leader_epoch = committed_leader_epoch
+        self.committed_metadata = committed_metadata
+
+
+class OffsetCommitTopicView:
+    __slots__ = ("name", "partitions")
+
+    def __init__(self, name: str, partitions: tuple[OffsetCommitPartitionView, ...]) -> None:
+        self.name = name
+        self.partitions = partitions
+
+
+class OffsetCommitRequestView:
+    """OffsetCommit v2-v9 as kio names its fields. Fields a version lacks hold what the handler's
+    ``getattr(..., default)`` would give for kio's entity: ``group_instance_id`` None below v7,
+    ``retention_time`` None outside v2-v4 (an int of milliseconds inside), ``committed_leader_epoch``
+    -1 below v6."""
+
+    __slots__ = ("group_id", "generation_id_or_member_epoch", "member_id", "group_instance_id", "retention_time",
+                 "topics")
+
+    def __init__(self, group_id: str, generation_id_or_member_epoch: int, member_id: str,
+                 group_instance_id: str | None, retention_time: int | None,
+                 topics: tuple[OffsetCommitTopicView, ...]) -> None:
+        self.group_id = group_id
+        self.generation_id_or_member_epoch = generation_id_or_member_epoch
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.retention_time = retention_time
+        self.topics = topics
+
+
+def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetCommitRequestView]:
+    if version < 2:
+        raise _Unhandled
+    flexible = version >= 8
+    client_id, pos = _header(frame, flexible)
+    string = _compact_string if flexible else _string
+    nullable = _compact_nullable_string if flexible else _nullable_string
+    group_id, pos = string(frame, pos)
+    generation = _unpack_i32(frame, pos)[0]
+    member_id, pos = string(frame, pos + 4)
+    instance = None
+    if version >= 7:
+        instance, pos = nullable(frame, pos)
+    retention = None
+    if version <= 4:
+        retention = _unpack_i64(frame, pos)[0]
+        pos += 8
+        if not -_PLAIN_RETENTION_MS <= retention <= _PLAIN_RETENTION_MS:
+            raise _Unhandled  # kio reads a timedelta and refuses some huge ones: its call
+    if flexible:
+        count = frame[pos] - 1
+        if count < 0 or count >= 0x7F:
+            raise _Unhandled
+        pos += 1
+    else:
+        count = _unpack_i32(frame, pos)[0]
+        if count < 0:
+            raise _Unhandled
+        pos += 4
+    with_epoch = version >= 6
+    topics = []
+    for _ in range(count):
+        name, pos = string(frame, pos)
+        if flexible:
+            n = frame[pos] - 1
+            if n < 0 or n >= 0x7F:
+                raise _Unhandled
+            pos += 1
+        else:
+            n = _unpack_i32(frame, pos)[0]
+            if n < 0:
+                raise _Unhandled
+            pos += 4
+        partitions = []
+        for _ in range(n):
+            if with_epoch:
+                index, offset, epoch = _I32_I64_I32.unpack_from(frame, pos)
+                pos += 16
+            else:
+                index, offset = _I32_I64.unpack_from(frame, pos)
+                epoch = -1
+                pos += 12
+            metadata, pos = nullable(frame, pos)
+            if flexible:
+                pos = _no_tags(frame, pos)
+            partitions.append(OffsetCommitPartitionView(index, offset, epoch, metadata))
+        if flexible:
+            pos = _no_tags(frame, pos)
+        topics.append(OffsetCommitTopicView(name, tuple(partitions)))
+    if flexible:
+        _no_tags(frame, pos)
+    return client_id, OffsetCommitRequestView(group_id, generation, member_id, instance, retention, tuple(topics))
+
+
+def _write_offset_commit(version: int, correlation_id: int, response: Any) -> bytes | None:
+    """``{"throttle_time": t, "topics": [{"name", "partitions": [{"partition_index", "error_code"}]}]}``."""
+    if type(response) is not dict or len(response) != 2:
+        return None
+    try:
+        topics = response["topics"]
+        out = bytearray(_I32.pack(int(response["throttle_time"]))) if version >= 3 else bytearray()
+        if version >= 8:
+            if len(topics) >= 0x7F:  # counts and lengths past one varint byte: the general encoder
+                return None
+            out.append(len(topics) + 1)
+            for topic in topics:
+                if len(topic) != 2:
+                    return None
+                raw = topic["name"].encode("utf-8")
+                partitions = topic["partitions"]
+                if len(raw) >= 0x7F or len(partitions) >= 0x7F:
+                    return None
+                out.append(len(raw) + 1)
+                out += raw
+                out.append(len(partitions) + 1)
+                for p in partitions:
+                    if len(p) != 2:
+                        return None
+                    out += _I32_I16.pack(p["partition_index"], p["error_code"])
+                    out.append(0)
+                out.append(0)
+            out.append(0)
+        else:
+            out += _I32.pack(len(topics))
+            for topic in topics:
+                if len(topic) != 2:
+                    return None
+                raw = topic["name"].encode("utf-8")
+                partitions = topic["partitions"]
+                out += _I16.pack(len(raw))
+                out += raw
+                out += _I32.pack(len(partitions))
+                for p in partitions:
+                    if len(p) != 2:
+                        return None
+                    out += _I32_I16.pack(p["partition_index"], p["error_code"])
+    except (KeyError, TypeError, AttributeError, struct.error):
+        return None
+    return _frame(correlation_id, version >= 8, bytes(out))
+
+
+OFFSET_COMMIT = FastCodec(8, range(2, 10), _guarded(_read_offset_commit), _write_offset_commit)

@@ -1,0 +1,18 @@
+"""Kafka's recorded transaction answers, so a machine without Java still holds groupcoord to them.
+
+Regenerate after changing a scenario (needs Java 17 and Maven; starts the Kafka reference):
+    .venv/bin/python -m tests.conformance.transactions.golden [scenario ...]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conformance.differential import DifferentialSuite
+from tests.conformance.transactions.scenarios import SCENARIOS
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+RECORDER = DifferentialSuite(SCENARIOS, GOLDEN_DIR, known_differences={})
+
+if __name__ == "__main__":
+    RECORDER.record_from_reference()

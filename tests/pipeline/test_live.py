@@ -1,0 +1,157 @@
+"""Live mode: `__consumer_offsets` over the Kafka protocol through Spark's Kafka source, from the daemon and
+from Apache Kafka 4.3.1, with no disk access. `snapshot --bootstrap-server` and `watch --once` must agree
+with what OffsetFetch answers for the same groups, and the watch's lag with ListOffsets.
+
+Both commands run in one driver process started like a user's (the Kafka source's jars are resolved into
+the Ivy cache by `spark.jars.packages` when the session starts, so it cannot be this process's session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.timeout(900)
+AT = "2100-01-01T00:00:00Z"
+
+
+def _commit_story(bootstrap: str) -> dict[str, str]:
+    """Two plain groups (one commits twice: the later offsets stand) and a transactional producer whose first
+    transaction commits its group's offsets and second aborts. Returns {role: group}."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    tag = uuid.uuid4().hex[:8]
+    topic = f"live-{tag}"
+    groups = {"twice": f"live-twice-{tag}", "once": f"live-once-{tag}", "txn": f"live-txn-{tag}"}
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # held: a collected client cancels its futures
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for n in range(30):
+        producer.produce(topic, b"x", partition=n % 2)
+    assert producer.flush(30) == 0
+
+    def commit(group, offsets):
+        """A retriable error (Kafka's coordinator still loading: NOT_COORDINATOR) is retried, as clients do."""
+        from confluent_kafka import KafkaException
+
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                try:
+                    consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                                    asynchronous=False)
+                    return
+                except KafkaException as exc:
+                    if not exc.args[0].retriable() or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        finally:
+            consumer.close()
+
+    commit(groups["twice"], {0: 4, 1: 6})
+    commit(groups["twice"], {0: 9})
+    commit(groups["once"], {1: 15})
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": groups["txn"]})
+    txn = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"live-tx-{tag}"})
+    txn.init_transactions(30)
+    for offsets, end in (({0: 5, 1: 7}, txn.commit_transaction), ({0: 12}, txn.abort_transaction)):
+        txn.begin_transaction()
+        txn.produce(topic, b"out", partition=0)
+        txn.send_offsets_to_transaction([TopicPartition(topic, p, o) for p, o in offsets.items()],
+                                        consumer.consumer_group_metadata(), 30)
+        end(30)
+    consumer.close()
+    return groups
+
+
+def _offset_fetch(bootstrap: str, groups: dict[str, str]):
+    """OffsetFetch per group and ListOffsets for their partitions, through the project's admin client."""
+    from groupcoord.coordinator.admin.client import AdminClient
+    from groupcoord.coordinator.admin.operations import LATEST_TIMESTAMP, fetch_committed, list_offsets
+
+    async def ask():
+        async with AdminClient(bootstrap) as client:
+            committed = {g: {tp: c.offset for tp, c in (await fetch_committed(client, g)).items()}
+                         for g in groups.values()}
+            wanted = {tp for offsets in committed.values() for tp in offsets}
+            return committed, await list_offsets(client, wanted, LATEST_TIMESTAMP)
+
+    return asyncio.run(ask())
+
+
+def _run_live_jobs(bootstrap: str, out) -> subprocess.CompletedProcess:
+    runs = [["pipeline", "snapshot", "--bootstrap-server", bootstrap, "--out", str(out / "snapshot"), "--at", AT,
+             "--master", "local[2]", "--driver-memory", "1g"],
+            ["pipeline", "watch", "--bootstrap-server", bootstrap, "--out", str(out / "watch"), "--once",
+             "--master", "local[2]", "--driver-memory", "1g"]]
+    code = textwrap.dedent(f"""
+        import sys
+        from groupcoord.coordinator.ops.cli import main
+        for argv in {runs!r}:
+            code = main(argv)
+            if code:
+                sys.exit(code)
+    """)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+
+
+def _rows(path):
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _check_against_offset_fetch(bootstrap: str, tmp_path) -> None:
+    groups = _commit_story(bootstrap)
+    committed, log_end = _offset_fetch(bootstrap, groups)
+    assert committed[groups["twice"]] and committed[groups["txn"]]  # the story happened
+    result = _run_live_jobs(bootstrap, tmp_path)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "micro-batches" in result.stderr and "batch 0:" in result.stdout
+
+    ours = set(groups.values())
+    snapshot = {}
+    for row in _rows(tmp_path / "snapshot" / "snapshot.csv"):
+        if row["group"] in ours:
+            snapshot.setdefault(row["group"], {})[(row["topic"], int(row["partition"]))] = int(row["offset"])
+    assert snapshot == committed
+
+    watched, lags = {}, {}
+    for row in _rows(tmp_path / "watch" / "watch_partitions.csv"):
+        if row["group"] in ours:
+            tp = (row["topic"], int(row["partition"]))
+            watched.setdefault(row["group"], {})[tp] = int(row["committed_offset"])
+            assert int(row["log_end_offset"]) == log_end[tp] or int(row["log_end_offset"]) >= log_end[tp]
+            lags[(row["group"], tp)] = (int(row["lag"]), int(row["log_end_offset"]) - int(row["committed_offset"]))
+            assert row["status"] in {"OK", "WARN", "STOP", "STALL", "REWIND"}
+    assert watched == committed
+    assert all(lag == expected for lag, expected in lags.values())
+    group_rows = {r["group"]: r for r in _rows(tmp_path / "watch" / "watch_groups.csv") if r["group"] in ours}
+    assert set(group_rows) == ours
+    assert int(group_rows[groups["twice"]]["commits"]) == 3  # every commit counted, in log order
+    assert int(group_rows[groups["txn"]]["commits"]) == 2  # the aborted transaction's offset never arrives
+
+
+def test_live_mode_against_the_daemon_agrees_with_offset_fetch(tmp_path):
+    from tests.support.daemon import Daemon
+
+    daemon = Daemon(tmp_path / "daemon").start()
+    try:
+        _check_against_offset_fetch(daemon.bootstrap_servers, tmp_path / "out")
+    finally:
+        daemon.terminate()
+
+
+@pytest.mark.reference
+def test_live_mode_against_kafka_4_3_agrees_with_offset_fetch(kafka_reference, tmp_path):
+    _check_against_offset_fetch(kafka_reference, tmp_path / "out")

@@ -1,0 +1,171 @@
+"""The hand-written Heartbeat and OffsetCommit codecs agree with kio, in every version they serve.
+
+Requests: kio writes a generated request; the fast reader must read the same field values kio's reader
+reads (or decline, and leave the request to kio). Answers: the fast writer's frame must be byte for byte
+the frame the general path (kio's writer behind the schema encoder) makes, whenever it writes one.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groupcoord.protocol.build import build
+from groupcoord.protocol.fast_codecs import HEARTBEAT, OFFSET_COMMIT
+from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
+from groupcoord.protocol.values import as_ms
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+int32 = st.integers(-(2**31), 2**31 - 1)
+int64 = st.integers(-(2**63), 2**63 - 1)
+retention_ms = st.one_of(st.just(-1), st.integers(-(2**41), 2**41), st.integers(-8 * 10**16, 8 * 10**16))
+# Short and long (a length past one varint byte sends the fast reader to the general path), ASCII and not.
+text = st.one_of(st.text(max_size=12), st.text(min_size=120, max_size=140))
+nullable_text = st.one_of(st.none(), text)
+client_ids = st.one_of(st.none(), st.text(max_size=20))
+
+
+def request_frame(api_key: int, version: int, body: dict, client_id: str | None, correlation_id: int = 7) -> bytes:
+    header = encode_request_header(api_key, version, correlation_id, client_id, is_flexible(api_key, version))
+    return header + encode_entity(build(request_class(api_key, version), body))
+
+
+def kio_read(frame: bytes, api_key: int, version: int):
+    header = parse_request_header(frame, is_flexible(api_key, version))
+    return header.client_id, request_reader(api_key, version)(frame, header.body_offset)[0]
+
+
+def general_answer(api_key: int, version: int, correlation_id: int, body: dict) -> bytes:
+    """What the general path sends: header, then kio's writer of the built entity, size-prefixed."""
+    payload = encode_response_header(correlation_id, api_key, is_flexible(api_key, version)) + encode_entity(
+        build(response_class(api_key, version), body))
+    return struct.pack(">i", len(payload)) + payload
+
+
+# --------------------------------------------------------------------------- Heartbeat
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, client_id=client_ids)
+def test_heartbeat_request_reads_as_kio_reads_it(version, group, generation, member, instance, client_id):
+    body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance}
+    frame = request_frame(12, version, body, client_id)
+    fast = HEARTBEAT.read(frame, version)
+    kio_client, kio_req = kio_read(frame, 12, version)
+    if fast is None:  # declined: only for what the reader says it leaves to kio
+        assert max(len(group.encode()), len(member.encode()), len((instance or "").encode())) >= 0x7F - 1 or \
+            (client_id is not None and len(client_id.encode()) > 0x7FFF)
+        return
+    client, req = fast
+    assert client == kio_client
+    assert req.group_id == kio_req.group_id
+    assert req.generation_id == kio_req.generation_id
+    assert req.member_id == kio_req.member_id
+    assert req.group_instance_id == getattr(kio_req, "group_instance_id", None)
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(throttle=int32, error=st.sampled_from([0, 15, 16, 22, 25, 27, 82]), correlation=int32)
+def test_heartbeat_answer_is_byte_for_byte_the_general_one(version, throttle, error, correlation):
+    body = {"throttle_time": throttle, "error_code": error}
+    assert HEARTBEAT.write(version, correlation, body) == general_answer(12, version, correlation, body)
+
+
+def test_heartbeat_writer_declines_shapes_it_does_not_know():
+    assert HEARTBEAT.write(4, 1, {"throttle_time": 0, "error_code": 0, "extra": 1}) is None
+    assert HEARTBEAT.write(4, 1, object()) is None
+
+
+# --------------------------------------------------------------------------- OffsetCommit
+
+partitions = st.lists(st.fixed_dictionaries({
+    "partition_index": int32, "committed_offset": int64, "committed_leader_epoch": int32,
+    "committed_metadata": nullable_text}), max_size=4)
+topics = st.lists(st.fixed_dictionaries({"name": text, "partitions": partitions}), max_size=3)
+
+
+@pytest.mark.parametrize("version", OFFSET_COMMIT.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, retention=retention_ms, topics=topics,
+       client_id=client_ids)
+def test_offset_commit_request_reads_as_kio_reads_it(version, group, generation, member, instance, retention,
+                                                     topics, client_id):
+    body = {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
+            "group_instance_id": instance, "retention_time": retention, "topics": topics}
+    frame = request_frame(8, version, body, client_id)
+    fast = OFFSET_COMMIT.read(frame, version)
+    try:
+        kio_client, kio_req = kio_read(frame, 8, version)
+    except ValueError:  # kio refuses it (a retention time it cannot hold): so must the fast path
+        assert fast is None
+        return
+    if fast is None:
+        return  # a long string: the general path's (checked by the decline test below)
+    client, req = fast
+    assert client == kio_client
+    assert req.group_id == kio_req.group_id
+    assert req.generation_id_or_member_epoch == kio_req.generation_id_or_member_epoch
+    assert req.member_id == kio_req.member_id
+    assert req.group_instance_id == getattr(kio_req, "group_instance_id", None)
+    kio_retention = getattr(kio_req, "retention_time", None)
+    assert req.retention_time == (None if kio_retention is None else as_ms(kio_retention))
+    assert len(req.topics) == len(kio_req.topics)
+    for mine, theirs in zip(req.topics, kio_req.topics):
+        assert mine.name == theirs.name
+        assert len(mine.partitions) == len(theirs.partitions)
+        for p, q in zip(mine.partitions, theirs.partitions):
+            assert p.partition_index == q.partition_index
+            assert p.committed_offset == q.committed_offset
+            assert p.committed_leader_epoch == getattr(q, "committed_leader_epoch", -1)
+            assert p.committed_metadata == q.committed_metadata
+
+
+@pytest.mark.parametrize("version", OFFSET_COMMIT.versions)
+def test_offset_commit_reader_takes_the_common_request(version):
+    """The fast path is not declining everything: a client's ordinary commit is read by it."""
+    body = {"group_id": "g", "generation_id_or_member_epoch": 3, "member_id": "m-1", "group_instance_id": None,
+            "retention_time": -1,
+            "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 42,
+                                                     "committed_leader_epoch": 1, "committed_metadata": ""}]}]}
+    assert OFFSET_COMMIT.read(request_frame(8, version, body, "c"), version) is not None
+    hb = {"group_id": "g", "generation_id": 3, "member_id": "m-1", "group_instance_id": None}
+    for hb_version in HEARTBEAT.versions:
+        assert HEARTBEAT.read(request_frame(12, hb_version, hb, "c"), hb_version) is not None
+
+
+@pytest.mark.parametrize("version", OFFSET_COMMIT.versions)
+def test_truncated_requests_are_left_to_the_general_path(version):
+    body = {"group_id": "g", "generation_id_or_member_epoch": 3, "member_id": "m", "group_instance_id": "i",
+            "retention_time": 5,
+            "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 42,
+                                                     "committed_leader_epoch": 1, "committed_metadata": "x"}]}]}
+    frame = request_frame(8, version, body, "c")
+    for cut in range(10, len(frame) - 1):
+        assert OFFSET_COMMIT.read(frame[:cut], version) is None, cut
+    bad_utf8 = frame.replace(b"g", b"\xff", 1)  # the group id's one byte
+    assert OFFSET_COMMIT.read(bad_utf8, version) is None
+
+
+answer_partitions = st.lists(st.fixed_dictionaries({"partition_index": int32,
+                                                    "error_code": st.sampled_from([0, 3, 12, 16, 22, 25, 27])}),
+                             max_size=4)
+answer_topics = st.lists(st.fixed_dictionaries({"name": text, "partitions": answer_partitions}), max_size=3)
+
+
+@pytest.mark.parametrize("version", OFFSET_COMMIT.versions)
+@SETTINGS
+@given(throttle=int32, topics=answer_topics, correlation=int32)
+def test_offset_commit_answer_is_byte_for_byte_the_general_one(version, throttle, topics, correlation):
+    body = {"throttle_time": throttle, "topics": topics}
+    fast = OFFSET_COMMIT.write(version, correlation, body)
+    if fast is None:  # declined (a name past one varint byte in a flexible version)
+        assert version >= 8 and any(len(t["name"].encode()) >= 0x7F for t in topics)
+        return
+    assert fast == general_answer(8, version, correlation, body)
