@@ -393,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
 
             def spawn_groupcoord() -> Spawned:
                 port = free_port()
-                return Spawned(groupcoord_command(ns.python, data_dir, port, settings), port)
+                # run from outside the source tree, so that --python's own install is what runs
+                return Spawned(groupcoord_command(ns.python, data_dir, port, settings), port, cwd=Path(tmp))
 
             listening, serving = measure(spawn_groupcoord, ns.rounds, ns.recent, ns.timeout, commit_base, expected)
             steps.append(Step("groupcoord", size, commits_so_far + commits, du(data_dir, TOPIC + "-"),
