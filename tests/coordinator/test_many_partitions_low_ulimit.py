@@ -2,13 +2,13 @@
 restarted and read back, and a topic created after them still works (issue 17)."""
 
 import json
-
-import pytest
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = 3000
