@@ -94,7 +94,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=f"groupcoord {_version()}\n")
+        print(f"groupcoord {_version()}")  # to stdout, as argparse's own version action
+        parser.exit()
 
 
 def build_parser(serve_only: bool = False) -> argparse.ArgumentParser:

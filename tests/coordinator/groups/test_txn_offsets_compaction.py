@@ -9,6 +9,7 @@ so the group coordinator's markers count as the data plane's do."""
 import pytest
 
 from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
@@ -38,3 +39,17 @@ async def test_an_aborted_transactional_offset_does_not_shadow_the_commit_before
     await compact(tmp_path)
     async with Broker(tmp_path) as service:
         assert await fetched(service, "g") == (0, 5)
+
+
+async def test_an_open_transactional_offset_is_not_compacted_over_and_its_later_abort_keeps_the_commit(tmp_path):
+    async with Broker(tmp_path) as service:
+        await service.commit_offsets(OffsetCommit("g", (("orders", (CommitPartition(0, 5),)),)))
+        await service.commit_transactional_offsets(txn_commit("g", 9))
+    await compact(tmp_path)  # the transaction is still open: its outcome is not known to the cleaner
+    async with Broker(tmp_path) as service:
+        assert await fetched(service, "g") == (ErrorCode.unstable_offset_commit, -1)
+        await service.complete_transaction(offsets_partition("g"), PID, EPOCH, 0, False)
+        assert await fetched(service, "g") == (ErrorCode.none, 5)
+    await compact(tmp_path)
+    async with Broker(tmp_path) as service:
+        assert await fetched(service, "g") == (ErrorCode.none, 5)
