@@ -22,6 +22,11 @@ pipeline: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[pipeline]'
 	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || echo "Spark needs Java 17: apt-get install openjdk-17-jre-headless (or set JAVA_HOME)"
 
+# The default run plus the long ecosystem tests: every Kafka CLI story, both MirrorMaker 2 directions, the
+# Docker image built and run with podman, the compose example under podman-compose, the perf tools.
+test-full:
+	GROUPCOORD_FULL_TOOLS=1 $(MAKE) test
+
 run: venv
 	$(BIN)/groupcoord serve --listen $(LISTEN) --data-dir $(DATA)
 
