@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
 
-.PHONY: run test venv test-venv pipeline clean bench bench-compare readme fuzz
+.PHONY: run test venv test-venv pipeline clean bench bench-compare readme fuzz chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ test-venv: $(BIN)/python
 pipeline: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[pipeline]'
 	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || echo "Spark needs Java 17: apt-get install openjdk-17-jre-headless (or set JAVA_HOME)"
+
+# The default run plus the long ecosystem tests: every Kafka CLI story, both MirrorMaker 2 directions, the
+# Docker image built and run with podman, the compose example under podman-compose, the perf tools.
+test-full:
+	GROUPCOORD_FULL_TOOLS=1 $(MAKE) test
 
 run: venv
 	$(BIN)/groupcoord serve --listen $(LISTEN) --data-dir $(DATA)
@@ -52,3 +57,11 @@ FUZZ_SEED ?= 17
 FUZZ_TIME_LIMIT_S ?= 3600
 fuzz: test-venv
 	$(BIN)/python -m bench.fuzz --frames $(FRAMES) --seed $(FUZZ_SEED) --time-limit-s $(FUZZ_TIME_LIMIT_S)
+
+# SIGKILL chaos for long runs: committing and producing clients against a daemon killed at random moments;
+# every acknowledged commit and record is checked (make test runs 20 kills). Bounded by KILLS and CHAOS_TIME_LIMIT_S.
+KILLS ?= 200
+CHAOS_SEED ?= 17
+CHAOS_TIME_LIMIT_S ?= 3600
+chaos: test-venv
+	$(BIN)/python -m tests.support.chaos --kills $(KILLS) --seed $(CHAOS_SEED) --time-limit-s $(CHAOS_TIME_LIMIT_S)

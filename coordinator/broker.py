@@ -168,6 +168,7 @@ class Broker:
                                                 identities=identities, authorizer=self.authorizer,
                                                 transactions=self.transactions))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
+        self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
@@ -211,7 +212,32 @@ class Broker:
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
             self._temp_dir = None
-        log.info("broker stopped", bootstrap=self.bootstrap_servers)
+        if self.started_at:  # a start that failed part way says why once, not that a broker stopped
+            log.info("broker stopped", bootstrap=self.bootstrap_servers)
+
+    def health(self) -> dict:
+        """Whether the broker can do its job, beyond answering: every write failing now (ENOSPC, EIO), every
+        partition offline, every group shard that could not load. Served at the metrics endpoint's /health
+        and read by `groupcoord health`."""
+        problems: list[dict] = []
+        manager = self.log_manager
+        if manager is not None:
+            for (topic, partition), log in sorted(manager.logs.items()):
+                failure = getattr(log, "write_failure", None)
+                if failure is not None:
+                    problems.append({"partition": f"{topic}-{partition}", "problem": "writes failing",
+                                     "error": str(failure)})
+                elif log.corruption is not None:
+                    problems.append({"partition": f"{topic}-{partition}", "problem": "offline: corrupt",
+                                     "error": str(log.corruption)})
+            for (topic, partition), exc in sorted(manager.refused.items()):
+                problems.append({"partition": f"{topic}-{partition}", "problem": "offline: corrupt", "error": str(exc)})
+        if self.groups is not None:
+            for shard in self.groups.shards():
+                if shard.unavailable is not None:
+                    problems.append({"partition": f"__consumer_offsets-{shard.partition}",
+                                     "problem": "group shard unavailable", "error": shard.unavailable})
+        return {"healthy": not problems, "problems": problems}
 
     async def __aenter__(self) -> "Broker":
         return await self.start()

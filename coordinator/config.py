@@ -52,6 +52,22 @@ def _host_port(value: Any) -> tuple[str, int]:
     return host, int(port)
 
 
+def per_host_limits(value: Any) -> dict[str, int]:
+    """Kafka's max.connections.per.ip.overrides: "host:limit,host:limit" (a host name or an IP address)."""
+    if isinstance(value, dict):
+        return {str(k): int(v) for k, v in value.items()}
+    out: dict[str, int] = {}
+    for item in str(value or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        host, sep, limit = item.rpartition(":")
+        if not sep or not host:
+            raise ValueError(f"expected HOST:LIMIT, got {item!r}")
+        out[host.strip("[]")] = int(limit)
+    return out
+
+
 def _optional_host_port(value: Any) -> tuple[str, int] | None:
     if value in (None, ""):
         return None
@@ -202,6 +218,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max.connections", 10000, int, "maximum simultaneous client connections (Kafka's default is unlimited)"),
     Setting("max.connections.per.ip", 2147483647, int, "maximum simultaneous connections from one client address; "
             "further ones are closed at once"),
+    Setting("max.connections.per.ip.overrides", "", per_host_limits, "per-address exceptions to "
+            "max.connections.per.ip, as HOST:LIMIT,HOST:LIMIT (a host name is resolved once at start)"),
     Setting("connections.max.idle.ms", 600000, int, "close a connection that has sent nothing and is owed nothing "
             "for this long"),
     Setting("socket.request.max.bytes", 100 * 1024 * 1024, int, "largest request frame accepted"),
@@ -224,6 +242,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("offsets.commit.timeout.ms", 5000, int, "how long an offset commit may wait for its write"),
     Setting("offset.metadata.max.bytes", 4096, int, "largest metadata string on a committed offset"),
     Setting("group.coordinator.append.linger.ms", 0, int, "how long the coordinator lets its writes accumulate before appending"),
+    Setting("group.coordinator.snapshot.interval.records", 10000, int,
+            "records appended to an offsets partition between snapshots of its state (at least half the state's "
+            "size; 0 = never): a restart replays the snapshot and only the log past it", False),
     Setting("auto.create.topics.enable", True, _bool, "create unknown topics on Metadata/Produce"),
     Setting("num.partitions", 1, int, "partitions of an auto-created topic"),
     Setting("default.replication.factor", 1, int, "replication factor reported for auto-created topics (single node: 1)"),
@@ -323,7 +344,10 @@ def _parse_values(values: Mapping[str, Any]) -> dict[str, Any]:
         setting = BY_ATTR.get(key) or BY_NAME.get(key)
         if setting is None:
             raise KeyError(f"unknown setting {key!r}")
-        parsed[setting.attr] = setting.parse(value) if value is not None or setting.default is not None else None
+        try:
+            parsed[setting.attr] = setting.parse(value) if value is not None or setting.default is not None else None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{setting.name} ({setting.flag}, {setting.env}): {exc}") from exc
     return parsed
 
 

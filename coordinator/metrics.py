@@ -179,6 +179,11 @@ class BrokerMetrics:
                                         "Time to replay one __transaction_state partition", registry=r)
         self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
         self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
+        self.log_write_failures = Counter(
+            f"{PREFIX}_log_write_failures", "Partition logs whose write or fsync failed (ENOSPC, EIO): appends "
+            "refused until a retry finds the disk writable", registry=r)
+        self.log_write_recoveries = Counter(
+            f"{PREFIX}_log_write_recoveries", "Partition logs taking appends again after a failed write", registry=r)
         self.authorization_denials = Counter(
             f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ["api"], registry=r)
         self.authentications = Counter(
@@ -191,6 +196,7 @@ class BrokerMetrics:
         self.state_collector = StateCollector()
         r.register(self.state_collector)
         self._http: Any = None
+        self.health: Callable[[], dict] = lambda: {"healthy": True, "problems": []}
 
     # --- server ---
 
@@ -293,6 +299,17 @@ class BrokerMetrics:
         self.state_collector.groups_service = groups_service
         self.state_collector.topics = topics
 
+    def attach_health(self, health: Callable[[], dict]) -> None:
+        """The broker's health (``{"healthy": bool, "problems": [...]}``): /health and the healthy gauge."""
+        self.health = health
+        self.state_collector.health = health
+
+    def on_write_failed(self, partition: str, error: BaseException) -> None:
+        self.log_write_failures.inc()
+
+    def on_write_recovered(self, partition: str) -> None:
+        self.log_write_recoveries.inc()
+
     def attach_purgatory(self, name: str, size: Callable[[], int]) -> None:
         self.state_collector.purgatories[name] = size
 
@@ -311,7 +328,7 @@ class BrokerMetrics:
         from .ops.metrics_http import MetricsHttpServer
 
         if self._http is None:
-            self._http = MetricsHttpServer(self.exposition)
+            self._http = MetricsHttpServer(self.exposition, lambda: self.health())
             await self._http.start(host, port)
         return self._http.port
 
@@ -333,6 +350,7 @@ class StateCollector(Collector):
         self.topics: Any = None
         self.purgatories: dict[str, Callable[[], int]] = {}
         self.fetch_sessions: Any = None
+        self.health: Callable[[], dict] | None = None
         self.transactions: Any = None
 
     def describe(self) -> Iterable[Any]:
@@ -356,6 +374,25 @@ class StateCollector(Collector):
         yield purgatory
         yield from self._fetch_sessions()
         yield from self._transactions()
+        yield from self._health()
+
+    def _health(self) -> Iterator[Any]:
+        if self.health is None:
+            return
+        try:
+            health = self.health()
+        except Exception:
+            return
+        healthy = GaugeMetricFamily(f"{PREFIX}_healthy", "1 while every partition takes writes and every group "
+                                    "shard is loaded; 0 while any write fails or anything is offline (see /health)")
+        healthy.add_metric([], 1 if health["healthy"] else 0)
+        yield healthy
+        by_problem = GaugeMetricFamily(f"{PREFIX}_partitions_unhealthy", "Partitions with a problem, by problem",
+                                       labels=["problem"])
+        tally = _Tally(problem["problem"] for problem in health["problems"])
+        for problem in ("writes failing", "offline: corrupt", "group shard unavailable"):
+            by_problem.add_metric([problem], tally.get(problem, 0))
+        yield by_problem
 
     def _transactions(self) -> Iterator[Any]:
         """Transactional ids by the state of their transaction; Ongoing + Prepare* are the open ones."""

@@ -64,6 +64,14 @@ def _fail(what: str) -> WireBoundsError:
     return WireBoundsError(f"{what} runs past the end of the buffer")
 
 
+MAX_STRING_BYTES = 32767
+"""Kafka's limit on any string field (its generated readers refuse a longer one, in every version)."""
+
+
+def _long_string(n: int) -> WireBoundsError:
+    return WireBoundsError(f"a string of {n} bytes: Kafka's limit is {MAX_STRING_BYTES}")
+
+
 def _too_many(count: int, left: int) -> WireBoundsError:
     return WireBoundsError(f"array of {count} entries cannot fit in the {left} bytes left")
 
@@ -86,7 +94,7 @@ def _walk_tags(buf: Any, pos: int, end: int, known: dict[int, Skip]) -> int:
 
 
 _RUNTIME = {
-    "_uv": _uvarint, "_fail": _fail, "_too_many": _too_many, "_walk_tags": _walk_tags,
+    "_uv": _uvarint, "_fail": _fail, "_too_many": _too_many, "_long_string": _long_string, "_walk_tags": _walk_tags,
     "_E": WireBoundsError, "_h": struct.Struct(">h").unpack_from, "_i": struct.Struct(">i").unpack_from,
 }
 
@@ -146,9 +154,11 @@ def _info(cls: type) -> _Info:
 class _Writer:
     """Python source for one walker function, built field by field."""
 
-    def __init__(self, flexible: bool, namespace: dict[str, Any]) -> None:
+    def __init__(self, flexible: bool, namespace: dict[str, Any], strings: bool = False) -> None:
         self.flexible = flexible
         self.ns = namespace
+        self.strings = strings
+        """Also refuse a string longer than Kafka's 32,767 bytes (the walker for large frames)."""
         self.lines: list[str] = []
         self.pending_fixed = 0
 
@@ -180,6 +190,8 @@ class _Writer:
             if self.flexible:
                 self.read_uvarint("n", indent)
                 self.emit("if n > 1: pos += n - 1", indent)
+                if self.strings and shape.size == 2:
+                    self.emit(f"if n > {MAX_STRING_BYTES + 1}: raise _long_string(n - 1)", indent)
             else:
                 reader = "_h" if shape.size == 2 else "_i"
                 self.emit(f"n = {reader}(buf, pos)[0]", indent)
@@ -212,7 +224,7 @@ class _Writer:
 
     def tags(self, tagged: dict[int, _Shape], indent: int) -> None:
         name = f"_tags_{len(self.ns)}"
-        self.ns[name] = {tag: _field_walker(shape, self.flexible) for tag, shape in tagged.items()}
+        self.ns[name] = {tag: _field_walker(shape, self.flexible, self.strings) for tag, shape in tagged.items()}
         self.emit("if buf[pos] == 0: pos += 1", indent)  # no tagged fields, the usual case
         self.emit(f"else: pos = _walk_tags(buf, pos, end, {name})", indent)
 
@@ -275,13 +287,26 @@ def _compile(cls: type) -> Skip | None:
     return writer.function(f"<wire_bounds {cls.__module__}.{cls.__qualname__}>")
 
 
-def _field_walker(shape: _Shape, flexible: bool) -> Skip:
+def _field_walker(shape: _Shape, flexible: bool, strings: bool = False) -> Skip:
     """A walker for one tagged field's value (its bytes are bounded by the tag's size)."""
     namespace: dict[str, Any] = dict(_RUNTIME)
-    writer = _Writer(flexible, namespace)
+    writer = _Writer(flexible, namespace, strings)
     writer.field(shape)
     writer.flush()
     return writer.function("<wire_bounds tagged field>")
+
+
+def _compile_with_strings(cls: type) -> Skip:
+    """Every field of a flexible entity, each string's length checked against Kafka's 32,767 bytes."""
+    namespace: dict[str, Any] = dict(_RUNTIME)
+    writer = _Writer(True, namespace, strings=True)
+    writer.entity(cls, 1)
+    return writer.function(f"<wire_bounds strings {cls.__module__}.{cls.__qualname__}>")
+
+
+@cache
+def long_frame_walker_for(cls: type) -> Skip:
+    return _compile_with_strings(cls)
 
 
 @cache
@@ -308,9 +333,23 @@ def _run(walk: Skip, buf: Any, offset: int) -> None:
 
 
 def checked_reader(cls: type) -> Callable[[Any, int], tuple[Any, int]]:
-    """kio's reader for `cls`, behind the bounds check: the only way client bytes reach kio."""
+    """kio's reader for `cls`, behind the bounds check: the only way client bytes reach kio.
+
+    A flexible entity of more than 32 KiB may hold a string longer than Kafka's 32,767 bytes, which
+    Kafka's generated readers refuse ("string field ... had invalid length"), closing the connection: such
+    an entity is walked whole, strings included (a 50 MB group id once stalled every client for 8.6 s
+    before it was refused further in). Smaller ones cannot hold such a string and keep the short walk."""
     read = entity_reader(cls)
     walk = walker_for(cls)
+    if cls.__flexible__:
+        def read_flexible(buf: Any, offset: int) -> tuple[Any, int]:
+            if len(buf) - offset > MAX_STRING_BYTES:
+                _run(long_frame_walker_for(cls), buf, offset)
+            elif walk is not None:
+                _run(walk, buf, offset)
+            return read(buf, offset)
+
+        return read_flexible
     if walk is None:
         return read
 

@@ -43,6 +43,9 @@ _MAX_RELATIVE_OFFSET: Final = 0x7FFFFFFF
 
 _log = structlog.get_logger("groupcoord.storage.log")
 
+WRITE_RETRY_BACKOFF_S: Final = 0.5
+"""After a failed write, appends are refused at once for this long before the next one retries the disk."""
+
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
@@ -95,6 +98,9 @@ class PartitionLog:
         self._pending: list[_PendingWrite] = []
         self._writer: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        """The write (or fsync) that failed: appends are refused until a retry finds the disk writable again."""
+        self._failed_at = 0.0
+        self.write_retry_backoff_s = WRITE_RETRY_BACKOFF_S
         self._sync_task: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[PartitionLog], None]] = []
         self._closed = False
@@ -194,6 +200,7 @@ class PartitionLog:
         if log_append_time is None and self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
             log_append_time = int(time.time() * 1000)
         async with self._append_lock:
+            await self._retry_after_failure()
             self._check_writable()
             next_offset = self.log_end_offset
             for pos, header in headers:
@@ -231,10 +238,16 @@ class PartitionLog:
             if self._writer is None:
                 self._writer = asyncio.create_task(self._drain_writes())
         await written
-        if self.fsync is FsyncPolicy.ALWAYS:
-            await self._fsync(segment)
-        elif self.fsync is FsyncPolicy.BATCH:
-            await self._group_commit(seq)
+        try:
+            if self.fsync is FsyncPolicy.ALWAYS:
+                await self._fsync(segment)
+            elif self.fsync is FsyncPolicy.BATCH:
+                await self._group_commit(seq)
+        except OSError as exc:
+            # After a failed fsync the kernel may have dropped the dirty pages: what is on disk is unknown
+            # until the tail is read again, so the log stops taking appends until a retry re-checks it.
+            self._record_failure(exc, "log fsync failed")
+            raise
         self.observer.on_append(time.perf_counter() - started, len(buf))
         self._advance_high_watermark(next_offset)
         return AppendResult(base_offset=first_offset, last_offset=next_offset - 1,
@@ -271,8 +284,7 @@ class PartitionLog:
                 try:
                     await self._run(_write_runs, runs)
                 except BaseException as exc:
-                    self._failure = exc
-                    _log.error("log write failed; log refuses further appends", partition=self.name, error=str(exc))
+                    self._record_failure(exc, "log write failed")
                     for item in batch:
                         _settle(item.done, exc)
                     continue
@@ -281,6 +293,62 @@ class PartitionLog:
                     _settle(item.done, None)
         finally:
             self._writer = None
+
+    def _record_failure(self, exc: BaseException, what: str) -> None:
+        if self._failure is None:
+            self._failure = exc
+            self._failed_at = time.monotonic()
+            _log.error(f"{what}; appends are refused until the disk takes writes again", partition=self.name,
+                       error=str(exc))
+            hook = getattr(self.observer, "on_write_failed", None)
+            if hook is not None:
+                hook(self.name, exc)
+
+    @property
+    def write_failure(self) -> BaseException | None:
+        """The failed write this log is waiting to retry, if any (health checks and metrics read it)."""
+        return self._failure
+
+    async def _retry_after_failure(self) -> None:
+        """Heal a log whose write failed (ENOSPC, EIO): once the back-off has passed, the tail past the
+        recovery point is read again exactly as after a crash — a torn or unwritten tail is cut, offsets
+        that were never acknowledged are given out again — and appends go on. Called under the append lock.
+        If the disk still refuses, the append that follows fails and the back-off starts over."""
+        if self._failure is None or self._closed or self.corruption is not None:
+            return
+        if time.monotonic() - self._failed_at < self.write_retry_backoff_s or self.maintenance_lock.locked():
+            return  # (the cleaner or retention is replacing segments: retry on a later append)
+        async with self.maintenance_lock:
+            await self._heal()
+
+    async def _heal(self) -> None:
+        await self._settle_writes()
+        if self._sync_task is not None:
+            await asyncio.gather(asyncio.shield(self._sync_task), return_exceptions=True)
+        old = self.segments
+        try:
+            recovered = await self._run(self._recover_tail)
+        except OSError as exc:
+            self._failed_at = time.monotonic()
+            _log.warning("log still not writable", partition=self.name, error=str(exc))
+            return
+        for segment in old:
+            segment.mark_deleted()
+        failure, self._failure = self._failure, None
+        self.segments = recovered.segments
+        self.log_start_offset = self.segments[0].base_offset
+        self.log_end_offset = self.active_segment.next_offset
+        self.high_watermark = self.log_end_offset
+        self._written_seq = self._synced_seq = self._reserved_seq
+        _log.warning("log takes appends again after a failed write; its tail was re-checked", partition=self.name,
+                     failure=str(failure), log_end_offset=self.log_end_offset)
+        hook = getattr(self.observer, "on_write_recovered", None)
+        if hook is not None:
+            hook(self.name)
+
+    def _recover_tail(self):
+        return recover_segments(self.directory, self.name, self.config, recovery_point=self.recovery_point,
+                                files=self.files)
 
     async def _settle_writes(self) -> None:
         """Wait for every queued write (callers hold the append lock, so no new ones arrive)."""

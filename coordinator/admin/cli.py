@@ -63,7 +63,11 @@ def _leaf(sub: argparse._SubParsersAction, name: str, command: Command, help_tex
 
 def add_admin_commands(subparsers: argparse._SubParsersAction) -> None:
     """Add `health`, `groups`, `offsets`, `topics`, `transactions`, `users` and `acls` to the `groupcoord` command line."""
-    _leaf(subparsers, "health", commands.health, "check that a broker answers ApiVersions")
+    health = _leaf(subparsers, "health", commands.health,
+                   "check that a broker answers ApiVersions and that its /health (metrics port) is healthy: "
+                   "writes succeed, nothing offline")
+    health.add_argument("--metrics-port", type=int, default=9404, metavar="PORT",
+                        help="the broker's metrics port, where /health is served (0: check ApiVersions only)")
     _add_groups(subparsers)
     _add_offsets(subparsers)
     _add_topics(subparsers)

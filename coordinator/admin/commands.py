@@ -42,11 +42,41 @@ def _emit(out: TextIO, text: str) -> None:
 
 
 async def health(args: argparse.Namespace, out: TextIO) -> None:
-    """An ApiVersions round trip: what a container health check or a load balancer needs to know."""
+    """An ApiVersions round trip, then the broker's own /health on its metrics port: a broker that answers
+    but cannot write (a full disk, EIO) or has partitions offline is reported unhealthy (exit code 1)."""
     async with _client(args) as client:
         conn = await client.connection()
         version = conn.version_for(ApiKey.API_VERSIONS)
-    _emit(out, render.to_json({"ok": True, "api_versions_version": version}) if args.json else "ok")
+    report: dict = {"ok": True, "api_versions_version": version}
+    if args.metrics_port:
+        host = args.bootstrap_server.rpartition(":")[0].strip("[]") or "127.0.0.1"
+        report.update(await _broker_health(host, args.metrics_port, args.timeout))
+    if not report.get("healthy", True):
+        problems = "; ".join(f"{p['partition']}: {p['problem']} ({p['error']})" for p in report["problems"])
+        _emit(out, render.to_json(report) if args.json else f"unhealthy: {problems}")
+        raise AdminError(f"broker unhealthy: {len(report['problems'])} problem(s)")
+    _emit(out, render.to_json(report) if args.json else "ok")
+
+
+async def _broker_health(host: str, port: int, timeout: float) -> dict:
+    """GET /health from the broker's metrics endpoint (200 healthy, 503 not, both with the problems)."""
+    import asyncio
+    import json
+
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (OSError, asyncio.TimeoutError) as exc:
+        raise AdminError(f"the broker answers, but its health endpoint http://{host}:{port}/health does not "
+                         f"({exc}); pass --metrics-port 0 to check ApiVersions only") from exc
+    try:
+        writer.write(f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        raw = await asyncio.wait_for(reader.read(), timeout)
+    finally:
+        writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200") and not head.startswith(b"HTTP/1.1 503"):
+        raise AdminError(f"unexpected answer from http://{host}:{port}/health: {head[:80]!r}")
+    return json.loads(body)
 
 
 async def groups_list(args: argparse.Namespace, out: TextIO) -> None:

@@ -94,6 +94,13 @@ class GroupCoordinatorService:
     async def stop(self) -> None:
         await self._runtime.stop()
 
+    def shards(self) -> list:
+        return self._runtime.shards()
+
+    def last_load(self, partition: int) -> tuple[int, int]:
+        """(records taken from the snapshot, records replayed from the log) when the partition last loaded."""
+        return self._runtime.last_load(partition)
+
     # ------------------------------------------------------------------ routing
 
     def shard_for(self, group_id: str) -> GroupShard:

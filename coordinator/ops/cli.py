@@ -12,6 +12,13 @@ from typing import Sequence
 from .. import config as config_mod
 from ..broker import Broker, new_event_loop
 from .logging import configure_logging
+from .startup_errors import EXIT_REFUSED, explain_config_error, explain_start_error
+
+
+def _refuse(reason: str) -> int:
+    """One line on stderr and exit status 2: a start the user can fix, not a crash."""
+    print(f"groupcoord: cannot start: {reason}", file=sys.stderr, flush=True)
+    return EXIT_REFUSED
 
 
 GC_GEN0_THRESHOLD = 20_000
@@ -31,15 +38,24 @@ def settle_heap() -> None:
 
 
 def _serve(ns: argparse.Namespace) -> int:
-    cfg = config_mod.from_args(ns)
+    try:
+        cfg = config_mod.from_args(ns)
+    except Exception as exc:
+        reason = explain_config_error(exc)
+        if reason is None:
+            raise
+        return _refuse(reason)
     configure_logging(cfg.log_level, cfg.log_format)
     loop = new_event_loop()
     asyncio.set_event_loop(loop)
     broker = Broker(cfg)
     stop = asyncio.Event()
+    started = False
 
     async def main() -> None:
+        nonlocal started
         await broker.start()
+        started = True
         settle_heap()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
@@ -51,6 +67,11 @@ def _serve(ns: argparse.Namespace) -> int:
 
     try:
         loop.run_until_complete(main())
+    except Exception as exc:
+        reason = None if started else explain_start_error(exc, str(cfg.data_path), f"{cfg.listen_host}:{cfg.listen_port}")
+        if reason is None:
+            raise
+        return _refuse(reason)
     finally:
         loop.close()
     return 0

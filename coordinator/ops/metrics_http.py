@@ -2,12 +2,17 @@
 
 prometheus-client's start_http_server runs in a thread; serving from the loop instead means the scrape-time
 collectors read group and log state on the thread that mutates it, with no locks and no torn reads.
-One request per connection, GET or HEAD of /metrics (or /), anything else is 404/405.
+One request per connection, GET or HEAD of /metrics (or /) or /health, anything else is 404/405.
+
+``/health`` answers 200 while the broker can do its job and 503 while it cannot (writes failing, partitions
+offline, group shards unavailable), with the problems as JSON: a liveness check that only asks ApiVersions
+keeps succeeding through a full disk, this one does not. ``groupcoord health`` reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -15,11 +20,13 @@ from prometheus_client import CONTENT_TYPE_LATEST
 MAX_REQUEST_HEAD = 16 * 1024
 READ_TIMEOUT_S = 10.0
 METRICS_PATHS = ("/metrics", "/")
+HEALTH_PATH = "/health"
 
 
 class MetricsHttpServer:
-    def __init__(self, render: Callable[[], bytes]) -> None:
+    def __init__(self, render: Callable[[], bytes], health: Callable[[], dict] | None = None) -> None:
         self._render = render
+        self._health = health or (lambda: {"healthy": True, "problems": []})
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
 
@@ -58,6 +65,11 @@ class MetricsHttpServer:
         method, target = parts[0], parts[1].split("?", 1)[0]
         if method not in ("GET", "HEAD"):
             return "405 Method Not Allowed", "text/plain", b"method not allowed\n", True
+        if target == HEALTH_PATH:
+            health = self._health()
+            body = (json.dumps(health) + "\n").encode()
+            return ("200 OK" if health["healthy"] else "503 Service Unavailable"), "application/json", body, \
+                method == "GET"
         if target not in METRICS_PATHS:
             return "404 Not Found", "text/plain", b"not found; metrics are at /metrics\n", method == "GET"
         return "200 OK", CONTENT_TYPE_LATEST, self._render(), method == "GET"

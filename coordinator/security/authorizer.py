@@ -51,7 +51,7 @@ Transactions (Kafka 4.3 KafkaApis' exact checks, made by the transaction API mod
 - FindCoordinator key_type 1 (transaction): DESCRIBE on TRANSACTIONAL_ID ``key`` else
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (apis/find_coordinator.py does it).
 
-Admin APIs not served when this was written (for whoever adds them; Kafka 4.3's checks):
+The admin APIs (Kafka 4.3's checks; their modules in apis/ make them):
 - AlterConfigs/IncrementalAlterConfigs: ALTER_CONFIGS on the CLUSTER (broker, broker logger, client metrics
   resources; CLUSTER_AUTHORIZATION_FAILED), the TOPIC (TOPIC_AUTHORIZATION_FAILED) or the GROUP
   (GROUP_AUTHORIZATION_FAILED), per resource.

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from ..config import BrokerConfig
+from ..config import BrokerConfig, per_host_limits
 from .acceptor import Acceptor, listening_socket
 from .bursts import BurstLog
 from .connection import KafkaConnection
@@ -71,6 +71,7 @@ class KafkaServer:
         self.total_bytes_sent = 0
         self._admitted = 0                    # sockets counted against the limits, handshakes included
         self._per_ip: Counter[str] = Counter()
+        self._overrides: dict[str, int] | None = None
         self._acceptors: list[Acceptor] = []
         self._handshakes: set[asyncio.Task[Any]] = set()
         self._sweep: asyncio.TimerHandle | None = None
@@ -111,9 +112,18 @@ class KafkaServer:
     def _refusal(self, ip: str) -> Refusal | None:
         if self._admitted >= self.config.max_connections:
             return Refusal.MAX_CONNECTIONS
-        if self._per_ip[ip] >= self.config.max_connections_per_ip:
+        if self._per_ip[ip] >= self.limit_for(ip):
             return Refusal.MAX_CONNECTIONS_PER_IP
         return None
+
+    def limit_for(self, ip: str) -> int:
+        """max.connections.per.ip, or the address's max.connections.per.ip.overrides entry (host names in
+        the overrides resolved once, as Kafka resolves them when the setting is read)."""
+        overrides = self._overrides
+        if overrides is None:
+            overrides = self._overrides = _resolve_overrides(
+                per_host_limits(getattr(self.config, "max_connections_per_ip_overrides", "")))
+        return overrides.get(ip, self.config.max_connections_per_ip)
 
     def _on_socket(self, sock: socket.socket, ip: str, security: ListenerSecurity | None = None) -> None:
         refusal = self._refusal(ip)
@@ -121,7 +131,7 @@ class KafkaServer:
             sock.close()
             self.observer.connection_refused(refusal.value)
             key = (refusal, ip) if refusal is Refusal.MAX_CONNECTIONS_PER_IP else refusal
-            limit = (self.config.max_connections_per_ip if refusal is Refusal.MAX_CONNECTIONS_PER_IP
+            limit = (self.limit_for(ip) if refusal is Refusal.MAX_CONNECTIONS_PER_IP
                      else self.config.max_connections)
             self.bursts.event(key, f"connection refused: {refusal} reached", peer=ip, limit=limit)
             return
@@ -226,3 +236,15 @@ class KafkaServer:
         if conns:
             await asyncio.gather(*(c.drain(drain_timeout) for c in conns), return_exceptions=True)
 
+
+
+def _resolve_overrides(overrides: dict[str, int]) -> dict[str, int]:
+    resolved: dict[str, int] = {}
+    for host, limit in overrides.items():
+        try:
+            addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+        except OSError:
+            addresses = {host}
+        for address in addresses | {host}:
+            resolved[address] = limit
+    return resolved

@@ -20,7 +20,8 @@ def open_descriptors() -> int:
 
 
 async def main(data_dir: Path, partitions: int) -> dict:
-    settings = dict(data_dir=data_dir, listen="127.0.0.1:0", metrics_port=-1, log_cleaner_enable=False)
+    settings = dict(data_dir=data_dir, listen="127.0.0.1:0", metrics_port=-1, log_cleaner_enable=False,
+                    max_broker_partitions=partitions + 100)  # the topic, "late" and __consumer_offsets
     report: dict = {}
     started = time.perf_counter()
     async with Broker(**settings) as broker:

@@ -66,3 +66,12 @@ def test_serve_help_lists_every_setting():
     out = subprocess.run([sys.executable, "-m", "groupcoord.coordinator.ops.cli", "serve", "--help"], capture_output=True, text=True, check=True).stdout
     for s in SETTINGS:
         assert s.flag in out, s.flag
+
+
+def test_max_connections_per_ip_overrides_are_kafkas_host_colon_limit_list():
+    from groupcoord.coordinator.config import BrokerConfig
+
+    cfg = BrokerConfig().replace(max_connections_per_ip_overrides="127.0.0.1:5, broker.example:200,[::1]:7")
+    assert cfg.max_connections_per_ip_overrides == {"127.0.0.1": 5, "broker.example": 200, "::1": 7}
+    with pytest.raises(ValueError, match="max.connections.per.ip.overrides"):
+        BrokerConfig().replace(max_connections_per_ip_overrides="127.0.0.1")

@@ -51,7 +51,8 @@ def test_join_describe_and_resolve_the_assignment_by_topic_id(wire):
 
     metadata = wire.request(3, 12, {"topics": [{"topic_id": topic_id, "name": None}, {"topic_id": uuid.uuid4(), "name": None}],
                                     "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
-    found, unknown = metadata.topics
+    # Kafka's KafkaApis lists the unknown topic ids first, then the topics found
+    unknown, found = metadata.topics
     assert (found.name, found.topic_id, len(found.partitions)) == ("wire-cg-topic", topic_id, 3)
     assert (unknown.error_code, unknown.name) == (100, None)
 

@@ -107,3 +107,22 @@ def test_a_null_array_is_refused_where_the_version_requires_one_and_kept_where_i
         check(find, b"\x00" + b"\x00" + b"\x00", 0)  # key type 0, null keys (compact 0), no tags
     metadata = request_class(3, 12)
     check(metadata, b"\x00" + b"\x00" + b"\x00" + b"\x00", 0)  # null topics, two booleans, no tags
+
+
+def test_a_string_past_kafkas_limit_is_refused_only_in_frames_that_can_hold_one():
+    """Kafka's readers refuse a string of more than 32,767 bytes; only an entity larger than that can hold
+    one, so smaller ones keep the short walk (a Heartbeat is not walked at all)."""
+    from groupcoord.protocol.build import build
+    from groupcoord.protocol.registry import encode_entity
+    from groupcoord.protocol.wire_bounds import checked_reader
+
+    cls = request_class(12, 4)
+    read = checked_reader(cls)
+    for size, refused in ((10, False), (32767, False), (32768, True), (1_000_000, True)):
+        body = encode_entity(build(cls, {"group_id": "g" * size, "generation_id": 1, "member_id": "m",
+                                         "group_instance_id": None}))
+        if refused:
+            with pytest.raises(WireBoundsError, match="Kafka's limit is 32767"):
+                read(body, 0)
+        else:
+            assert read(body, 0)[0].group_id == "g" * size

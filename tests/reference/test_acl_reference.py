@@ -428,6 +428,19 @@ CASES: list[tuple[str, str, str, Case]] = [
                                                                  per_item("transaction_states", "transactional_id", "error_code"))),
     ("DescribeProducers", "alice", "topics orders, secret", ((K.DESCRIBE_PRODUCERS, 0, {"topics": [
         {"name": n, "partition_indexes": [0]} for n in ("orders", "secret")]}), per_partition())),
+    ("DeleteRecords", "alice", "topic orders (no DELETE)", ((K.DELETE_RECORDS, 2, {"timeout": 5000, "topics": [
+        {"name": "orders", "partitions": [{"partition_index": 0, "offset": 0}]}]}), per_partition())),
+    ("DescribeLogDirs", "alice", "cluster (no DESCRIBE)", ((K.DESCRIBE_LOG_DIRS, 4, {"topics": None}), top)),
+    ("DescribeLogDirs", "carol", "cluster (DESCRIBE)", ((K.DESCRIBE_LOG_DIRS, 4, {"topics": None}), top)),
+    *[(api, user, f"topic orders ({why})", ((key, version, {"validate_only": True, "resources": [
+        {"resource_type": 2, "resource_name": "orders", "configs": [config]}]}), per_item("responses", "resource_name", "error_code")))
+      for api, key, version, config in (
+          ("IncrementalAlterConfigs", K.INCREMENTAL_ALTER_CONFIGS, 1, {"name": "retention.ms", "config_operation": 0, "value": "1000"}),
+          ("AlterConfigs", K.ALTER_CONFIGS, 2, {"name": "retention.ms", "value": "1000"}))
+      for user, why in (("alice", "no ALTER_CONFIGS"), ("dave", "ALTER_CONFIGS"))],
+    ("DescribeTopicPartitions", "alice", "topics orders, secret, nowhere", ((K.DESCRIBE_TOPIC_PARTITIONS, 0, {
+        "topics": [{"name": n} for n in ("orders", "secret", "nowhere")], "response_partition_limit": 2000, "cursor": None}),
+        lambda r: r if isinstance(r, str) else sorted((t.name, int(t.error_code)) for t in r.topics))),
     ("ListTransactions", "bob", "no transactional id it may describe", ((K.LIST_TRANSACTIONS, 1, {"state_filters": [], "producer_id_filters": [],
                                                                                                  "duration_filter": -1}),
                                                                        per_item("transaction_states", "transactional_id"))),

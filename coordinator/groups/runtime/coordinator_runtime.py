@@ -23,10 +23,13 @@ from typing import Any, Callable, Protocol
 import structlog
 
 from groupcoord.coordinator.clock import Clock
+from groupcoord.coordinator.groups.runtime import snapshot as snapshots
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
+from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError
 from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.config import LogConfig
 
 _log = structlog.get_logger("groupcoord.groups")
@@ -95,6 +98,16 @@ class _ShardRuntime:
     timer_deadline: int | None = None
     outstanding: set[_Pending] = field(default_factory=set)
     writing: bool = False
+    latest: LatestRecords = field(default_factory=LatestRecords.empty)
+    """The latest record of each key, with its offset: what the next snapshot writes down."""
+    transactional: bool = False
+    """The partition holds transactional records: its state depends on markers, so it is not snapshotted
+    (it replays its whole log, as before snapshots; a snapshot taken before its first one stays valid)."""
+    snapshotting: asyncio.Task | None = None
+    verifying: asyncio.Task | None = None
+    """The background CRC walk of the log below the snapshot a load started from."""
+    last_load: tuple[int, int] = (0, 0)
+    """Records the last load took from the snapshot and from the log."""
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -133,6 +146,10 @@ class CoordinatorRuntime:
     def shards(self) -> list[CoordinatorShard]:
         return [rt.shard for rt in self._runtimes]
 
+    def last_load(self, partition: int) -> tuple[int, int]:
+        """(records taken from the snapshot, records replayed from the log) by the partition's last load."""
+        return self._runtimes[partition].last_load
+
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
@@ -160,6 +177,16 @@ class CoordinatorRuntime:
         writers = [rt.writer for rt in self._runtimes if rt.writer is not None]
         await asyncio.gather(*writers, return_exceptions=True)
         for rt in self._runtimes:
+            if rt.verifying is not None:
+                rt.verifying.cancel()
+        await asyncio.gather(*(rt.verifying for rt in self._runtimes if rt.verifying is not None),
+                             return_exceptions=True)
+        # A clean stop leaves every loaded shard a snapshot at its log end: the next start replays nothing.
+        await asyncio.gather(*(rt.snapshotting for rt in self._runtimes if rt.snapshotting is not None),
+                             return_exceptions=True)
+        await asyncio.gather(*(self._write_snapshot(rt) for rt in self._runtimes if self._may_snapshot(rt)
+                               and rt.latest.since_snapshot), return_exceptions=True)
+        for rt in self._runtimes:
             rt.writer = None
             for pending in list(rt.outstanding):
                 if not pending.future.done():
@@ -178,32 +205,135 @@ class CoordinatorRuntime:
                                partition=f"{self.topic}-{rt.shard.partition}", error=repr(exc))
 
     async def _load(self, rt: _ShardRuntime) -> None:
+        """Replay the shard's partition: from its snapshot and the log past it, else the whole log."""
         started = time.perf_counter()
         shard = rt.shard
         shard.begin_load()
         if rt.log is None:
             rt.log = await self.log_manager.get_or_create(self.topic, shard.partition, self.log_config)
-        count = 0
+            add_listener = getattr(rt.log, "add_corruption_listener", None)
+            if add_listener is not None:
+                add_listener(lambda _log, exc, rt=rt: self._on_corruption(rt, exc))
         now = self.clock.wall_ms()
         decode_record = self.codec.decode_record
-        async for header, raw in rt.log.batches(0):
+        rt.latest = LatestRecords.empty()
+        rt.transactional = False
+        start = await self._replay_snapshot(rt, now)
+        from_snapshot = len(rt.latest.records) if start else 0
+        count = from_snapshot
+        async for header, raw in rt.log.batches(start):
             if header.is_control:
                 # A transaction's end marker: the pending records of that producer count now, or never.
                 marker = read_end_txn_marker(raw, 0, header)
                 if marker is not None:
+                    rt.transactional = True
                     shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
             producer_id = header.producer_id if header.is_transactional else -1
+            if header.is_transactional:
+                rt.transactional = True
             for record in decode_records(raw, 0, header):
-                if record.key is None:
+                if record.key is None or record.offset < start:
                     continue
                 shard.replay(*decode_record(record.key, record.value), now, producer_id)
+                if producer_id < 0:
+                    rt.latest.add(record.offset, record.key, record.value)
                 count += 1
+        rt.latest.end_offset = max(rt.latest.end_offset, rt.log.log_end_offset)
+        rt.latest.since_snapshot = count - from_snapshot
+        rt.last_load = (from_snapshot, count - from_snapshot)
         shard.finish_load(self.clock.wall_ms())
         seconds = time.perf_counter() - started
-        shard.log.debug("coordinator partition loaded", topic=self.topic, records=count, groups=shard.group_count(), seconds=round(seconds, 4))
+        shard.log.debug("coordinator partition loaded", topic=self.topic, records=count, from_snapshot=from_snapshot,
+                        groups=shard.group_count(), seconds=round(seconds, 4))
         self.observer.on_shard_loaded(shard.partition, seconds, count)
         self._reschedule(rt)
+        if start:
+            # What the snapshot stands for is still checked, in the background: a corrupt batch below it
+            # takes the partition offline as a replay would have, it just does not delay serving.
+            rt.verifying = asyncio.get_running_loop().create_task(self._verify_below(rt, start),
+                                                                 name=f"{self.name}-verify-{shard.partition}")
+
+    async def _replay_snapshot(self, rt: _ShardRuntime, now: int) -> int:
+        """Apply the shard's snapshot if it is sound and fits the log; the offset the log replay starts at
+        (0 when there is none or it was refused: then the shard is reset for a full replay)."""
+        shard, log = rt.shard, rt.log
+        directory = getattr(log, "directory", None)
+        if directory is None:
+            return 0
+        data = await log.run_in_executor(snapshots.read_snapshot, directory)
+        if data is None:
+            return 0
+        decode_record = self.codec.decode_record
+        try:
+            end, records = snapshots.decode_snapshot(data, shard.partition)
+            if end > log.log_end_offset:
+                raise SnapshotError(f"snapshot ends at offset {end}, past the log end {log.log_end_offset}")
+            if end < log.log_start_offset:
+                raise SnapshotError(f"snapshot ends at offset {end}, below the log start {log.log_start_offset}")
+            for offset, key, value in records:
+                shard.replay(*decode_record(key, value), now)
+                rt.latest.add(offset, key, value)
+        except Exception as exc:  # a refused snapshot is only a slower start: replay the whole log
+            shard.log.warning("coordinator snapshot ignored; replaying the whole log", error=str(exc),
+                              partition=f"{self.topic}-{shard.partition}")
+            await log.run_in_executor(snapshots.discard_snapshot, directory)
+            shard.begin_load()
+            rt.latest = LatestRecords.empty()
+            return 0
+        rt.latest.end_offset = end
+        return end
+
+    async def _verify_below(self, rt: _ShardRuntime, end: int) -> None:
+        """Read (and so CRC-check, once per batch) the log below ``end``; a failure is reported through
+        the log's corruption listeners, which take the shard offline."""
+        try:
+            async for header, _raw in rt.log.batches(0):
+                if header.base_offset + header.last_offset_delta >= end:
+                    return
+        except CorruptLogError:
+            pass  # the listener has already acted
+        except Exception as exc:
+            rt.shard.log.warning("background check of the coordinator log failed", error=repr(exc))
+
+    def _on_corruption(self, rt: _ShardRuntime, exc: CorruptLogError) -> None:
+        rt.shard.unavailable = str(exc)
+        rt.shard.log.error("coordinator partition offline: its log is corrupt; what it owns answers "
+                           "COORDINATOR_NOT_AVAILABLE", partition=f"{self.topic}-{rt.shard.partition}", error=str(exc))
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _may_snapshot(self, rt: _ShardRuntime) -> bool:
+        return (rt.log is not None and getattr(rt.log, "directory", None) is not None and not rt.transactional
+                and not rt.shard.loading and rt.shard.unavailable is None
+                and getattr(rt.log, "corruption", None) is None)
+
+    def _snapshot_due(self, rt: _ShardRuntime) -> bool:
+        interval = getattr(self.config, "group_coordinator_snapshot_interval_records", 10_000)
+        if interval <= 0 or rt.snapshotting is not None or not self._may_snapshot(rt):
+            return False
+        # A snapshot costs its whole size: with much state, take one per half of that in new records.
+        return rt.latest.since_snapshot >= max(interval, len(rt.latest.records) // 2)
+
+    def _start_snapshot(self, rt: _ShardRuntime) -> None:
+        rt.snapshotting = asyncio.get_running_loop().create_task(self._write_snapshot(rt),
+                                                                name=f"{self.name}-snapshot-{rt.shard.partition}")
+
+    async def _write_snapshot(self, rt: _ShardRuntime) -> None:
+        """Write down the latest records as of now (every one of them durable: called between appends)."""
+        latest, log, partition = rt.latest, rt.log, rt.shard.partition
+        entries, end = latest.entries(), latest.end_offset
+        taken = latest.since_snapshot
+        try:
+            data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, entries)
+            await log.run_in_executor(snapshots.write_snapshot, log.directory, data)
+        except Exception as exc:  # the next one is tried after as many records again; the log stays the truth
+            rt.shard.log.warning("coordinator snapshot not written", error=repr(exc))
+            return
+        finally:
+            rt.snapshotting = None
+        if rt.latest is latest:
+            latest.since_snapshot = max(latest.since_snapshot - taken, 0)
 
     # ------------------------------------------------------------------ running operations
 
@@ -303,6 +433,8 @@ class CoordinatorRuntime:
             else:
                 for fx in batch:
                     self._release(fx.replies)
+                if self._snapshot_due(rt):
+                    self._start_snapshot(rt)
             finally:
                 rt.writing = False
 
@@ -317,15 +449,17 @@ class CoordinatorRuntime:
         for item in writes:
             if isinstance(item, EndMarker):
                 if chunk:
-                    await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                    await self._append_batch(rt, chunk, now, compression)
                     chunk, size = [], 0
+                rt.transactional = True
                 await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
                                                           item.coordinator_epoch, item.committed, now))
                 continue
             if isinstance(item, TransactionalRecords):
                 if chunk:
-                    await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                    await self._append_batch(rt, chunk, now, compression)
                     chunk, size = [], 0
+                rt.transactional = True
                 records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
                 await rt.log.append(encode_batch(records, base_timestamp=now, compression=compression,
                                                  producer_id=item.producer_id, producer_epoch=item.producer_epoch,
@@ -334,12 +468,19 @@ class CoordinatorRuntime:
             key, value = encode_key(item[0]), encode_value(item[1])
             n = len(key) + (len(value) if value else 0) + 32
             if chunk and size + n > MAX_BATCH_BYTES:
-                await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+                await self._append_batch(rt, chunk, now, compression)
                 chunk, size = [], 0
             chunk.append((key, value, ()))
             size += n
         if chunk:
-            await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+            await self._append_batch(rt, chunk, now, compression)
+
+    async def _append_batch(self, rt: _ShardRuntime, chunk: list[tuple[bytes, bytes | None, tuple]], now: int,
+                            compression: int) -> None:
+        result = await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
+        add = rt.latest.add
+        for delta, (key, value, _headers) in enumerate(chunk):
+            add(result.base_offset + delta, key, value)
 
     async def _reload_after_failure(self, rt: _ShardRuntime) -> None:
         for pending in list(rt.outstanding):

@@ -146,7 +146,7 @@ async def test_topics_lifecycle(capsys):
 
 async def test_health_answers_ok(capsys):
     async with FakeBroker(FakeCluster()) as broker:
-        assert (await run(broker, capsys, "health"))[:2] == (0, "ok\n")
+        assert (await run(broker, capsys, "health", "--metrics-port", "0"))[:2] == (0, "ok\n")
 
 
 def test_reset_needs_a_scope_and_exactly_one_strategy(capsys):

@@ -196,3 +196,24 @@ async def test_verification_asks_the_coordinator_once_per_transaction_and_partit
     assert (await produce(dataplane, txn_batch(PID, 2)))["error_code"] is ErrorCode.none
     assert asked == [("app-1", PID, 0, (("t", 0),))] * 3
     assert dataplane.topics.log("t", 0).log_end_offset == 4
+
+
+async def test_an_abort_in_a_later_segment_is_listed_for_a_fetch_of_an_earlier_one(dataplane):
+    """Two interleaved transactions, the earlier-begun aborted last, its marker segments later: a fetch of the
+    first batches lists it (Kafka's search would stop at the first marker past the fetched range)."""
+    await dataplane.topics.create("t", 1, configs={"segment.bytes": "300"})
+    log = dataplane.topics.log("t", 0)
+    await produce(dataplane, txn_batch(PID, 0, value=b"x" * 60))        # 0-1
+    await produce(dataplane, txn_batch(OTHER, 0, value=b"x" * 60))      # 2-3
+    await dataplane.write_txn_markers([TxnMarker(OTHER, 0, 0, False, [("t", 0)])])     # 4
+    for seq in range(2, 10, 2):
+        await produce(dataplane, txn_batch(PID, seq, value=b"x" * 60))  # 5-12
+    await dataplane.write_txn_markers([TxnMarker(PID, 0, 0, False, [("t", 0)])])       # 13
+    assert len(log.segments) > 2
+    first = await fetch(dataplane, 0)            # a read stops at its segment's end: offsets 0-1 only
+    assert [h.last_offset for h in batches(first["records"])] == [1]
+    assert first["aborted_transactions"] == [{"producer_id": PID, "first_offset": 0}]
+    second = await fetch(dataplane, 2)
+    listed = {(a["producer_id"], a["first_offset"]) for a in second["aborted_transactions"]}
+    assert listed == {(PID, 0), (OTHER, 2)}
+    assert second["last_stable_offset"] == 14

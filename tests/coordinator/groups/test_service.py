@@ -1,6 +1,8 @@
 """The async runtime: answers only after durable writes, loads shards from __consumer_offsets, survives restarts."""
 
 import asyncio
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -73,9 +75,16 @@ async def test_a_group_formed_and_committed_survives_a_restart(tmp_path):
 
 
 class GateLog:
-    """A partition log whose appends wait for the test to open the gate, and that can be told to fail."""
+    """A partition log whose appends wait for the test to open the gate, and that can be told to fail.
+
+    In memory, but numbered as a log is (each append gets the next offsets), with a directory for the
+    runtime's snapshot and the corruption listener every log has."""
 
     def __init__(self, records=()):
+        import shutil
+        import tempfile
+        import weakref
+
         self.gate = asyncio.Event()
         self.gate.set()
         self.load_gate = asyncio.Event()
@@ -83,13 +92,32 @@ class GateLog:
         self.appended: list[bytes] = []
         self.fail_next = False
         self.initial = [encode_batch([(k, v, ()) for k, v in records])] if records else []
+        self.log_start_offset = 0
+        self.log_end_offset = len(records) if records else 0
+        self.directory = Path(tempfile.mkdtemp(prefix="gatelog-"))
+        weakref.finalize(self, shutil.rmtree, self.directory, True)
+        self.corruption = None
+
+    def add_corruption_listener(self, cb):
+        pass
+
+    async def run_in_executor(self, fn, *args):
+        return fn(*args)
 
     async def append(self, data, **kw):
+        from groupcoord.protocol.record_batch import iter_batches, set_base_offset
+
         await self.gate.wait()
         if self.fail_next:
             self.fail_next = False
             raise OSError("disk full")
-        self.appended.append(bytes(data))
+        buf = bytearray(data)
+        base = self.log_end_offset
+        for pos, header in iter_batches(buf, verify=False):
+            set_base_offset(buf, pos, self.log_end_offset)
+            self.log_end_offset += header.last_offset_delta + 1
+        self.appended.append(bytes(buf))
+        return SimpleNamespace(base_offset=base, last_offset=self.log_end_offset - 1)
 
     async def batches(self, start_offset=0):
         from groupcoord.protocol.record_batch import iter_batches
@@ -97,7 +125,8 @@ class GateLog:
         await self.load_gate.wait()
         for raw in self.initial + self.appended:
             for pos, header in iter_batches(raw):
-                yield header, raw[pos:pos + header.size]
+                if header.base_offset + header.last_offset_delta >= start_offset:
+                    yield header, raw[pos:pos + header.size]
 
 
 class GateManager:

@@ -1,0 +1,167 @@
+"""One heavy request against everyone else's latency (issue 17, "one request stalls every client").
+
+A daemon, a classic-group member heartbeating every 10 ms on its own connection (the prober), and then one
+OffsetCommit of ``--partitions`` partitions (1,000,000: about 18 MB) from another connection, ``--repeat``
+times. Prints the prober's worst heartbeat round trip during each heavy request (the stall it caused), the
+heavy request's own time, and the daemon's RSS before, at its peak and ``--settle`` seconds after.
+
+    .venv/bin/python -m bench.heavy_request_bench --partitions 1000000
+    .venv/bin/python -m bench.heavy_request_bench --kind join --members 100000   # a huge JoinGroup instead
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+import tempfile
+
+from bench.requests import call, encode
+from groupcoord.protocol.headers import parse_response_header
+from groupcoord.protocol.registry import is_flexible, response_reader
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class Prober(threading.Thread):
+    """Join a classic group, then heartbeat every 10 ms, recording each round trip."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        self.port = port
+        self.samples: list[tuple[float, float]] = []  # (sent at, round trip)
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+
+    def run(self) -> None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=120) as sock:
+            body = {"group_id": "prober", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
+                    "group_instance_id": None, "protocol_type": "consumer",
+                    "protocols": [{"name": "range", "metadata": b""}], "reason": None}
+            joined = call(sock, 11, 9, body)
+            if joined.error_code:  # MEMBER_ID_REQUIRED
+                joined = call(sock, 11, 9, dict(body, member_id=joined.member_id))
+            call(sock, 14, 5, {"group_id": "prober", "generation_id": joined.generation_id,
+                               "member_id": joined.member_id, "group_instance_id": None, "protocol_type": "consumer",
+                               "protocol_name": "range", "assignments": [{"member_id": joined.member_id,
+                                                                           "assignment": b""}]})
+            self.ready.set()
+            beat = {"group_id": "prober", "generation_id": joined.generation_id, "member_id": joined.member_id,
+                    "group_instance_id": None}
+            while not self.stop.is_set():
+                sent = time.perf_counter()
+                answer = call(sock, 12, 4, beat)
+                self.samples.append((sent, time.perf_counter() - sent))
+                if answer.error_code:
+                    raise RuntimeError(f"heartbeat failed: {answer.error_code}")
+                time.sleep(0.01)
+
+    def worst_between(self, start: float, end: float) -> float:
+        return max((rtt for sent, rtt in self.samples if start <= sent + rtt and sent <= end), default=0.0)
+
+
+def heavy_commit(partitions: int, group: str) -> bytes:
+    return encode(8, 8, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                         "group_instance_id": None, "topics": [{"name": "orders", "partitions": [
+                             {"partition_index": p, "committed_offset": p, "committed_leader_epoch": -1,
+                              "committed_metadata": ""} for p in range(partitions)]}]})
+
+
+def send_and_wait(port: int, frame: bytes, api_key: int, version: int) -> tuple[float, object]:
+    with socket.create_connection(("127.0.0.1", port), timeout=600) as sock:
+        started = time.perf_counter()
+        sock.sendall(frame)
+        size = struct.unpack(">i", _read(sock, 4))[0]
+        data = _read(sock, size)
+        elapsed = time.perf_counter() - started
+    _, pos = parse_response_header(data, api_key, is_flexible(api_key, version))
+    return elapsed, response_reader(api_key, version)(data, pos)[0]
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--json", action="store_true")
+    ns = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="heavy-bench-") as tmp:
+        proc = subprocess.Popen([ns.python, "-m", "groupcoord", "serve", "--listen", "127.0.0.1:0", "--data-dir", tmp,
+                                 "--metrics-port", "0", "--log-level", "warning", "--group-initial-rebalance-delay-ms",
+                                 "0", "--log-format", "console"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        try:
+            port = 0
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("listening on"):
+                    port = int(line.rsplit(":", 1)[1])
+                    break
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                call(sock, 19, 7, {"topics": [{"name": "orders", "num_partitions": 1, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 30000,
+                                   "validate_only": False})
+            prober = Prober(port)
+            prober.start()
+            prober.ready.wait(60)
+            time.sleep(1.0)
+            baseline = rss_kib(proc.pid)
+            frame = heavy_commit(ns.partitions, "heavy")
+            rows = []
+            for n in range(ns.repeat):
+                peak = [baseline]
+                done = threading.Event()
+
+                def watch() -> None:
+                    while not done.is_set():
+                        peak[0] = max(peak[0], rss_kib(proc.pid))
+                        time.sleep(0.01)
+
+                threading.Thread(target=watch, daemon=True).start()
+                started = time.perf_counter()
+                elapsed, answer = send_and_wait(port, frame, 8, 8)
+                ended = time.perf_counter()
+                done.set()
+                errors = {p.error_code for t in answer.topics for p in t.partitions}
+                time.sleep(ns.settle)
+                rows.append({"request_s": round(elapsed, 3), "worst_heartbeat_ms": round(
+                    prober.worst_between(started, ended) * 1000, 1), "errors": sorted(int(e) for e in errors),
+                    "rss_peak_mib": round(peak[0] / 1024, 1), "rss_after_mib": round(rss_kib(proc.pid) / 1024, 1)})
+                print(f"{ns.partitions}-partition OffsetCommit #{n + 1}: {rows[-1]['request_s']} s, worst heartbeat "
+                      f"{rows[-1]['worst_heartbeat_ms']} ms, RSS baseline {baseline / 1024:.1f} MiB, peak "
+                      f"{rows[-1]['rss_peak_mib']} MiB, {ns.settle:g} s after {rows[-1]['rss_after_mib']} MiB "
+                      f"(errors {rows[-1]['errors']})", flush=True)
+            prober.stop.set()
+            if ns.json:
+                print(json.dumps({"baseline_rss_mib": round(baseline / 1024, 1), "rows": rows}))
+        finally:
+            proc.kill()
+            proc.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

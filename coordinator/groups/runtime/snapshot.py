@@ -1,0 +1,162 @@
+"""A shard's state as of a log offset, so a restart replays only what follows it (issue 17).
+
+Replaying all of ``__consumer_offsets`` after every restart made restart time grow with the log (4.3 s
+median after SIGKILL, 8.4 s at 400k commits). The snapshot holds, for one ``__consumer_offsets``
+partition, the latest record of every key below ``end_offset`` — exactly what a fully compacted log
+holds (tombstones kept), in log order. Loading it and then replaying the log from ``end_offset`` gives the
+state a full replay gives: compaction relies on the same property, and a property test checks it.
+
+Why records and not a pickled object graph: live state is not what a replay produces (a classic group
+mid-rebalance has parked requests and pending members that no record holds), and records are the format
+every version of this coordinator — and Kafka — already knows how to read.
+
+Safety: the file is written to a temporary name, fsynced and renamed, so a crash leaves the old snapshot or
+the new one. It is ignored (and deleted) when its CRC-32C fails, when it names another partition, or when
+it is ahead of the log (``end_offset`` past the log end: the log lost a tail after an unclean stop under
+``fsync=never``, or the partition was deleted and recreated) or behind the log start.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from groupcoord.protocol.crc import crc32c
+
+SNAPSHOT_FILE = "group-coordinator.snapshot"
+_MAGIC = b"GCSNAP\x00\x01"
+_HEADER = struct.Struct(">8siqi")  # magic, partition, end offset, record count
+_RECORD_HEAD = struct.Struct(">qii")  # offset, key length, value length (-1: tombstone)
+_TRAILER = struct.Struct(">I")  # CRC-32C of everything before it
+
+
+class SnapshotError(ValueError):
+    """The snapshot file cannot be used: torn, corrupt, for another partition, or stale."""
+
+
+@dataclass(slots=True)
+class LatestRecords:
+    """The latest record of each key a shard has appended or replayed, with its offset: the compacted log.
+
+    ``end_offset`` is the offset after the last record accounted for. Kept by the runtime beside the
+    shard's state; a snapshot is this, written down.
+    """
+
+    records: dict[bytes, tuple[int, bytes | None]]
+    end_offset: int = 0
+    since_snapshot: int = 0
+    """Records added since the last snapshot was written (how long a restart's tail replay would be)."""
+
+    @classmethod
+    def empty(cls) -> "LatestRecords":
+        return cls({})
+
+    def add(self, offset: int, key: bytes, value: bytes | None) -> None:
+        records = self.records
+        if key in records:
+            del records[key]  # re-inserted at the end: the dict stays in log order
+        records[key] = (offset, value)
+        self.since_snapshot += 1
+        if offset >= self.end_offset:
+            self.end_offset = offset + 1
+
+    def entries(self) -> list[tuple[bytes, tuple[int, bytes | None]]]:
+        """A copy in log order, cheap enough to take on the event loop and serialise off it."""
+        return list(self.records.items())
+
+
+def snapshot_path(directory: Path) -> Path:
+    return Path(directory) / SNAPSHOT_FILE
+
+
+def encode_snapshot(partition: int, end_offset: int, entries: list[tuple[bytes, tuple[int, bytes | None]]]) -> bytes:
+    parts = [_HEADER.pack(_MAGIC, partition, end_offset, len(entries))]
+    pack = _RECORD_HEAD.pack
+    for key, (offset, value) in entries:
+        if value is None:
+            parts.append(pack(offset, len(key), -1))
+            parts.append(key)
+        else:
+            parts.append(pack(offset, len(key), len(value)))
+            parts.append(key)
+            parts.append(value)
+    body = b"".join(parts)
+    return body + _TRAILER.pack(crc32c(body))
+
+
+def decode_snapshot(data: bytes, partition: int) -> tuple[int, list[tuple[int, bytes, bytes | None]]]:
+    """(end offset, [(offset, key, value)] in log order), or SnapshotError."""
+    if len(data) < _HEADER.size + _TRAILER.size:
+        raise SnapshotError(f"snapshot too short ({len(data)} bytes)")
+    body = memoryview(data)[:-_TRAILER.size]
+    (expected,) = _TRAILER.unpack_from(data, len(data) - _TRAILER.size)
+    if crc32c(body) != expected:
+        raise SnapshotError("snapshot CRC-32C mismatch")
+    magic, owner, end_offset, count = _HEADER.unpack_from(data, 0)
+    if magic != _MAGIC:
+        raise SnapshotError(f"not a snapshot of this format (magic {magic!r})")
+    if owner != partition:
+        raise SnapshotError(f"snapshot of partition {owner}, not {partition}")
+    out: list[tuple[int, bytes, bytes | None]] = []
+    pos = _HEADER.size
+    end = len(body)
+    unpack = _RECORD_HEAD.unpack_from
+    head = _RECORD_HEAD.size
+    previous = -1
+    for _ in range(count):
+        if pos + head > end:
+            raise SnapshotError("snapshot ends inside a record")
+        offset, klen, vlen = unpack(data, pos)
+        pos += head
+        if klen < 0 or vlen < -1 or pos + klen + max(vlen, 0) > end or offset <= previous or offset >= end_offset:
+            raise SnapshotError(f"snapshot record at byte {pos - head} is malformed")
+        key = data[pos:pos + klen]
+        pos += klen
+        if vlen < 0:
+            value = None
+        else:
+            value = data[pos:pos + vlen]
+            pos += vlen
+        out.append((offset, key, value))
+        previous = offset
+    if pos != end:
+        raise SnapshotError("snapshot has bytes past its last record")
+    return end_offset, out
+
+
+def write_snapshot(directory: Path, data: bytes) -> None:
+    """Crash-safe replacement: a temporary file, fsync, rename, fsync of the directory."""
+    path = snapshot_path(directory)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_snapshot(directory: Path) -> bytes | None:
+    try:
+        return snapshot_path(directory).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def discard_snapshot(directory: Path) -> None:
+    for path in (snapshot_path(directory), snapshot_path(directory).with_name(SNAPSHOT_FILE + ".tmp")):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
