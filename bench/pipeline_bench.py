@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -208,6 +209,8 @@ def main() -> None:
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
             from tests.pipeline.spark_cluster import StandaloneCluster
 
+            # the cluster's JVMs live in their own sessions: a TERM (e.g. from `timeout`) must still stop them
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
             cluster = StandaloneCluster(workdir / "cluster", workers=2, cores_per_worker=1, memory_per_worker="1536m")
             started = time.perf_counter()
             cluster.start()
