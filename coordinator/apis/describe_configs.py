@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
-from groupcoord.protocol.errors import ErrorCode
 
 from ..security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api
 from .authz import DEFAULT_MESSAGES
+from .config_alterations import ACL_TARGETS
 from .services import Services
 
 # The lowest is Kafka 4.0's floor; the highest the spec's.
@@ -31,7 +31,7 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     allowed, refused = [], []
     for r in resources:
         rtype, name = r[0], r[1]
-        target = _ACL_TARGETS.get(rtype)
+        target = ACL_TARGETS.get(rtype)
         if target is None:
             allowed.append(r)   # the describe answers an unknown type itself
             continue
@@ -44,12 +44,3 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     response = services.dataplane.describe_configs.describe(allowed, synonyms) if allowed else {"throttle_time": 0, "results": []}
     return {**response, "results": list(response["results"]) + refused}
 
-
-# ConfigResource.Type → what DESCRIBE_CONFIGS is checked on, and the error a refusal answers.
-_ACL_TARGETS = {
-    2: (ResourceType.TOPIC, ErrorCode.topic_authorization_failed),
-    4: (ResourceType.CLUSTER, ErrorCode.cluster_authorization_failed),        # BROKER
-    8: (ResourceType.CLUSTER, ErrorCode.cluster_authorization_failed),        # BROKER_LOGGER
-    16: (ResourceType.CLUSTER, ErrorCode.cluster_authorization_failed),       # CLIENT_METRICS
-    32: (ResourceType.GROUP, ErrorCode.group_authorization_failed),           # GROUP
-}
