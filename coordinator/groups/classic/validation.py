@@ -36,3 +36,26 @@ def validate_member(group: ClassicGroup, member_id: str, group_instance_id: str 
     if member_id not in group.members:
         return ErrorCode.unknown_member_id
     return None
+
+
+def offset_commit_error(group: ClassicGroup, generation_id: int, member_id: str, group_instance_id: str | None,
+                        transactional: bool) -> ErrorCode | None:
+    """Kafka's ClassicGroup.validateOffsetCommit. A transactional commit (TxnOffsetCommit) has no rebalance
+    check and needs no member when it names none (a producer committing for a group it is not a member of)."""
+    if group.state is GroupState.DEAD:
+        return ErrorCode.coordinator_not_available
+    if generation_id < 0 and group.state is GroupState.EMPTY:
+        return None  # a simple group: standalone consumer or admin
+    if generation_id >= 0 or member_id or group_instance_id is not None:
+        error = validate_member(group, member_id, group_instance_id)
+        if error is not None:
+            return error
+        if generation_id != group.generation:
+            return ErrorCode.illegal_generation
+    elif not transactional and group.state is not GroupState.EMPTY:
+        # No member id and no generation: only accepted while nobody is a member of the group.
+        return ErrorCode.unknown_member_id
+    if not transactional and group.state is GroupState.COMPLETING_REBALANCE:
+        # The member has the new generation but not its assignment yet: tell it to finish the rebalance first.
+        return ErrorCode.rebalance_in_progress
+    return None

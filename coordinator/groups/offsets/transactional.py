@@ -13,32 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcoord.coordinator.groups.classic.group import ClassicGroup
-from groupcoord.coordinator.groups.classic.state import GroupState
-from groupcoord.coordinator.groups.classic.validation import validate_member
+from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
-from groupcoord.coordinator.groups.offsets.topics import known_partition
+from groupcoord.coordinator.groups.offsets.topics import answer_commits
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from groupcoord.coordinator.groups.requests import TxnOffsetCommit
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-
-
-def _classic_error(group: ClassicGroup, req: TxnOffsetCommit) -> ErrorCode | None:
-    """ClassicGroup.validateOffsetCommit with isTransactional: no rebalance check, and no member needed
-    when the request names none (a producer committing for a group it is not a member of)."""
-    if group.state is GroupState.DEAD:
-        return ErrorCode.coordinator_not_available
-    if req.generation_id < 0 and group.state is GroupState.EMPTY:
-        return None
-    if req.generation_id >= 0 or req.member_id or req.group_instance_id is not None:
-        error = validate_member(group, req.member_id, req.group_instance_id)
-        if error is not None:
-            return error
-        if req.generation_id != group.generation:
-            return ErrorCode.illegal_generation
-    return None
 
 
 def _consumer_error(group: ConsumerGroup, req: TxnOffsetCommit) -> ErrorCode | None:
@@ -66,30 +48,16 @@ def group_error(state: ShardState, req: TxnOffsetCommit) -> ErrorCode | None:
     group = state.groups.get(req.group_id)
     if group is None:
         return None if req.generation_id < 0 else ErrorCode.illegal_generation
-    return _classic_error(group, req)
+    return offset_commit_error(group, req.generation_id, req.member_id, req.group_instance_id, transactional=True)
 
 
 def handle_txn_offset_commit(state: ShardState, req: TxnOffsetCommit, token: Any, now: int) -> Effects:
     fx = Effects()
     error = group_error(state, req)
-    max_metadata = state.config.offset_metadata_max_bytes
     records: list[tuple[OffsetCommitKey, OffsetCommitValue]] = []
-    topics_out = []
-    for topic, partitions in req.topics:
-        parts_out = []
-        for p in partitions:
-            if not known_partition(state, topic, p.partition):
-                code = ErrorCode.unknown_topic_or_partition  # KafkaApis answers these before the coordinator
-            elif error is not None:
-                code = error
-            elif p.metadata is not None and len(p.metadata.encode("utf-8")) > max_metadata:
-                code = ErrorCode.offset_metadata_too_large
-            else:
-                records.append((OffsetCommitKey(req.group_id, topic, p.partition),
-                                OffsetCommitValue(p.offset, p.leader_epoch, p.metadata or "", now, None)))
-                code = ErrorCode.none
-            parts_out.append({"partition_index": p.partition, "error_code": code})
-        topics_out.append({"name": topic, "partitions": parts_out})
+    topics_out = answer_commits(state, req.topics, error, lambda topic, p: records.append((
+        OffsetCommitKey(req.group_id, topic, p.partition),
+        OffsetCommitValue(p.offset, p.leader_epoch, p.metadata or "", now, None))))
     if records:
         fx.write_batch(TransactionalRecords(req.producer_id, req.producer_epoch, tuple(records)))
         for key, value in records:
