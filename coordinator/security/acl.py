@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Self
 
 WILDCARD_RESOURCE = "*"
 WILDCARD_HOST = "*"
@@ -18,7 +19,24 @@ WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
 
-class ResourceType(enum.IntEnum):
+class _KafkaCode(enum.IntEnum):
+    """What the four ACL enums share: Kafka's ``fromCode`` (an unknown code is UNKNOWN, never an error) and
+    the name as Kafka prints it (``SecurityUtils.resourceTypeName``/``operationName``: ``Topic``,
+    ``TransactionalId``, ``IdempotentWrite``, ``Allow``)."""
+
+    @classmethod
+    def from_code(cls, code: int) -> Self:
+        try:
+            return cls(code)
+        except ValueError:
+            return cls["UNKNOWN"]
+
+    @property
+    def title(self) -> str:
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
+
+class ResourceType(_KafkaCode):
     UNKNOWN = 0
     ANY = 1
     TOPIC = 2
@@ -28,35 +46,16 @@ class ResourceType(enum.IntEnum):
     DELEGATION_TOKEN = 6
     USER = 7
 
-    @classmethod
-    def from_code(cls, code: int) -> "ResourceType":
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
 
-    @property
-    def title(self) -> str:
-        """Kafka's ``SecurityUtils.resourceTypeName``: ``Topic``, ``TransactionalId``, ``DelegationToken``."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-
-class PatternType(enum.IntEnum):
+class PatternType(_KafkaCode):
     UNKNOWN = 0
     ANY = 1
     MATCH = 2
     LITERAL = 3
     PREFIXED = 4
 
-    @classmethod
-    def from_code(cls, code: int) -> "PatternType":
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
 
-
-class AclOperation(enum.IntEnum):
+class AclOperation(_KafkaCode):
     UNKNOWN = 0
     ANY = 1
     ALL = 2
@@ -74,35 +73,12 @@ class AclOperation(enum.IntEnum):
     DESCRIBE_TOKENS = 14
     TWO_PHASE_COMMIT = 15
 
-    @classmethod
-    def from_code(cls, code: int) -> "AclOperation":
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
 
-    @property
-    def title(self) -> str:
-        """As kafka-acls.sh prints it (``SecurityUtils.operationName``): ``Read``, ``IdempotentWrite``."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-
-class AclPermissionType(enum.IntEnum):
+class AclPermissionType(_KafkaCode):
     UNKNOWN = 0
     ANY = 1
     DENY = 2
     ALLOW = 3
-
-    @classmethod
-    def from_code(cls, code: int) -> "AclPermissionType":
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
-
-    @property
-    def title(self) -> str:
-        return self.name.capitalize()
 
 
 # What AclEntry.supportedOperations lists for each concrete resource type: the operations an
