@@ -13,6 +13,8 @@ from typing import Any
 
 import structlog
 
+from groupcoord.protocol.errors import ErrorCode
+
 from ..security.acl import (
     AccessControlEntryFilter,
     AclBinding,
@@ -24,10 +26,12 @@ from ..security.acl import (
     ResourceType,
 )
 from ..server.dispatch import CLOSE_CONNECTION, RequestContext
+from .authz import CLUSTER_DENIED
 
 log = structlog.get_logger("groupcoord.acls")
 
 UNKNOWN_CODE = 0
+NO_AUTHORIZER = "No Authorizer is configured."
 
 
 def has_unknown(resource_type: int, pattern_type: int, operation: int, permission_type: int) -> bool:
@@ -52,3 +56,13 @@ def binding_filter(resource_type: int, name: str | None, pattern_type: int, prin
 def acl_fields(b: AclBinding) -> dict:
     return {"principal": b.entry.principal, "host": b.entry.host, "operation": int(b.entry.operation),
             "permission_type": int(b.entry.permission_type)}
+
+
+def alter_refusal(auth: Any, ctx: RequestContext) -> tuple[ErrorCode, str] | None:
+    """CreateAcls and DeleteAcls answer every element with the same refusal when no authorizer is configured
+    (SECURITY_DISABLED) or the principal may not ALTER the cluster (CLUSTER_AUTHORIZATION_FAILED)."""
+    if auth is None:
+        return ErrorCode.security_disabled, NO_AUTHORIZER
+    if not auth.authorize_cluster(ctx, AclOperation.ALTER):
+        return ErrorCode.cluster_authorization_failed, CLUSTER_DENIED
+    return None

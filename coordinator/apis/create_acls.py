@@ -28,17 +28,13 @@ from ..security.acl import (
     validate_new_binding,
 )
 from ..server.dispatch import RequestContext
-from .acl_requests import has_unknown, refuse_unparsable
+from .acl_requests import alter_refusal, has_unknown, refuse_unparsable
 from .api import Api
-from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.CREATE_ACLS, 1, 3)
 
 log = structlog.get_logger("groupcoord.acls")
-
-NO_AUTHORIZER = "No Authorizer is configured."
-
 
 def _all(request: Any, error: int, message: str | None) -> dict:
     return {"throttle_time": 0, "results": [{"error_code": error, "error_message": message}
@@ -57,10 +53,9 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
            for c in request.creations):
         return refuse_unparsable(ctx, "CreateAcls")
     auth = services.authorizer
-    if auth is None:
-        return _all(request, ErrorCode.security_disabled, NO_AUTHORIZER)
-    if not auth.authorize_cluster(ctx, AclOperation.ALTER):
-        return _all(request, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
+    refusal = alter_refusal(auth, ctx)
+    if refusal is not None:
+        return _all(request, *refusal)
     if any(_unconstructible(c) for c in request.creations):
         # Kafka builds every AclBinding before validating any, and ResourcePattern/AccessControlEntry refuse
         # these values in their constructors: the whole request fails with UNKNOWN_SERVER_ERROR.

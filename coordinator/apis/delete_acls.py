@@ -15,11 +15,9 @@ import structlog
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
-from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
-from .acl_requests import acl_fields, binding_filter, has_unknown, refuse_unparsable
+from .acl_requests import acl_fields, alter_refusal, binding_filter, has_unknown, refuse_unparsable
 from .api import Api
-from .authz import CLUSTER_DENIED
 from .services import Services
 
 API = Api(ApiKey.DELETE_ACLS, 1, 3)
@@ -37,10 +35,9 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
            for f in request.filters):
         return refuse_unparsable(ctx, "DeleteAcls")
     auth = services.authorizer
-    if auth is None:
-        return _all(request, ErrorCode.security_disabled, "No Authorizer is configured.")
-    if not auth.authorize_cluster(ctx, AclOperation.ALTER):
-        return _all(request, ErrorCode.cluster_authorization_failed, CLUSTER_DENIED)
+    refusal = alter_refusal(auth, ctx)
+    if refusal is not None:
+        return _all(request, *refusal)
     filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                               f.principal_filter, f.host_filter, f.operation, f.permission_type)
                for f in request.filters]
