@@ -10,10 +10,10 @@ group id.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Mapping
 
+from groupcoord.coordinator.dataplane.atomic_json import write_json_atomically
 from groupcoord.coordinator.dataplane.topic_configs import ConfigSource
 
 DYNAMIC_CONFIGS_FILE = "dynamic-configs.json"
@@ -57,14 +57,4 @@ class DynamicConfigs:
     def persist(self) -> None:
         data = {"version": 1, "broker": {level: values for level, values in self.broker.items() if values},
                 "groups": {name: values for name, values in self.groups.items() if values}}
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(".tmp")
-        try:
-            with open(tmp, "w") as handle:
-                json.dump(data, handle, indent=1, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self._path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_json_atomically(self._path, data)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 
 import structlog
@@ -28,6 +27,7 @@ from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.storage.config import InvalidConfigError, LogConfig
 
 from groupcoord.coordinator.dataplane import topic_configs
+from groupcoord.coordinator.dataplane.atomic_json import write_json_atomically
 from groupcoord.coordinator.dataplane.names import collision_key, is_internal, topic_name_error
 from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
 
@@ -419,17 +419,7 @@ class TopicCatalog:
         data = {"version": 1, "topics": {
             t.name: {"topic_id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
             for t in self._topics.values()}}
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(".tmp")
-        try:
-            with open(tmp, "w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self._path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_json_atomically(self._path, data)
 
     @staticmethod
     def _info(topic: Topic) -> TopicInfo:
