@@ -15,6 +15,7 @@ from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
+from groupcoord.coordinator.groups.shard_availability import availability_error
 from groupcoord.protocol.errors import ErrorCode
 
 
@@ -46,11 +47,7 @@ class ShardState:
 
     def availability_error(self) -> ErrorCode | None:
         """Why this shard cannot answer for its groups right now, if it cannot."""
-        if self.unavailable is not None:
-            return ErrorCode.coordinator_not_available
-        if self.loading:
-            return ErrorCode.coordinator_load_in_progress
-        return None
+        return availability_error(self.loading, self.unavailable)
 
     def request_error(self, group_id: str) -> ErrorCode | None:
         """Every group request (Kafka's validateGroupStatus): an empty group id is invalid, a shard still

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 import structlog
 
 from groupcoord.coordinator.groups.runtime.effects import Effects
+from groupcoord.coordinator.groups.shard_availability import availability_error
 from groupcoord.coordinator.transactions.metadata import TopicPartition, TransactionMetadata, is_epoch_exhausted
 from groupcoord.coordinator.transactions.observer import TransactionObserverAdapter
 from groupcoord.coordinator.transactions.records import (
@@ -111,11 +112,7 @@ class TxnShard:
     # ------------------------------------------------------------------ writing
 
     def availability_error(self) -> ErrorCode | None:
-        if self.unavailable is not None:
-            return ErrorCode.coordinator_not_available
-        if self.loading:
-            return ErrorCode.coordinator_load_in_progress
-        return None
+        return availability_error(self.loading, self.unavailable)
 
     def _emit(self, fx: Effects, metadata: TransactionMetadata) -> None:
         """Write the transition and make it current: live state is what a replay of the log gives."""
