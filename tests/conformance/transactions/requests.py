@@ -8,7 +8,6 @@ FindCoordinator 4 (key type 1), and Fetch 17 / ListOffsets 10 at read_committed.
 
 from __future__ import annotations
 
-import struct
 import uuid
 from collections.abc import Sequence
 from datetime import timedelta
@@ -19,7 +18,6 @@ from kio.index import load_payload_module
 from kio.static.constants import EntityType
 
 from groupcoord.protocol.record_batch import encode_batch
-from groupcoord.protocol.varint import decode_unsigned_varint
 
 from tests.conformance.dataplane.requests import FETCH_MAX_BYTES, PARTITION_MAX_BYTES, REQUEST_TIMEOUT_MS
 
@@ -172,52 +170,3 @@ def list_offsets(topic: str, timestamps: dict[int, int], isolation_level: int):
         topics=(m.ListOffsetsTopic(name=topic, partitions=tuple(
             m.ListOffsetsPartition(partition_index=p, timestamp=ts) for p, ts in timestamps.items())),),
         timeout=timedelta(milliseconds=REQUEST_TIMEOUT_MS))
-
-
-def read_describe_transactions(frame: bytes) -> list[dict]:
-    """DescribeTransactions v0 (flexible, response header v1), read by hand: kio refuses the start time -1
-    of an Empty transaction."""
-    pos = 4  # correlation id
-    pos = _skip_tags(frame, pos)
-    pos += 4  # throttle time
-    count, pos = _uvarint(frame, pos)
-    states = []
-    for _ in range(count - 1):
-        error, = struct.unpack_from(">h", frame, pos)
-        pos += 2
-        transactional_id, pos = _string(frame, pos)
-        state, pos = _string(frame, pos)
-        timeout, start, producer_id, epoch = struct.unpack_from(">iqqh", frame, pos)
-        pos += 4 + 8 + 8 + 2
-        topics = []
-        n_topics, pos = _uvarint(frame, pos)
-        for _ in range(n_topics - 1):
-            topic, pos = _string(frame, pos)
-            n_parts, pos = _uvarint(frame, pos)
-            parts = list(struct.unpack_from(f">{n_parts - 1}i", frame, pos))
-            pos += 4 * (n_parts - 1)
-            pos = _skip_tags(frame, pos)
-            topics.append((topic, parts))
-        pos = _skip_tags(frame, pos)
-        states.append({"error_code": error, "transactional_id": transactional_id, "state": state,
-                       "timeout_ms": timeout, "start_time": start, "producer_id": producer_id,
-                       "producer_epoch": epoch, "topics": topics})
-    return states
-
-
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    return decode_unsigned_varint(buf, pos)
-
-
-def _string(buf: bytes, pos: int) -> tuple[str, int]:
-    n, pos = _uvarint(buf, pos)
-    return buf[pos:pos + n - 1].decode(), pos + n - 1
-
-
-def _skip_tags(buf: bytes, pos: int) -> int:
-    count, pos = _uvarint(buf, pos)
-    for _ in range(count):
-        _tag, pos = _uvarint(buf, pos)
-        size, pos = _uvarint(buf, pos)
-        pos += size
-    return pos

@@ -21,6 +21,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
+from groupcoord.coordinator.admin.transactions import read_describe_transactions
 from groupcoord.protocol.record_batch import decode_records, iter_batches
 
 from tests.conformance.dataplane.session import DataSession
@@ -195,7 +196,7 @@ class TxnSession(DataSession):
     async def describe_raw(self, *transactional_ids: str) -> list[dict]:
         if self._admin is None:
             self._admin = await self.connect()
-        return tq.read_describe_transactions(await self._admin.send_for_payload(
+        return read_describe_transactions(await self._admin.send_for_payload(
             tq.describe_transactions(*transactional_ids)))
 
     async def list_txns(self, step: str, states: tuple[str, ...] = (), producers: tuple[Txn, ...] = (),
