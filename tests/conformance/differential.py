@@ -1,6 +1,6 @@
-"""What both differential suites (group protocol, data plane) share: golden files recorded from Kafka, Kafka's
+"""What the differential suites (group protocol, data plane, transactions) share: golden files recorded from Kafka, Kafka's
 transcript of a scenario (live once per test session, else recorded), and the comparison with its list of
-deliberate differences."""
+deliberate differences, and the check that a broker serves the versions the scenarios pin."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conformance.transcript import Observation
+from tests.conformance.wire import supported_versions
 
 
 @dataclass
@@ -92,3 +93,12 @@ class DifferentialSuite:
     def assert_every_scenario_is_recorded(self) -> None:
         for name in self.scenarios:
             assert self.golden_path(name).exists() and self.load_golden(name), f"no golden transcript for {name}"
+
+
+async def assert_serves_pinned_versions(bootstrap: str, versions: Mapping[Any, int], broker: str) -> None:
+    """The scenarios speak fixed versions (``versions``: an ApiKey-like enum → version); a broker that stopped
+    serving one would fail them all obscurely, so this names the one it does not serve."""
+    served = await supported_versions(bootstrap)
+    for api, version in versions.items():
+        low, high = served[int(api)]
+        assert low <= version <= high, f"{api.name} v{version} outside {broker}'s {low}..{high}"

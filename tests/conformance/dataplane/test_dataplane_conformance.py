@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance.dataplane.golden import GOLDEN_DIR
-from tests.conformance.differential import DifferentialSuite
+from tests.conformance.differential import DifferentialSuite, assert_serves_pinned_versions
 from tests.conformance.dataplane.requests import VERSIONS
 from tests.conformance.dataplane.scenarios import SCENARIOS
-from tests.conformance.wire import supported_versions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -42,19 +41,12 @@ async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_r
 
 
 async def test_groupcoord_serves_every_pinned_version(groupcoord_bootstrap):
-    """The scenarios speak fixed versions; a broker that stopped serving one would fail them all obscurely."""
-    served = await supported_versions(groupcoord_bootstrap)
-    for api, version in VERSIONS.items():
-        low, high = served[int(api)]
-        assert low <= version <= high, f"{api.name} v{version} outside groupcoord's {low}..{high}"
+    await assert_serves_pinned_versions(groupcoord_bootstrap, VERSIONS, "groupcoord")
 
 
 @pytest.mark.reference
 async def test_kafka_serves_every_pinned_version(kafka_reference):
-    served = await supported_versions(kafka_reference)
-    for api, version in VERSIONS.items():
-        low, high = served[int(api)]
-        assert low <= version <= high, f"{api.name} v{version} outside Kafka's {low}..{high}"
+    await assert_serves_pinned_versions(kafka_reference, VERSIONS, "Kafka")
 
 
 def test_every_known_difference_names_a_scenario_and_a_reason():
