@@ -1,6 +1,6 @@
-"""What the differential suites (group protocol, data plane, transactions) share: golden files recorded from Kafka, Kafka's
-transcript of a scenario (live once per test session, else recorded), and the comparison with its list of
-deliberate differences, and the check that a broker serves the versions the scenarios pin."""
+"""What the differential suites (group protocol, data plane, transactions) share: golden files recorded from
+Kafka, Kafka's transcript of a scenario (live once per test session, else recorded), the comparison with its
+list of deliberate differences, and the check that a broker serves the versions the scenarios pin."""
 
 from __future__ import annotations
 
