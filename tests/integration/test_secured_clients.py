@@ -283,14 +283,9 @@ def test_confluent_kafka_re_authenticates_within_its_session(secured):
 @pytest.mark.java
 @pytest.mark.parametrize("kind", KINDS + ["reauth"])
 def test_java_kafka_clients_consumer_group(secured, kind):
-    from tests.reference.java_module import failure_report, run_java_consumer_group_test
-    from tests.reference.kafka_distribution import ReferenceUnavailable
+    from tests.reference.java_module import assert_java_test_passes
 
-    try:
-        done = run_java_consumer_group_test(secured["bootstrap"][kind], client_config=secured["configs"][kind])
-    except ReferenceUnavailable as exc:
-        pytest.skip(reason=str(exc))
-    assert done.returncode == 0, failure_report(done)
+    assert_java_test_passes(secured["bootstrap"][kind], client_config=secured["configs"][kind])
     if kind == "reauth":
         assert reauthentications(secured) >= 3  # the Java client re-authenticated its connections
 

@@ -6,7 +6,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.reference.kafka_distribution import require_tool
+import pytest
+
+from tests.reference.kafka_distribution import ReferenceUnavailable, require_tool
 
 JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 MAVEN_TIMEOUT_S = 600
@@ -39,3 +41,12 @@ def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGrou
 def failure_report(done: subprocess.CompletedProcess) -> str:
     return f"Java test failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-6000:]}"
 
+
+def assert_java_test_passes(bootstrap: str, test_class: str = "ConsumerGroupTest",
+                            client_config: Path | None = None) -> None:
+    """A Java test class passes against ``bootstrap``; a missing Java or Maven skips it with the reason."""
+    try:
+        done = run_java_consumer_group_test(bootstrap, test_class, client_config)
+    except ReferenceUnavailable as exc:
+        pytest.skip(reason=str(exc))
+    assert done.returncode == 0, failure_report(done)
