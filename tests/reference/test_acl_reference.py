@@ -22,13 +22,13 @@ from groupcoord.coordinator.security.scram import ScramMechanism
 from groupcoord.protocol.api_keys import ApiKey as K
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.coordinator.security.authorizer import STANDARD_AUTHORIZER as STANDARD
 from tests.reference.kafka_broker import KafkaBrokerConfig, KafkaSecurity, SharedKafkaBroker
 from tests.reference.kafka_distribution import ReferenceUnavailable
 from tests.support.sasl import sasl_client
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(300)]
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 MECHANISM = "SCRAM-SHA-512"
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret",
          "dave": "dave-secret"}

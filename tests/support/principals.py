@@ -11,6 +11,15 @@ import asyncio
 import dataclasses
 from typing import Any
 
+from groupcoord.coordinator.security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from groupcoord.coordinator.security.principal import KafkaPrincipal
 from groupcoord.coordinator.server.dispatch import CLOSE_CONNECTION, NO_RESPONSE
 from groupcoord.protocol.build import build
@@ -18,6 +27,12 @@ from groupcoord.protocol.headers import encode_request_header, parse_response_he
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, response_reader
 
 CLOSED = "connection closed"
+
+
+def allow(principal: str, rtype: ResourceType, name: str, op: AclOperation, pattern: PatternType = PatternType.LITERAL,
+          perm: AclPermissionType = AclPermissionType.ALLOW, host: str = "*") -> AclBinding:
+    """An ACL binding as a test writes it: ``allow("User:alice", RT.TOPIC, "orders", Op.READ)``."""
+    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, perm))
 
 
 async def call_as(broker: Any, principal: str | KafkaPrincipal, api_key: int, version: int, body: dict,

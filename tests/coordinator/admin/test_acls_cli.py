@@ -14,10 +14,9 @@ import pytest
 from groupcoord.coordinator.admin.cli import add_admin_commands
 from groupcoord.coordinator.broker import run_in_thread
 from groupcoord.coordinator.security.acl import ANY_FILTER
+from groupcoord.coordinator.security.authorizer import STANDARD_AUTHORIZER as STANDARD
 
 pytestmark = pytest.mark.timeout(60)
-
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 def run(broker, capsys, *argv: str) -> tuple[int, str, str]:

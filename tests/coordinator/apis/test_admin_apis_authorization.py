@@ -4,25 +4,12 @@ AlterConfigs, as a principal with some ACLs and one with none see them."""
 import pytest
 
 from groupcoord.coordinator.broker import Broker
-from groupcoord.coordinator.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation as Op,
-    AclPermissionType as Perm,
-    PatternType as PT,
-    ResourcePattern,
-    ResourceType as RT,
-)
+from groupcoord.coordinator.security.acl import AclOperation as Op, ResourceType as RT
+from groupcoord.coordinator.security.authorizer import STANDARD_AUTHORIZER as STANDARD
 from groupcoord.protocol.errors import ErrorCode as E
-from tests.support.principals import call_as
+from tests.support.principals import allow, call_as
 
 pytestmark = pytest.mark.timeout(60)
-
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-
-
-def allow(principal, rtype, name, op):
-    return AclBinding(ResourcePattern(rtype, name, PT.LITERAL), AccessControlEntry(principal, "*", op, Perm.ALLOW))
 
 
 @pytest.fixture

@@ -11,27 +11,19 @@ import pytest
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.security.acl import (
     ANY_FILTER,
-    AccessControlEntry,
-    AclBinding,
     AclOperation as Op,
     AclPermissionType as Perm,
     PatternType as PT,
-    ResourcePattern,
     ResourceType as RT,
     to_bitfield,
 )
 from groupcoord.protocol.errors import ErrorCode as E
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.record_batch import encode_batch
-from tests.support.principals import CLOSED, call_as
+from groupcoord.coordinator.security.authorizer import STANDARD_AUTHORIZER as STANDARD
+from tests.support.principals import CLOSED, allow, call_as
 
 pytestmark = pytest.mark.timeout(60)
-
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-
-
-def allow(principal, rtype, name, op, pattern=PT.LITERAL, perm=Perm.ALLOW, host="*"):
-    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, perm))
 
 
 ACLS = [
