@@ -23,8 +23,8 @@ from groupcoord.protocol.api_keys import ApiKey as K
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.coordinator.security.authorizer import STANDARD_AUTHORIZER as STANDARD
+from tests.reference.fixtures import acquired_or_skip
 from tests.reference.kafka_broker import KafkaBrokerConfig, KafkaSecurity, SharedKafkaBroker
-from tests.reference.kafka_distribution import ReferenceUnavailable
 from tests.support.sasl import sasl_client
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(300)]
@@ -129,26 +129,20 @@ class Side:
 
 @pytest.fixture(scope="module")
 def sides():
-    try:
-        kafka = SHARED_ACL_BROKER.acquire()
-    except ReferenceUnavailable as exc:
-        pytest.skip(reason=f"Kafka reference unavailable: {exc}")
-    try:
-        with run_in_thread(listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_enabled_mechanisms=MECHANISM,
-                           authorizer_class_name=STANDARD, super_users="User:admin",
-                           group_initial_rebalance_delay_ms=0) as ours:
-            for user, password in USERS.items():
-                ours.credentials.set_password(user, ScramMechanism.by_name(MECHANISM), password, 4096)
-            pair = (Side("kafka", kafka.sasl_bootstrap_servers), Side("groupcoord", ours.bootstrap_servers))
-            try:
-                for side in pair:
-                    side.set_up()
-                yield pair
-            finally:
-                for side in pair:
-                    side.close()
-    finally:
-        SHARED_ACL_BROKER.release()
+    with acquired_or_skip(SHARED_ACL_BROKER) as kafka, \
+            run_in_thread(listeners="SASL_PLAINTEXT://127.0.0.1:0", sasl_enabled_mechanisms=MECHANISM,
+                          authorizer_class_name=STANDARD, super_users="User:admin",
+                          group_initial_rebalance_delay_ms=0) as ours:
+        for user, password in USERS.items():
+            ours.credentials.set_password(user, ScramMechanism.by_name(MECHANISM), password, 4096)
+        pair = (Side("kafka", kafka.sasl_bootstrap_servers), Side("groupcoord", ours.bootstrap_servers))
+        try:
+            for side in pair:
+                side.set_up()
+            yield pair
+        finally:
+            for side in pair:
+                side.close()
 
 
 # -- what is compared of each answer -------------------------------------------------------------------

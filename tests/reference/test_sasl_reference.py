@@ -15,8 +15,8 @@ from groupcoord.coordinator.security.sasl_client import ScramClient
 from groupcoord.coordinator.security.scram import ScramMechanism, b64
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.framing import frame_parts
+from tests.reference.fixtures import acquired_or_skip
 from tests.reference.kafka_broker import KafkaBrokerConfig, KafkaSecurity, SharedKafkaBroker
-from tests.reference.kafka_distribution import ReferenceUnavailable
 from tests.support.wire import WireClient
 
 pytestmark = [pytest.mark.reference, pytest.mark.timeout(300)]
@@ -32,14 +32,8 @@ VERSIONS = {"client_software_name": "sasl-diff", "client_software_version": "1"}
 
 @pytest.fixture(scope="module")
 def kafka_sasl():
-    try:
-        broker = SHARED_SASL_BROKER.acquire()
-    except ReferenceUnavailable as exc:
-        pytest.skip(reason=f"Kafka reference unavailable: {exc}")
-    try:
+    with acquired_or_skip(SHARED_SASL_BROKER) as broker:
         yield broker.sasl_bootstrap_servers
-    finally:
-        SHARED_SASL_BROKER.release()
 
 
 @pytest.fixture(scope="module")
