@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.FileReader;
-import java.io.IOException;
-import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,13 +12,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -59,15 +54,11 @@ class ConsumerGroupTest {
 
     @BeforeEach
     void connect() throws Exception {
-        bootstrap = System.getProperty("bootstrap", "");
-        if (bootstrap.isBlank() || bootstrap.startsWith("${")) {
-            fail("pass the broker address with -Dbootstrap=HOST:PORT or GROUPCOORD_BOOTSTRAP");
-        }
-        String run = UUID.randomUUID().toString().substring(0, 8);
+        bootstrap = ReferenceBroker.bootstrap();
+        String run = ReferenceBroker.runId();
         topic = "java-orders-" + run;
         groupId = "java-billing-" + run;
-        Properties adminProps = security();
-        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties adminProps = ReferenceBroker.clientProps(bootstrap);
         admin = Admin.create(adminProps);
         admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
         producer = new KafkaProducer<>(producerProps());
@@ -164,26 +155,8 @@ class ConsumerGroupTest {
         producer.flush();
     }
 
-    /**
-     * Client security properties (security.protocol, sasl.*, ssl.*) from the file named by -DclientConfig, as
-     * Kafka's tools take --command-config; empty when it is not given (a PLAINTEXT broker).
-     */
-    private static Properties security() {
-        Properties props = new Properties();
-        String path = System.getProperty("clientConfig", "");
-        if (!path.isBlank() && !path.startsWith("${")) {
-            try (Reader reader = new FileReader(path)) {
-                props.load(reader);
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot read client config " + path, e);
-            }
-        }
-        return props;
-    }
-
     private Properties producerProps() {
-        Properties props = security();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties props = ReferenceBroker.clientProps(bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -191,8 +164,7 @@ class ConsumerGroupTest {
     }
 
     private Properties consumerProps(String clientId) {
-        Properties props = security();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties props = ReferenceBroker.clientProps(bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");

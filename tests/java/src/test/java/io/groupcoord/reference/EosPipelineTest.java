@@ -2,7 +2,6 @@ package io.groupcoord.reference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +14,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -55,16 +53,12 @@ class EosPipelineTest {
 
     @BeforeEach
     void connect() throws Exception {
-        bootstrap = System.getProperty("bootstrap", "");
-        if (bootstrap.isBlank() || bootstrap.startsWith("${")) {
-            fail("pass the broker address with -Dbootstrap=HOST:PORT or GROUPCOORD_BOOTSTRAP");
-        }
-        String run = UUID.randomUUID().toString().substring(0, 8);
+        bootstrap = ReferenceBroker.bootstrap();
+        String run = ReferenceBroker.runId();
         input = "eos-in-" + run;
         output = "eos-out-" + run;
         groupId = "eos-app-" + run;
-        Properties adminProps = new Properties();
-        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties adminProps = ReferenceBroker.clientProps(bootstrap);
         admin = Admin.create(adminProps);
         admin.createTopics(List.of(new NewTopic(input, PARTITIONS, (short) 1), new NewTopic(output, PARTITIONS, (short) 1)))
                 .all().get(30, TimeUnit.SECONDS);
@@ -82,8 +76,7 @@ class EosPipelineTest {
 
     @Test
     void consumeTransformProduceIsExactlyOnce() throws Exception {
-        Properties plain = new Properties();
-        plain.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties plain = ReferenceBroker.clientProps(bootstrap);
         plain.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         plain.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         try (KafkaProducer<String, String> source = new KafkaProducer<>(plain)) {
@@ -188,8 +181,7 @@ class EosPipelineTest {
     }
 
     private Properties consumerProps(String group, String isolation) {
-        Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties props = ReferenceBroker.clientProps(bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
