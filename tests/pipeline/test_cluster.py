@@ -9,14 +9,10 @@ process on the suite's session. The CSV files are compared byte for byte.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
 from groupcoord.pipeline.cli import main as pipeline_main
+from tests.pipeline.cli_runs import run_cli
 from tests.pipeline.daemon_log import offsets_dirs, write_log
 from tests.pipeline.spark_cluster import ClusterUnavailable, StandaloneCluster
 
@@ -74,19 +70,6 @@ def cluster(tmp_path_factory):
         started.stop()
 
 
-def _driver(runs: list[list[str]]) -> subprocess.CompletedProcess:
-    code = textwrap.dedent(f"""
-        import sys
-        from groupcoord.coordinator.ops.cli import main
-        for argv in {runs!r}:
-            code = main(argv)
-            if code:
-                sys.exit(code)
-    """)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
-
-
 def _tables(out, job):
     return {name: (out / f"{name}.csv").read_text() for name in TABLES[job]}
 
@@ -109,7 +92,7 @@ def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, da
     # from object storage: the snapshot (the reader is the same for every job; the jobs differ above)
     runs.append(["pipeline", "snapshot", "--data-dir", s3_path, "--out", str(from_s3 / "snapshot"),
                  *JOBS["snapshot"], *cluster_flags])
-    result = _driver(runs)
+    result = run_cli(runs)
     assert result.returncode == 0, result.stderr[-4000:]
 
     for job in JOBS:

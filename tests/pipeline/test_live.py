@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import os
 import subprocess
-import sys
-import textwrap
 import time
 import uuid
 
 import pytest
+
+from tests.pipeline.cli_runs import run_cli
 
 pytestmark = pytest.mark.timeout(900)
 AT = "2100-01-01T00:00:00Z"
@@ -94,16 +93,7 @@ def _run_live_jobs(bootstrap: str, out) -> subprocess.CompletedProcess:
              "--master", "local[2]", "--driver-memory", "1g"],
             ["pipeline", "watch", "--bootstrap-server", bootstrap, "--out", str(out / "watch"), "--once",
              "--master", "local[2]", "--driver-memory", "1g"]]
-    code = textwrap.dedent(f"""
-        import sys
-        from groupcoord.coordinator.ops.cli import main
-        for argv in {runs!r}:
-            code = main(argv)
-            if code:
-                sys.exit(code)
-    """)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    return run_cli(runs)
 
 
 def _rows(path):
