@@ -10,7 +10,6 @@ line prints it to stderr and exits with status 2; anything else is a bug and kee
 from __future__ import annotations
 
 import errno
-import tomllib
 
 from groupcoord.coordinator.ops.data_dir_lock import DataDirInUse
 
@@ -19,6 +18,8 @@ EXIT_REFUSED = 2
 
 def explain_config_error(exc: BaseException) -> str | None:
     """A configuration that cannot be read or has a bad value."""
+    import tomllib  # only when something failed: start-up does not pay for it (863d480)
+
     if isinstance(exc, tomllib.TOMLDecodeError):
         return f"the configuration file is not valid TOML: {exc}"
     if isinstance(exc, FileNotFoundError):

@@ -1,6 +1,7 @@
 """Stock clients refused by ACLs, against the daemon over SASL_PLAINTEXT (SCRAM-SHA-512) with the
 StandardAuthorizer: a principal without READ on its group, or without WRITE on its topic, gets the error a
-secured Kafka gives it (kafka-python, aiokafka and confluent-kafka each raise or report it their own way),
+secured Kafka gives it (kafka-python, aiokafka, confluent-kafka, kcat and the Java kafka-clients each raise or
+report it their own way),
 while a principal the ACLs allow produces and consumes on the same daemon. The ACLs are added with
 ``groupcoord acls add --command-config`` as the super user, over the same listener.
 """
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.timeout(180)
 MECHANISM = "SCRAM-SHA-512"
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "mallory": "mallory-secret"}
 TOPIC = "orders"
+HIDDEN_TOPIC = "ledger"  # exists, but only the super user has any ACL on it
 
 
 def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -51,8 +53,9 @@ def secured(tmp_path_factory):
     bootstrap = daemon.listeners["SASL_PLAINTEXT"]
     try:
         common = ["--bootstrap-server", bootstrap, "--command-config", str(admin)]
-        made = _cli("topics", "create", "--topic", TOPIC, "--partitions", "1", *common)
-        assert made.returncode == 0, made.stderr
+        for topic in (TOPIC, HIDDEN_TOPIC):
+            made = _cli("topics", "create", "--topic", topic, "--partitions", "1", *common)
+            assert made.returncode == 0, made.stderr
         for args in (["--allow-principal", "User:alice", "--consumer", "--producer", "--topic", TOPIC, "--group", "alice-"],
                      ["--allow-principal", "User:mallory", "--operation", "Read", "--topic", TOPIC]):
             added = _cli("acls", "add", *args, "--resource-pattern-type", "prefixed" if "alice-" in args else "literal",
@@ -60,7 +63,7 @@ def secured(tmp_path_factory):
             assert added.returncode == 0, added.stderr
         listed = _cli("acls", "list", "--json", *common)
         assert listed.returncode == 0 and '"User:mallory"' in listed.stdout, listed.stderr
-        yield {"bootstrap": bootstrap, "daemon": daemon}
+        yield {"bootstrap": bootstrap, "daemon": daemon, "root": root}
     finally:
         daemon.kill()
 
@@ -218,3 +221,37 @@ def test_kcat_consumer_without_read_on_its_group(secured):
     except subprocess.TimeoutExpired as exc:
         text = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
     assert "Group authorization failed" in text or "GROUP_AUTHORIZATION_FAILED" in text, text[-2000:]
+
+
+def java_client_config(secured, user: str) -> Path:
+    path = secured["root"] / f"{user}-java.properties"
+    path.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={MECHANISM}\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                    f'username="{user}" password="{USERS[user]}";\n')
+    return path
+
+
+@pytest.mark.java
+def test_java_kafka_clients_refused_without_acls_and_its_control(secured):
+    """tests/java AclRefusalTest: mallory's consumer (classic and consumer protocol) gets
+    GroupAuthorizationException from poll and from commitSync, her producer TopicAuthorizationException (or,
+    idempotent as it is by default, ClusterAuthorizationException: no producer id without some WRITE, KIP-679);
+    alice's consumer, allowed its group but not HIDDEN_TOPIC, gets TopicAuthorizationException there; and alice
+    produces, consumes and commits on ``orders`` with both group protocols (the control)."""
+    from tests.reference.java_module import failure_report, run_java_consumer_group_test
+    from tests.reference.kafka_distribution import ReferenceUnavailable
+
+    try:
+        done = run_java_consumer_group_test(
+            secured["bootstrap"], "AclRefusalTest", client_config=java_client_config(secured, "mallory"),
+            properties={"controlClientConfig": str(java_client_config(secured, "alice")), "topic": TOPIC,
+                        "hiddenTopic": HIDDEN_TOPIC, "controlGroupPrefix": "alice-"})
+    except ReferenceUnavailable as exc:
+        pytest.skip(reason=str(exc))
+    assert done.returncode == 0, failure_report(done)
+    # the refusals are the daemon's ACL decisions, logged with principal, resource and operation
+    lines = [json.loads(line) for line in secured["daemon"].output if line.startswith("{")]
+    denied = [d for d in lines if d.get("event") == "authorization denied"]
+    denials = {(d["principal"], d["resource"].split(":")[0], d["operation"]) for d in denied
+               if "java-" in d["resource"] or d["resource"].endswith(f":{HIDDEN_TOPIC}")}
+    assert {("User:mallory", "Group", "DESCRIBE"), ("User:alice", "Topic", "DESCRIBE")} <= denials, denials

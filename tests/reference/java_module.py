@@ -15,10 +15,12 @@ MAVEN_TIMEOUT_S = 600
 
 
 def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGroupTest",
-                                 client_config: Path | None = None) -> subprocess.CompletedProcess:
+                                 client_config: Path | None = None,
+                                 properties: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Runs one test class of the module (``ConsumerGroupTest``, ``EosPipelineTest``). Offline first (the
     dependencies are cached after the first run), online only if Maven lacks some. ``client_config`` is a
-    client properties file (security.protocol, sasl.*, ssl.*) every client loads."""
+    client properties file (security.protocol, sasl.*, ssl.*) every client loads; ``properties`` are further
+    -D settings the test class reads (Maven passes them on to the test JVM as system properties)."""
     require_tool("java")
     mvn = require_tool("mvn")
     env = {**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}
@@ -26,6 +28,7 @@ def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGrou
     def maven(*flags: str) -> subprocess.CompletedProcess:
         try:
             extra = [f"-DclientConfig={client_config}"] if client_config is not None else []
+            extra += [f"-D{name}={value}" for name, value in (properties or {}).items()]
             return subprocess.run([mvn, "-q", "-B", *flags, "test", f"-Dbootstrap={bootstrap}", *extra,
                                    f"-Dtest={test_class}", "-Dsurefire.failIfNoSpecifiedTests=false"], cwd=JAVA_MODULE,
                                   env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
