@@ -238,17 +238,12 @@ def test_java_kafka_clients_refused_without_acls_and_its_control(secured):
     idempotent as it is by default, ClusterAuthorizationException: no producer id without some WRITE, KIP-679);
     alice's consumer, allowed its group but not HIDDEN_TOPIC, gets TopicAuthorizationException there; and alice
     produces, consumes and commits on ``orders`` with both group protocols (the control)."""
-    from tests.reference.java_module import failure_report, run_java_consumer_group_test
-    from tests.reference.kafka_distribution import ReferenceUnavailable
+    from tests.reference.java_module import assert_java_test_passes
 
-    try:
-        done = run_java_consumer_group_test(
-            secured["bootstrap"], "AclRefusalTest", client_config=java_client_config(secured, "mallory"),
-            properties={"controlClientConfig": str(java_client_config(secured, "alice")), "topic": TOPIC,
-                        "hiddenTopic": HIDDEN_TOPIC, "controlGroupPrefix": "alice-"})
-    except ReferenceUnavailable as exc:
-        pytest.skip(reason=str(exc))
-    assert done.returncode == 0, failure_report(done)
+    assert_java_test_passes(
+        secured["bootstrap"], "AclRefusalTest", client_config=java_client_config(secured, "mallory"),
+        properties={"controlClientConfig": str(java_client_config(secured, "alice")), "topic": TOPIC,
+                    "hiddenTopic": HIDDEN_TOPIC, "controlGroupPrefix": "alice-"})
     # the refusals are the daemon's ACL decisions, logged with principal, resource and operation
     lines = [json.loads(line) for line in secured["daemon"].output if line.startswith("{")]
     denied = [d for d in lines if d.get("event") == "authorization denied"]

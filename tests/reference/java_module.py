@@ -46,10 +46,10 @@ def failure_report(done: subprocess.CompletedProcess) -> str:
 
 
 def assert_java_test_passes(bootstrap: str, test_class: str = "ConsumerGroupTest",
-                            client_config: Path | None = None) -> None:
+                            client_config: Path | None = None, properties: dict[str, str] | None = None) -> None:
     """A Java test class passes against ``bootstrap``; a missing Java or Maven skips it with the reason."""
     try:
-        done = run_java_consumer_group_test(bootstrap, test_class, client_config)
+        done = run_java_consumer_group_test(bootstrap, test_class, client_config, properties)
     except ReferenceUnavailable as exc:
         pytest.skip(reason=str(exc))
     assert done.returncode == 0, failure_report(done)
