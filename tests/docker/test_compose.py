@@ -21,8 +21,8 @@ from tests.docker.podman import ROOT, Podman, containers_conf
 
 # About a minute with the images built: in the full run only (the image test covers the image by default).
 pytestmark = [pytest.mark.container, pytest.mark.slow, pytest.mark.timeout(900),
-              pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TOOLS"),
-                                 reason="compose example under podman-compose (~1 min): set GROUPCOORD_FULL_TOOLS=1")]
+              pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TESTS"),
+                                 reason="compose example under podman-compose (~1 min): set GROUPCOORD_FULL_TESTS=1")]
 
 SERVICES = ("groupcoord", "producer", "consumer-1", "consumer-2")
 COMPOSE_TIMEOUT_S = 300

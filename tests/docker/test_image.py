@@ -16,10 +16,10 @@ from tests.docker.podman import IMAGE, Podman
 from tests.support.waiting import wait_for
 
 # Building the image takes ~40 s warm (plus ~1 min of debootstrap the first time) on a suite already near its
-# 15-minute budget: in the full run (GROUPCOORD_FULL_TOOLS=1), like the other long tool tests.
+# 15-minute budget: in the full run (GROUPCOORD_FULL_TESTS=1), like the other long tool tests.
 pytestmark = [pytest.mark.container, pytest.mark.slow, pytest.mark.timeout(900),
-              pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TOOLS"),
-                                 reason="Docker image build and run with podman (~1-2 min): set GROUPCOORD_FULL_TOOLS=1")]
+              pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TESTS"),
+                                 reason="Docker image build and run with podman (~1-2 min): set GROUPCOORD_FULL_TESTS=1")]
 
 
 def _free_port() -> int:

@@ -7,7 +7,7 @@ across a rebalance; every record sent and read back.
 
 Every tool start is a JVM (~2 s on a busy machine; the whole set took 6m11s on 2 shared cores), so the default
 run keeps a bounded subset — kafka-consumer-groups with the console clients and three reset modes, against
-both brokers, and the verifiable drivers on groupcoord (about 2 minutes) — and ``GROUPCOORD_FULL_TOOLS=1``
+both brokers, and the verifiable drivers on groupcoord (about 2 minutes) — and ``GROUPCOORD_FULL_TESTS=1``
 adds the rest: kafka-topics, kafka-configs, kafka-delete-records, kafka-log-dirs, every reset mode, the
 verifiable drivers on Kafka, the perf tools on both.
 """
@@ -31,9 +31,9 @@ from tests.reference.kafka_tool_scenarios import STORIES, Story
 
 pytestmark = [pytest.mark.reference, pytest.mark.java, pytest.mark.timeout(900)]
 
-FULL = bool(os.environ.get("GROUPCOORD_FULL_TOOLS"))
+FULL = bool(os.environ.get("GROUPCOORD_FULL_TESTS"))
 LONG_STORIES = {"topics", "delete_records_and_log_dirs", "configs"}
-full_only = pytest.mark.skipif(not FULL, reason="long Kafka-tool run: set GROUPCOORD_FULL_TOOLS=1")
+full_only = pytest.mark.skipif(not FULL, reason="long Kafka-tool run: set GROUPCOORD_FULL_TESTS=1")
 
 
 @pytest.fixture(scope="session")

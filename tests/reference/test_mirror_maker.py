@@ -42,8 +42,8 @@ def _committed(bootstrap: str, group: str, topic: str) -> int | None:
 @pytest.mark.parametrize("direction", [
     "groupcoord->kafka",
     pytest.param("kafka->groupcoord", marks=pytest.mark.skipif(
-        not os.environ.get("GROUPCOORD_FULL_TOOLS"),
-        reason="second MirrorMaker 2 direction (~1 min): set GROUPCOORD_FULL_TOOLS=1"))])
+        not os.environ.get("GROUPCOORD_FULL_TESTS"),
+        reason="second MirrorMaker 2 direction (~1 min): set GROUPCOORD_FULL_TESTS=1"))])
 def test_a_group_moves_with_its_topic_and_resumes_on_the_target(connect_mirror, groupcoord_daemon,
                                                                  kafka_reference, tmp_path, direction):
     ours = groupcoord_daemon.bootstrap_servers
