@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from groupcoord.coordinator.broker import Broker
-from groupcoord.coordinator.ops.cli import main as cli_main
 from groupcoord.protocol.record_batch import encode_batch
-from tests.storage.test_write_failure_heals import _mount_tmpfs
+from tests.support.tmpfs import small_filesystem_or_skip
 from tests.support.wire import WireClient
 
 GROUP, TOPIC = "billing", "orders"
@@ -27,13 +26,8 @@ GROUP, TOPIC = "billing", "orders"
 
 @pytest.fixture
 def small_filesystem(tmp_path: Path):
-    mount = tmp_path / "fs"
-    if not _mount_tmpfs(mount, "24m"):
-        pytest.skip("a real full disk needs a tmpfs mount (root and CAP_SYS_ADMIN)")
-    try:
+    with small_filesystem_or_skip(tmp_path / "fs", "24m", "a real full disk") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 def produce(client: WireClient, value: bytes) -> int:

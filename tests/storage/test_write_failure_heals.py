@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.errors import LogClosedError
 from groupcoord.storage.log import PartitionLog
 from groupcoord.storage.segment import Segment
+from tests.support.tmpfs import small_filesystem_or_skip
 from tests.storage.conftest import all_records, small_config
 
 
@@ -93,23 +92,12 @@ async def test_a_failed_fsync_stops_appends_until_the_tail_is_checked_again(log_
     await log.close()
 
 
-def _mount_tmpfs(path: Path, size: str) -> bool:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    path.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True).returncode == 0
 
 
 @pytest.fixture
 def small_filesystem(tmp_path: Path):
-    mount = tmp_path / "fs"
-    if not _mount_tmpfs(mount, "1m"):
-        pytest.skip("a real full disk needs a tmpfs mount (root and CAP_SYS_ADMIN); injected faults cover the rest")
-    try:
+    with small_filesystem_or_skip(tmp_path / "fs", "1m", "a real full disk (injected faults cover the rest)") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 async def test_a_real_full_disk_then_freed(small_filesystem):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.storage.test_write_failure_heals import _mount_tmpfs
+from tests.support.tmpfs import small_filesystem_or_skip
 from tests.support.daemon import Daemon
 
 
@@ -82,13 +82,8 @@ def test_a_bad_setting_value(tmp_path, how):
 
 @pytest.fixture
 def small_filesystem(tmp_path: Path):
-    mount = tmp_path / "fs"
-    if not _mount_tmpfs(mount, "2m"):
-        pytest.skip("needs a tmpfs mount (root and CAP_SYS_ADMIN)")
-    try:
+    with small_filesystem_or_skip(tmp_path / "fs", "2m", "a read-only or full filesystem") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 def test_a_read_only_filesystem(small_filesystem):
