@@ -100,6 +100,22 @@ def _nullable_string(frame: bytes, pos: int) -> tuple[str | None, int]:
     return frame[pos:end].decode("utf-8"), end
 
 
+def _array_count(frame: bytes, pos: int) -> tuple[int, int]:
+    """A classic (int32) non-null array count."""
+    n = _unpack_i32(frame, pos)[0]
+    if n < 0:
+        raise _Unhandled
+    return n, pos + 4
+
+
+def _compact_array_count(frame: bytes, pos: int) -> tuple[int, int]:
+    """A compact non-null array count that fits one varint byte (anything else: general path)."""
+    n = frame[pos] - 1
+    if n < 0 or n >= 0x7F:
+        raise _Unhandled
+    return n, pos + 1
+
+
 def _compact_string(frame: bytes, pos: int) -> tuple[str, int]:
     """A compact non-null string whose length fits one varint byte (anything else: general path)."""
     n = frame[pos]
@@ -271,30 +287,13 @@ def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetC
         pos += 8
         if not -_PLAIN_RETENTION_MS <= retention <= _PLAIN_RETENTION_MS:
             raise _Unhandled  # kio reads a timedelta and refuses some huge ones: its call
-    if flexible:
-        count = frame[pos] - 1
-        if count < 0 or count >= 0x7F:
-            raise _Unhandled
-        pos += 1
-    else:
-        count = _unpack_i32(frame, pos)[0]
-        if count < 0:
-            raise _Unhandled
-        pos += 4
+    array = _compact_array_count if flexible else _array_count
+    count, pos = array(frame, pos)
     with_epoch = version >= 6
     topics = []
     for _ in range(count):
         name, pos = string(frame, pos)
-        if flexible:
-            n = frame[pos] - 1
-            if n < 0 or n >= 0x7F:
-                raise _Unhandled
-            pos += 1
-        else:
-            n = _unpack_i32(frame, pos)[0]
-            if n < 0:
-                raise _Unhandled
-            pos += 4
+        n, pos = array(frame, pos)
         partitions = []
         for _ in range(n):
             if with_epoch:
