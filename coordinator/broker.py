@@ -44,6 +44,9 @@ from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
 from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
+from .share.coordinator_service import ShareCoordinator
+from .share.partition_manager import SharePartitionManager
+from .share.persister import SharePersister
 
 log = structlog.get_logger("groupcoord.broker")
 
@@ -71,6 +74,9 @@ class Broker:
         self.credentials: CredentialStore | None = None
         self.listeners: list[Listener] = []
         self.transactions: TransactionCoordinator | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_persister: SharePersister | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -163,10 +169,23 @@ class Broker:
         self.transactions.set_data_marker_writer(write_data_markers)
         if cfg.transaction_partition_verification_enable:
             dataplane.set_transaction_verifier(self.transactions.verifier)
+        catalog = self.dataplane.topics
+
+        def share_partition_exists(topic_id: Any, partition: int) -> bool:
+            topic = catalog.by_id(topic_id)
+            return topic is not None and 0 <= partition < topic.partitions
+
+        self.share_coordinator = ShareCoordinator(cfg, self.log_manager, partition_exists=share_partition_exists,
+                                                  topic_defaults=broker_log_config(cfg))
+        self.share_persister = SharePersister(self.share_coordinator)
+        self.share_partitions = SharePartitionManager(cfg, self.share_persister, self.dataplane)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer,
-                                                transactions=self.transactions))
+                                                transactions=self.transactions,
+                                                share_coordinator=self.share_coordinator,
+                                                share_partitions=self.share_partitions,
+                                                share_persister=self.share_persister))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
@@ -176,6 +195,7 @@ class Broker:
         await self.server.serve()
         await self.groups.start()
         await self.transactions.start()
+        await self.share_coordinator.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()
         if cfg.metrics_port:
@@ -196,6 +216,12 @@ class Broker:
         if self.transactions is not None:
             await self.transactions.stop()
             self.transactions = None
+        if self.share_partitions is not None:
+            await self.share_partitions.stop()
+            self.share_partitions = None
+        if self.share_coordinator is not None:
+            await self.share_coordinator.stop()
+            self.share_coordinator = None
         if self.groups is not None:
             await self.groups.stop()
             self.groups = None

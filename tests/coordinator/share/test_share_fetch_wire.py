@@ -1,0 +1,148 @@
+"""ShareFetch and ShareAcknowledge over the wire against a running broker, through the raw protocol client:
+share sessions and their epochs, acquisition by two members, ACCEPT/RELEASE/REJECT, piggy-backed
+acknowledgements, lock expiry, and the state surviving a restart (read back with ReadShareGroupState)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from kafka import KafkaProducer
+
+from groupcoord.coordinator.broker import run_in_thread
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.errors import ErrorCode
+
+from tests.support.wire import WireClient
+
+ACCEPT, RELEASE, REJECT = 1, 2, 3
+GROUP = "queue"
+
+
+def produce(bootstrap: str, topic: str, n: int) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    for i in range(n):
+        producer.send(topic, f"m{i}".encode())
+    producer.flush()
+    producer.close()
+
+
+def topic_id(broker, name: str) -> uuid.UUID:
+    return broker.dataplane.topics.get(name).topic_id
+
+
+def share_fetch(client: WireClient, member: str, epoch: int, tid: uuid.UUID, *, acks=(), max_records=100,
+                max_wait_ms=0, forget=False):
+    partitions = [{"partition_index": 0, "acknowledgement_batches": [
+        {"first_offset": f, "last_offset": l, "acknowledge_types": list(t)} for f, l, t in acks]}]
+    return client.request(ApiKey.SHARE_FETCH, 1, {
+        "group_id": GROUP, "member_id": member, "share_session_epoch": epoch, "max_wait": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": max_records, "batch_size": max_records,
+        "topics": [{"topic_id": tid, "partitions": partitions}], "forgotten_topics_data": []})
+
+
+def share_ack(client: WireClient, member: str, epoch: int, tid: uuid.UUID, acks):
+    return client.request(ApiKey.SHARE_ACKNOWLEDGE, 1, {
+        "group_id": GROUP, "member_id": member, "share_session_epoch": epoch,
+        "topics": [{"topic_id": tid, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+            {"first_offset": f, "last_offset": l, "acknowledge_types": list(t)} for f, l, t in acks]}]}]})
+
+
+def acquired(response) -> list[tuple[int, int, int]]:
+    assert response.error_code == ErrorCode.none, response
+    return [(a.first_offset, a.last_offset, a.delivery_count)
+            for t in response.responses for p in t.partitions for a in p.acquired_records]
+
+
+def ack_codes(response) -> list[int]:
+    return [p.acknowledge_error_code if hasattr(p, "acknowledge_error_code") else p.error_code
+            for t in response.responses for p in t.partitions]
+
+
+def read_state(client: WireClient, tid: uuid.UUID):
+    r = client.request(ApiKey.READ_SHARE_GROUP_STATE, 0, {"group_id": GROUP, "topics": [
+        {"topic_id": tid, "partitions": [{"partition": 0, "leader_epoch": 0}]}]})
+    p = r.results[0].partitions[0]
+    return p.error_code, p.start_offset, [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+                                          for b in p.state_batches]
+
+
+def test_two_members_share_a_partition_and_acknowledge(groupcoord_broker):
+    bootstrap = groupcoord_broker.bootstrap_servers
+    with WireClient(bootstrap) as a, WireClient(bootstrap) as b:
+        # A topic with nothing yet: the share partition starts at the latest offset (the default reset).
+        produce(bootstrap, "q", 1)  # creates the topic; offset 0 is before the group's start
+        tid = topic_id(groupcoord_broker, "q")
+        assert acquired(share_fetch(a, "A", 0, tid)) == []
+        produce(bootstrap, "q", 10)  # offsets 1..10
+        assert acquired(share_fetch(a, "A", 1, tid, max_records=4, max_wait_ms=2000)) == [(1, 4, 1)]
+        assert acquired(share_fetch(b, "B", 0, tid, max_records=100, max_wait_ms=2000)) == [(5, 10, 1)]
+        # Nobody gets a record someone else holds.
+        assert acquired(share_fetch(b, "B", 1, tid, max_wait_ms=0)) == []
+        r = share_ack(a, "A", 2, tid, [(1, 2, (ACCEPT,)), (3, 3, (RELEASE,)), (4, 4, (REJECT,))])
+        assert r.error_code == ErrorCode.none and ack_codes(r) == [ErrorCode.none]
+        # B acknowledges its records on its next fetch and gets the released one, delivered a second time.
+        r = share_fetch(b, "B", 2, tid, acks=[(5, 10, (ACCEPT,))], max_wait_ms=2000)
+        assert acquired(r) == [(3, 3, 2)]
+        assert [p.acknowledge_error_code for t in r.responses for p in t.partitions] == [ErrorCode.none]
+        # A's acknowledgement of a record it no longer holds is refused.
+        r = share_ack(a, "A", 3, tid, [(3, 3, (ACCEPT,))])
+        assert ack_codes(r) == [ErrorCode.invalid_record_state]
+        r = share_ack(b, "B", 3, tid, [(3, 3, (ACCEPT,))])
+        assert ack_codes(r) == [ErrorCode.none]
+        assert read_state(a, tid) == (ErrorCode.none, 11, [])
+
+
+def test_session_epochs_are_checked(groupcoord_broker):
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "s", 1)
+    tid = topic_id(groupcoord_broker, "s")
+    with WireClient(bootstrap) as c:
+        assert share_fetch(c, "M", 0, tid).error_code == ErrorCode.none
+        assert share_fetch(c, "M", 5, tid).error_code == ErrorCode.invalid_share_session_epoch
+        assert share_fetch(c, "nobody", 3, tid).error_code == ErrorCode.share_session_not_found
+        assert share_fetch(c, "M", 0, tid, acks=[(0, 0, (ACCEPT,))]).error_code == ErrorCode.invalid_request
+        assert share_ack(c, "M", 0, tid, [(0, 0, (ACCEPT,))]).error_code == ErrorCode.invalid_share_session_epoch
+        assert share_fetch(c, "M", 1, tid).error_code == ErrorCode.none
+        assert share_fetch(c, "M", -1, tid).error_code == ErrorCode.none  # closes the session
+        assert share_fetch(c, "M", 2, tid).error_code == ErrorCode.share_session_not_found
+
+
+@pytest.mark.groupcoord(group_share_record_lock_duration_ms=300, group_share_delivery_count_limit=2)
+def test_an_expired_lock_redelivers_and_the_delivery_limit_archives(groupcoord_broker):
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "t", 1)
+    tid = topic_id(groupcoord_broker, "t")
+    with WireClient(bootstrap) as a, WireClient(bootstrap) as b:
+        assert acquired(share_fetch(a, "A", 0, tid)) == []
+        produce(bootstrap, "t", 1)  # offset 1
+        r = share_fetch(a, "A", 1, tid, max_wait_ms=2000)
+        assert r.acquisition_lock_timeout.total_seconds() == 0.3
+        assert acquired(r) == [(1, 1, 1)]
+        assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(1, 1, 2)]  # after A's lock expired
+        assert ack_codes(share_ack(a, "A", 2, tid, [(1, 1, (ACCEPT,))])) == [ErrorCode.invalid_record_state]
+        time.sleep(0.5)  # B's lock expires too: the second delivery was the last one
+        assert acquired(share_fetch(a, "A", 3, tid, max_wait_ms=200)) == []
+        assert read_state(a, tid) == (ErrorCode.none, 2, [])
+
+
+def test_state_survives_a_restart(tmp_path):
+    settings = {"data_dir": str(tmp_path / "data"), "fsync": "never", "metrics_port": 0, "listen": "127.0.0.1:0"}
+    with run_in_thread(**settings) as broker:
+        bootstrap = broker.bootstrap_servers
+        produce(bootstrap, "r", 1)
+        tid = topic_id(broker, "r")
+        with WireClient(bootstrap) as a:
+            share_fetch(a, "A", 0, tid)
+            produce(bootstrap, "r", 6)  # offsets 1..6
+            assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 6, 1)]
+            r = share_ack(a, "A", 2, tid, [(1, 2, (ACCEPT,)), (3, 3, (RELEASE,)), (4, 4, (REJECT,))])
+            assert ack_codes(r) == [ErrorCode.none]
+            before = read_state(a, tid)
+    assert before == (ErrorCode.none, 3, [(3, 3, 0, 1), (4, 4, 4, 1)])
+    with run_in_thread(**settings) as broker:
+        with WireClient(broker.bootstrap_servers) as b:
+            assert read_state(b, tid) == before
+            # 3 was released once, 5 and 6 were held when the broker stopped: all delivered again.
+            assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(3, 3, 2), (5, 6, 1)]
