@@ -46,6 +46,7 @@ from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
 from .share.coordinator_service import ShareCoordinator
 from .share.partition_manager import SharePartitionManager
+from .share.offsets_admin import ShareOffsetsAdmin
 from .share.persister import SharePersister
 
 log = structlog.get_logger("groupcoord.broker")
@@ -97,6 +98,18 @@ class Broker:
     @property
     def data_dir(self) -> Path:
         return self._temp_dir or self.config.data_path
+
+    def _wire_share_groups(self) -> None:
+        """The group side of share groups calls the persister (initialise/delete state) and tells the share
+        partitions when a member leaves or is fenced, so that what it held is delivered again."""
+        groups, partitions = self.groups, self.share_partitions
+        if hasattr(groups, "share_persister"):
+            groups.share_persister = self.share_persister
+        if hasattr(groups, "share_member_listener"):
+            def member_gone(group_id: str, member_id: str) -> None:
+                partitions.sessions.remove_member(group_id, member_id)
+                asyncio.ensure_future(partitions.release_member(group_id, member_id))
+            groups.share_member_listener = member_gone
 
     async def start(self) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
@@ -179,13 +192,16 @@ class Broker:
                                                   topic_defaults=broker_log_config(cfg))
         self.share_persister = SharePersister(self.share_coordinator)
         self.share_partitions = SharePartitionManager(cfg, self.share_persister, self.dataplane)
+        self._wire_share_groups()
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer,
                                                 transactions=self.transactions,
                                                 share_coordinator=self.share_coordinator,
                                                 share_partitions=self.share_partitions,
-                                                share_persister=self.share_persister))
+                                                share_persister=self.share_persister,
+                                                share_offsets=ShareOffsetsAdmin(self.groups, self.share_persister,
+                                                                                catalog, self.share_partitions)))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)

@@ -78,6 +78,7 @@ class Services:
     share_coordinator: ShareCoordinator | None = None  # the __share_group_state coordinator (KIP-932)
     share_partitions: SharePartitionManager | None = None  # share partitions and share sessions (ShareFetch)
     share_persister: Any = None  # coordinator/share/persister.py: what the group side calls
+    share_offsets: Any = None  # coordinator/share/offsets_admin.py: the share-group offsets admin APIs
 
     def identity_for(self, listener: str) -> ClusterIdentity:
         """This broker as the clients of one listener must reach it (its advertised address)."""

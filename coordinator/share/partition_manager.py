@@ -143,7 +143,7 @@ class SharePartitionManager:
         self.partitions[key] = sp
         if fresh:
             error = await self.persister.write(group_id, topic_id, partition,
-                                               WriteData(sp.state_epoch, 0, sp.start_offset, ()))
+                                               WriteData(sp.state_epoch, 0, sp.start_offset, (), 0))
             if error != ErrorCode.none:
                 _log.warning("share partition start offset not persisted", group=group_id, error=error.name)
         return sp

@@ -180,7 +180,9 @@ class ShareStateShard:
                 data.state_epoch if state is None or data.state_epoch != -1 else state.state_epoch,
                 data.leader_epoch if state is None or data.leader_epoch != -1 else state.leader_epoch,
                 start, now if state is None else state.create_timestamp, now,
-                state_batches.combine(base, data.batches, start), data.delivery_complete_count)
+                state_batches.combine(base, data.batches, start),
+                data.delivery_complete_count if state is None or data.delivery_complete_count != -1
+                else state.delivery_complete_count)
             self._emit(fx, ShareKey(SNAPSHOT_KEY_TYPE, *sp), value)
         else:
             value = ShareUpdateValue(state.snapshot_epoch, data.leader_epoch, data.start_offset,

@@ -285,4 +285,9 @@ class SharePartition:
                 batches.append(StateBatch(offset, offset, int(record.state), record.delivery_count))
         self.changed.clear()
         self.start_changed = False
-        return WriteData(self.state_epoch, leader_epoch, self.start_offset, tuple(batches))
+        return WriteData(self.state_epoch, leader_epoch, self.start_offset, tuple(batches), self.delivery_complete_count())
+
+    def delivery_complete_count(self) -> int:
+        """Records past the start offset whose delivery is complete (KIP-1226: what DescribeShareGroupOffsets'
+        lag leaves out)."""
+        return sum(1 for r in self.records.values() if r.state in FINISHED)

@@ -146,3 +146,36 @@ def test_state_survives_a_restart(tmp_path):
             assert read_state(b, tid) == before
             # 3 was released once, 5 and 6 were held when the broker stopped: all delivered again.
             assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(3, 3, 2), (5, 6, 1)]
+
+
+def describe_offsets(client: WireClient, topic: str, partitions=(0,)):
+    r = client.request(ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, {"groups": [
+        {"group_id": GROUP, "topics": [{"topic_name": topic, "partitions": list(partitions)}]}]})
+    return [(t.topic_name, p.partition_index, p.start_offset, p.lag, p.error_code)
+            for g in r.groups for t in g.topics for p in t.partitions]
+
+
+def test_share_group_offsets_are_described_and_altered(groupcoord_broker):
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "o", 1)
+    tid = topic_id(groupcoord_broker, "o")
+    with WireClient(bootstrap) as c:
+        assert describe_offsets(c, "o") == [("o", 0, -1, -1, ErrorCode.none)]      # never initialised
+        assert describe_offsets(c, "missing") == [("missing", 0, -1, -1, ErrorCode.none)]
+        share_fetch(c, "A", 0, tid)
+        produce(bootstrap, "o", 5)  # offsets 1..5
+        assert acquired(share_fetch(c, "A", 1, tid, max_wait_ms=2000)) == [(1, 5, 1)]
+        share_ack(c, "A", 2, tid, [(1, 1, (ACCEPT,)), (3, 3, (ACCEPT,))])
+        # start 2 (1 done), 3 done past the start: lag = 6 - 2 - 1
+        assert describe_offsets(c, "o") == [("o", 0, 2, 3, ErrorCode.none)]
+        r = c.request(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": GROUP, "topics": [
+            {"topic_name": "o", "partitions": [{"partition_index": 0, "start_offset": 4},
+                                               {"partition_index": 9, "start_offset": 0}]},
+            {"topic_name": "nope", "partitions": [{"partition_index": 0, "start_offset": 0}]}]})
+        assert r.error_code == ErrorCode.none
+        assert [(t.topic_name, p.partition_index, p.error_code) for t in r.responses for p in t.partitions] == [
+            ("o", 0, ErrorCode.none), ("o", 9, ErrorCode.unknown_topic_or_partition),
+            ("nope", 0, ErrorCode.unknown_topic_or_partition)]
+        assert describe_offsets(c, "o")[0][2] == 4
+        # The share partition is reloaded from the altered state: offsets 4 and 5 are delivered afresh.
+        assert acquired(share_fetch(c, "B", 0, tid, max_wait_ms=2000)) == [(4, 5, 1)]
