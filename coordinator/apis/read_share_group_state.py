@@ -29,7 +29,7 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
                      "state_batches": ()}
             else:
                 a = await services.share_coordinator.read((group_id, t.topic_id, int(p.partition)), int(p.leader_epoch))
-            parts.append({"partition": p.partition, "error_code": a["error_code"], "error_message": None,
+            parts.append({"partition": p.partition, "error_code": a["error_code"], "error_message": a.get("error_message"),
                           "state_epoch": a["state_epoch"], "start_offset": a["start_offset"],
                           "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
                                              "delivery_state": b.delivery_state, "delivery_count": b.delivery_count}

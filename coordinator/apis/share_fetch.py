@@ -44,16 +44,21 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     if manager is None:
         return _error(ErrorCode.unsupported_version)
     group_id, member_id = group_and_member(request)
+    if request.group_id is None:
+        return _error(ErrorCode.invalid_request, 0, "Invalid group id in the request.")
     if group_denied(services, ctx, group_id):
         return _error(ErrorCode.group_authorization_failed)
     lock_ms = manager.lock_duration_ms(group_id)
     epoch = int(request.share_session_epoch)
-    if not member_id or not group_id:
-        return _error(ErrorCode.invalid_request, lock_ms)
+    if not member_id or len(member_id) > 36:
+        return _error(ErrorCode.invalid_request, lock_ms, "Invalid member id in the request.")
     has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
     if epoch == INITIAL_EPOCH and has_acks:
         return _error(ErrorCode.invalid_request, lock_ms, "Acknowledge data present in initial fetch request")
     renew = bool(getattr(request, "is_renew_ack", False))
+    if renew and (request.max_bytes or request.min_bytes or getattr(request, "max_records", 0) or as_ms(request.max_wait)):
+        return _error(ErrorCode.invalid_request, lock_ms, "maxBytes, minBytes, maxRecords and maxWaitMs must be set "
+                                                          "to 0 if isRenewAck is true.")
     wanted = [(t.topic_id, int(p.partition_index)) for t in request.topics for p in t.partitions]
     forget = [(t.topic_id, int(p)) for t in request.forgotten_topics_data for p in t.partitions]
     use = manager.sessions.for_fetch(group_id, member_id, epoch, ctx.connection_id,

@@ -42,6 +42,17 @@ def parse_duration_ms(text: str) -> int | None:
     return int(((days * 24 + hours) * 60 + minutes) * 60_000 + seconds * 1000)
 
 
+def persister_error(code: ErrorCode) -> ErrorCode:
+    """What a share partition that could not be loaded answers (Kafka's SharePartition.fetchPersisterError)."""
+    if code in (ErrorCode.not_coordinator, ErrorCode.coordinator_not_available, ErrorCode.coordinator_load_in_progress):
+        return ErrorCode.coordinator_not_available
+    if code in (ErrorCode.group_id_not_found, ErrorCode.unknown_topic_or_partition):
+        return code
+    if code in (ErrorCode.fenced_leader_epoch, ErrorCode.fenced_state_epoch):
+        return ErrorCode.not_leader_or_follower
+    return ErrorCode.unknown_server_error
+
+
 @dataclass
 class FetchedPartition:
     """One share partition's part of a ShareFetch answer."""
@@ -127,7 +138,7 @@ class SharePartitionManager:
             return error
         state = await self.persister.read(group_id, topic_id, partition)
         if state.error != ErrorCode.none:
-            return state.error
+            return persister_error(state.error)
         start = state.start_offset
         fresh = start < 0
         if fresh:

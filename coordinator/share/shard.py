@@ -32,6 +32,7 @@ from groupcoord.protocol.errors import ErrorCode
 SharePartitionKey = tuple[str, uuid.UUID, int]
 DEFAULT_START_OFFSET = -1
 DEFAULT_STATE_EPOCH = 0
+READ_UNINITIALIZED = "The share partition has not been initialized."
 
 
 @dataclass
@@ -193,7 +194,8 @@ class ShareStateShard:
         return fx
 
     def read(self, sp: SharePartitionKey, leader_epoch: int) -> dict:
-        """ReadShareGroupState: the state to start a share partition from (start -1 when never initialised)."""
+        """ReadShareGroupState: the state to start a share partition from (start -1 when initialised without
+        one: the share partition then applies the group's share.auto.offset.reset)."""
         error = self._check(sp)
         state = self.states.get(sp)
         if error is None and state is not None and state.leader_epoch > leader_epoch >= 0:
@@ -201,8 +203,10 @@ class ShareStateShard:
         if error is not None:
             return {"error_code": error, "state_epoch": 0, "start_offset": -1, "state_batches": ()}
         if state is None:
-            return {"error_code": ErrorCode.none, "state_epoch": DEFAULT_STATE_EPOCH,
-                    "start_offset": DEFAULT_START_OFFSET, "state_batches": ()}
+            # Kafka 4.3: only a share partition the group coordinator initialised can be read.
+            return {"error_code": ErrorCode.invalid_request, "state_epoch": DEFAULT_STATE_EPOCH,
+                    "start_offset": DEFAULT_START_OFFSET, "state_batches": (),
+                    "error_message": READ_UNINITIALIZED}
         if leader_epoch > state.leader_epoch:
             state.leader_epoch = leader_epoch
         return {"error_code": ErrorCode.none, "state_epoch": state.state_epoch, "start_offset": state.start_offset,

@@ -32,6 +32,14 @@ def topic_id(broker, name: str) -> uuid.UUID:
     return broker.dataplane.topics.get(name).topic_id
 
 
+def initialize(client: WireClient, tid: uuid.UUID, partitions=(0,), start_offset: int = -1, epoch: int = 0) -> None:
+    """What the group coordinator does when it first assigns the partitions (InitializeShareGroupState)."""
+    r = client.request(ApiKey.INITIALIZE_SHARE_GROUP_STATE, 0, {"group_id": GROUP, "topics": [
+        {"topic_id": tid, "partitions": [{"partition": p, "state_epoch": epoch, "start_offset": start_offset}
+                                         for p in partitions]}]})
+    assert [p.error_code for t in r.results for p in t.partitions] == [ErrorCode.none] * len(partitions)
+
+
 def share_fetch(client: WireClient, member: str, epoch: int, tid: uuid.UUID, *, acks=(), max_records=100,
                 max_wait_ms=0, forget=False):
     partitions = [{"partition_index": 0, "acknowledgement_batches": [
@@ -74,6 +82,7 @@ def test_two_members_share_a_partition_and_acknowledge(groupcoord_broker):
         # A topic with nothing yet: the share partition starts at the latest offset (the default reset).
         produce(bootstrap, "q", 1)  # creates the topic; offset 0 is before the group's start
         tid = topic_id(groupcoord_broker, "q")
+        initialize(a, tid)
         assert acquired(share_fetch(a, "A", 0, tid)) == []
         produce(bootstrap, "q", 10)  # offsets 1..10
         assert acquired(share_fetch(a, "A", 1, tid, max_records=4, max_wait_ms=2000)) == [(1, 4, 1)]
@@ -94,11 +103,23 @@ def test_two_members_share_a_partition_and_acknowledge(groupcoord_broker):
         assert read_state(a, tid) == (ErrorCode.none, 11, [])
 
 
+def test_a_share_partition_never_initialised_cannot_be_fetched(groupcoord_broker):
+    """As Kafka 4.3: the share coordinator refuses to read state the group coordinator never initialised."""
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "u", 1)
+    tid = topic_id(groupcoord_broker, "u")
+    with WireClient(bootstrap) as c:
+        assert read_state(c, tid)[0] == ErrorCode.invalid_request
+        r = share_fetch(c, "M", 0, tid)
+        assert [p.error_code for t in r.responses for p in t.partitions] == [ErrorCode.unknown_server_error]
+
+
 def test_session_epochs_are_checked(groupcoord_broker):
     bootstrap = groupcoord_broker.bootstrap_servers
     produce(bootstrap, "s", 1)
     tid = topic_id(groupcoord_broker, "s")
     with WireClient(bootstrap) as c:
+        initialize(c, tid)
         assert share_fetch(c, "M", 0, tid).error_code == ErrorCode.none
         assert share_fetch(c, "M", 5, tid).error_code == ErrorCode.invalid_share_session_epoch
         assert share_fetch(c, "nobody", 3, tid).error_code == ErrorCode.share_session_not_found
@@ -115,6 +136,7 @@ def test_an_expired_lock_redelivers_and_the_delivery_limit_archives(groupcoord_b
     produce(bootstrap, "t", 1)
     tid = topic_id(groupcoord_broker, "t")
     with WireClient(bootstrap) as a, WireClient(bootstrap) as b:
+        initialize(a, tid)
         assert acquired(share_fetch(a, "A", 0, tid)) == []
         produce(bootstrap, "t", 1)  # offset 1
         r = share_fetch(a, "A", 1, tid, max_wait_ms=2000)
@@ -134,6 +156,7 @@ def test_state_survives_a_restart(tmp_path):
         produce(bootstrap, "r", 1)
         tid = topic_id(broker, "r")
         with WireClient(bootstrap) as a:
+            initialize(a, tid)
             share_fetch(a, "A", 0, tid)
             produce(bootstrap, "r", 6)  # offsets 1..6
             assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 6, 1)]
@@ -162,6 +185,7 @@ def test_share_group_offsets_are_described_and_altered(groupcoord_broker):
     with WireClient(bootstrap) as c:
         assert describe_offsets(c, "o") == [("o", 0, -1, -1, ErrorCode.none)]      # never initialised
         assert describe_offsets(c, "missing") == [("missing", 0, -1, -1, ErrorCode.none)]
+        initialize(c, tid)
         share_fetch(c, "A", 0, tid)
         produce(bootstrap, "o", 5)  # offsets 1..5
         assert acquired(share_fetch(c, "A", 1, tid, max_wait_ms=2000)) == [(1, 5, 1)]
