@@ -129,7 +129,8 @@ async def _fetch(services: Services, request: Any, group_id: str, member_id: str
         for tid, p in readable:
             if budget_records <= 0 or budget_bytes <= 0:
                 break
-            got = await manager.acquire(group_id, member_id, tid, p, budget_records, budget_bytes)
+            got = await manager.acquire(group_id, member_id, tid, p, budget_records, budget_bytes,
+                                        record_limit=int(getattr(request, "share_acquire_mode", 0)) == 1)
             if got.error != ErrorCode.none:
                 entry((tid, p))["error_code"] = got.error
                 continue

@@ -174,7 +174,7 @@ class SharePartitionManager:
     # ------------------------------------------------------------------ fetching
 
     async def acquire(self, group_id: str, member_id: str, topic_id: uuid.UUID, partition: int, max_records: int,
-                      max_bytes: int) -> FetchedPartition:
+                      max_bytes: int, record_limit: bool = False) -> FetchedPartition:
         sp = await self.get(group_id, topic_id, partition)
         if isinstance(sp, ErrorCode):
             return FetchedPartition(sp)
@@ -209,7 +209,7 @@ class SharePartitionManager:
                 h.is_transactional and any(t.producer_id == h.producer_id and t.first_offset <= h.base_offset <= t.last_offset
                                            for t in aborted))
             batches.append(LogBatch(h.base_offset, last, deliverable))
-        acquired = sp.acquire(member_id, batches, max_records, self.clock.wall_ms())
+        acquired = sp.acquire(member_id, batches, max_records, self.clock.wall_ms(), record_limit=record_limit)
         if sp.has_write():  # undeliverable batches archived, or gaps skipped
             asyncio.ensure_future(self._persist((group_id, topic_id, partition), sp))
         if not acquired:

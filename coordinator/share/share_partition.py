@@ -10,9 +10,11 @@ ARCHIVED. Records below the start offset are finished; records past the end have
 - ACCEPT makes a record ACKNOWLEDGED; REJECT (and GAP, an offset the log does not hold) ARCHIVED; RELEASE,
   a lock expiring or the member leaving make it AVAILABLE again — or ARCHIVED once its delivery count has
   reached ``delivery_limit``; RENEW (KIP-1222) extends the lock.
-- The start offset moves past every finished record at its front (those records are forgotten).
-Every change a restart must see is kept in ``changed`` until the manager hands it to the persister
-(``take_write``), as Kafka's SharePartition writes state batches after each acknowledgement.
+- Every change a restart must see is kept in ``changed`` until the manager hands it to the persister
+  (``take_write``), as Kafka's SharePartition writes state batches after each acknowledgement.
+- The start offset moves past every finished record at its front (those records are forgotten) once that
+  write is made — as Kafka's does after the write succeeds — so a write carries the start offset from before
+  its own acknowledgements and the count of finished records past it (what DescribeShareGroupOffsets shows).
 """
 
 from __future__ import annotations
@@ -143,15 +145,20 @@ class SharePartition:
 
     # ------------------------------------------------------------------ acquiring
 
-    def acquire(self, member_id: str, batches: Iterable[LogBatch], max_records: int, now: int) -> list[AcquiredRecords]:
-        """Acquire for ``member_id`` what the fetched batches hold that is AVAILABLE or new, up to
-        ``max_records`` records; returned as contiguous ranges of one delivery count."""
+    def acquire(self, member_id: str, batches: Iterable[LogBatch], max_records: int, now: int, *,
+                record_limit: bool = False) -> list[AcquiredRecords]:
+        """Acquire for ``member_id`` what the fetched batches hold that is AVAILABLE or new; returned as
+        contiguous ranges of one delivery count. ``max_records`` is checked at batch boundaries (Kafka's
+        batch-optimized acquire mode: a batch begun is acquired whole), or at every record with
+        ``record_limit`` (ShareAcquireMode 1, KIP-1206)."""
         out: list[AcquiredRecords] = []
         taken = 0
         deadline = now + self.lock_duration_ms
         for batch in batches:
+            if taken >= max_records:
+                return out
             for offset in range(max(batch.first_offset, self.start_offset), batch.last_offset + 1):
-                if taken >= max_records:
+                if record_limit and taken >= max_records:
                     return out
                 record = self.records.get(offset)
                 if offset >= self.end_offset:
@@ -180,7 +187,6 @@ class SharePartition:
                     out[-1] = AcquiredRecords(last.first_offset, offset, last.delivery_count)
                 else:
                     out.append(AcquiredRecords(offset, offset, record.delivery_count))
-        self._advance_start()
         return out
 
     # ------------------------------------------------------------------ acknowledging
@@ -211,7 +217,6 @@ class SharePartition:
                     self._release(offset)
                 else:  # RENEW
                     self.records[offset].deadline = now + self.lock_duration_ms
-        self._advance_start()
         return ErrorCode.none
 
     def release_member(self, member_id: str) -> int:
@@ -219,7 +224,6 @@ class SharePartition:
         offsets = [o for o, r in self.records.items() if r.state is RecordState.ACQUIRED and r.member_id == member_id]
         for offset in offsets:
             self._release(offset)
-        self._advance_start()
         return len(offsets)
 
     def expire_locks(self, now: int) -> int:
@@ -229,7 +233,6 @@ class SharePartition:
         for offset in offsets:
             self._release(offset)
         self.lock_expiries += len(offsets)
-        self._advance_start()
         return len(offsets)
 
     def _release(self, offset: int) -> None:
@@ -285,7 +288,9 @@ class SharePartition:
                 batches.append(StateBatch(offset, offset, int(record.state), record.delivery_count))
         self.changed.clear()
         self.start_changed = False
-        return WriteData(self.state_epoch, leader_epoch, self.start_offset, tuple(batches), self.delivery_complete_count())
+        data = WriteData(self.state_epoch, leader_epoch, self.start_offset, tuple(batches), self.delivery_complete_count())
+        self._advance_start()
+        return data
 
     def delivery_complete_count(self) -> int:
         """Records past the start offset whose delivery is complete (KIP-1226: what DescribeShareGroupOffsets'

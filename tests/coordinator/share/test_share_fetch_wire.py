@@ -24,7 +24,7 @@ def produce(bootstrap: str, topic: str, n: int) -> None:
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     for i in range(n):
         producer.send(topic, f"m{i}".encode())
-    producer.flush()
+        producer.flush()  # a batch per record: max_records is applied at batch boundaries
     producer.close()
 
 
@@ -100,7 +100,8 @@ def test_two_members_share_a_partition_and_acknowledge(groupcoord_broker):
         assert ack_codes(r) == [ErrorCode.invalid_record_state]
         r = share_ack(b, "B", 3, tid, [(3, 3, (ACCEPT,))])
         assert ack_codes(r) == [ErrorCode.none]
-        assert read_state(a, tid) == (ErrorCode.none, 11, [])
+        # Written as Kafka writes it: each write carries the start offset from before its acknowledgements.
+        assert read_state(a, tid) == (ErrorCode.none, 3, [(3, 3, 2, 2), (4, 4, 4, 1), (5, 10, 2, 1)])
 
 
 def test_a_share_partition_never_initialised_cannot_be_fetched(groupcoord_broker):
@@ -146,7 +147,7 @@ def test_an_expired_lock_redelivers_and_the_delivery_limit_archives(groupcoord_b
         assert ack_codes(share_ack(a, "A", 2, tid, [(1, 1, (ACCEPT,))])) == [ErrorCode.invalid_record_state]
         time.sleep(0.5)  # B's lock expires too: the second delivery was the last one
         assert acquired(share_fetch(a, "A", 3, tid, max_wait_ms=200)) == []
-        assert read_state(a, tid) == (ErrorCode.none, 2, [])
+        assert read_state(a, tid) == (ErrorCode.none, 1, [(1, 1, 4, 2)])  # archived after its second delivery
 
 
 def test_state_survives_a_restart(tmp_path):
@@ -163,7 +164,7 @@ def test_state_survives_a_restart(tmp_path):
             r = share_ack(a, "A", 2, tid, [(1, 2, (ACCEPT,)), (3, 3, (RELEASE,)), (4, 4, (REJECT,))])
             assert ack_codes(r) == [ErrorCode.none]
             before = read_state(a, tid)
-    assert before == (ErrorCode.none, 3, [(3, 3, 0, 1), (4, 4, 4, 1)])
+    assert before == (ErrorCode.none, 1, [(1, 2, 2, 1), (3, 3, 0, 1), (4, 4, 4, 1)])
     with run_in_thread(**settings) as broker:
         with WireClient(broker.bootstrap_servers) as b:
             assert read_state(b, tid) == before
@@ -190,8 +191,8 @@ def test_share_group_offsets_are_described_and_altered(groupcoord_broker):
         produce(bootstrap, "o", 5)  # offsets 1..5
         assert acquired(share_fetch(c, "A", 1, tid, max_wait_ms=2000)) == [(1, 5, 1)]
         share_ack(c, "A", 2, tid, [(1, 1, (ACCEPT,)), (3, 3, (ACCEPT,))])
-        # start 2 (1 done), 3 done past the start: lag = 6 - 2 - 1
-        assert describe_offsets(c, "o") == [("o", 0, 2, 3, ErrorCode.none)]
+        # start 1 as written with these acknowledgements, 1 and 3 done past it: lag = 6 - 1 - 2
+        assert describe_offsets(c, "o") == [("o", 0, 1, 3, ErrorCode.none)]
         r = c.request(ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": GROUP, "topics": [
             {"topic_name": "o", "partitions": [{"partition_index": 0, "start_offset": 4},
                                                {"partition_index": 9, "start_offset": 0}]},

@@ -32,7 +32,7 @@ def log(first: int, last: int) -> list[LogBatch]:
 
 def test_acquire_gives_each_record_to_one_member_only():
     sp = partition()
-    a = sp.acquire("a", log(0, 9), 5, now=0)
+    a = sp.acquire("a", log(0, 9), 5, now=0, record_limit=True)
     b = sp.acquire("b", log(0, 9), 100, now=0)
     assert a == [AcquiredRecords(0, 4, 1)]
     assert b == [AcquiredRecords(5, 9, 1)]
@@ -44,16 +44,19 @@ def test_accept_moves_the_start_offset_and_is_persisted():
     sp = partition()
     sp.acquire("a", log(0, 4), 100, now=0)
     assert sp.acknowledge("a", [AckBatch(0, 2, (ACCEPT,))], now=1) == ErrorCode.none
-    assert sp.start_offset == 3
+    # As Kafka's: the write carries the start offset from before it and the records finished past it; the
+    # start moves once the write is made, and the next write carries it.
     write = sp.take_write()
-    assert write.start_offset == 3 and write.batches == ()
+    assert (write.start_offset, write.batches, write.delivery_complete_count) == (0, (StateBatch(0, 2, 2, 1),), 3)
+    assert sp.start_offset == 3 and sp.has_write()
+    assert sp.take_write().start_offset == 3
     assert sp.next_fetch_offset() == 5
 
 
 def test_acknowledging_a_record_held_by_another_member_is_refused_whole():
     sp = partition()
-    sp.acquire("a", log(0, 1), 1, now=0)
-    sp.acquire("b", log(0, 1), 1, now=0)
+    sp.acquire("a", log(0, 1), 1, now=0, record_limit=True)
+    sp.acquire("b", log(0, 1), 1, now=0, record_limit=True)
     assert sp.acknowledge("a", [AckBatch(0, 1, (ACCEPT,))], now=1) == ErrorCode.invalid_record_state
     assert sp.state_of(0) is RecordState.ACQUIRED and sp.state_of(1) is RecordState.ACQUIRED
 
@@ -71,6 +74,7 @@ def test_reject_archives():
     sp = partition()
     sp.acquire("a", log(0, 1), 100, now=0)
     sp.acknowledge("a", [AckBatch(0, 1, (REJECT, ACCEPT))], now=1)
+    assert sp.take_write().batches == (StateBatch(0, 0, 4, 1), StateBatch(1, 1, 2, 1))
     assert sp.start_offset == 2 and sp.records == {}
 
 
@@ -90,6 +94,7 @@ def test_delivery_count_limit_archives_the_record():
     for attempt in range(1, 4):
         assert sp.acquire("a", log(0, 0), 1, now=attempt * 10) == [AcquiredRecords(0, 0, attempt)]
         sp.acknowledge("a", [AckBatch(0, 0, (RELEASE,))], now=attempt * 10 + 1)
+    sp.take_write()
     assert sp.start_offset == 1  # archived after the third delivery, so finished
     assert sp.archived_by_limit == 1
 
@@ -102,18 +107,28 @@ def test_renew_extends_the_lock():
     assert sp.expire_locks(1900) == 1
 
 
+def test_max_records_is_checked_at_batch_boundaries_unless_record_limited():
+    sp = partition()
+    batches = [LogBatch(0, 3), LogBatch(4, 7), LogBatch(8, 9)]
+    assert sp.acquire("a", batches, 2, now=0) == [AcquiredRecords(0, 3, 1)]  # the batch begun, whole
+    assert sp.acquire("b", batches, 5, now=0) == [AcquiredRecords(4, 9, 1)]
+    sp2 = partition()
+    assert sp2.acquire("a", batches, 2, now=0, record_limit=True) == [AcquiredRecords(0, 1, 1)]
+
+
 def test_max_record_locks_bounds_what_is_in_flight():
     sp = partition(max_record_locks=4)
     assert sp.acquire("a", log(0, 9), 100, now=0) == [AcquiredRecords(0, 3, 1)]
     assert not sp.can_acquire()
     sp.acknowledge("a", [AckBatch(0, 1, (ACCEPT,))], now=1)
+    sp.take_write()
     assert sp.acquire("a", log(4, 9), 100, now=2) == [AcquiredRecords(4, 5, 1)]
 
 
 def test_member_leaving_releases_its_records():
     sp = partition()
-    sp.acquire("a", log(0, 3), 2, now=0)
-    sp.acquire("b", log(0, 3), 2, now=0)
+    sp.acquire("a", log(0, 3), 2, now=0, record_limit=True)
+    sp.acquire("b", log(0, 3), 2, now=0, record_limit=True)
     assert sp.release_member("a") == 2
     assert sp.acquire("b", log(0, 3), 10, now=1) == [AcquiredRecords(0, 1, 2)]
 
@@ -123,6 +138,7 @@ def test_undeliverable_batches_are_archived_unseen_and_gaps_in_the_log_skipped()
     got = sp.acquire("a", [LogBatch(0, 1), LogBatch(2, 2, deliverable=False), LogBatch(5, 6)], 100, now=0)
     assert got == [AcquiredRecords(0, 1, 1), AcquiredRecords(5, 6, 1)]
     sp.acknowledge("a", [AckBatch(0, 1, (ACCEPT,)), AckBatch(5, 6, (ACCEPT, GAP))], now=1)
+    sp.take_write()
     assert sp.start_offset == 7
 
 
