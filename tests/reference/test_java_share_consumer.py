@@ -1,0 +1,23 @@
+"""The stock Java KafkaShareConsumer (kafka-clients 4.3.1, KIP-932): three members share a topic as a queue,
+every record acknowledged exactly once; a member that stops holding records has them delivered again, none lost.
+
+Against Apache Kafka it proves the Java test itself is right; against groupcoord it proves the broker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
+
+pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
+
+
+@pytest.mark.reference
+def test_java_share_consumers_against_kafka(kafka_reference):
+    assert_java_test_passes(kafka_reference, "ShareConsumerTest")
+
+
+@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
+async def test_java_share_consumers_against_groupcoord(groupcoord_bootstrap):
+    assert_java_test_passes(groupcoord_bootstrap, "ShareConsumerTest")
