@@ -27,6 +27,7 @@ from tests.conformance.wire import Connection
 
 ASSIGNMENT_WAIT_S = 30.0
 HEARTBEAT_POLL_S = 0.2
+HEARTBEAT_EVERY_S = 1.0  # below any share session timeout a broker may run with (the reference: 6 s)
 
 
 @dataclass
@@ -39,6 +40,7 @@ class ShareMember:
     member_epoch: int = 0
     session_epoch: int = 0
     partitions: tuple[int, ...] = ()
+    heartbeats: asyncio.Task | None = None
 
     def next_session_epoch(self) -> int:
         epoch = self.session_epoch
@@ -78,9 +80,32 @@ class ShareSession(DataSession):
             await asyncio.sleep(HEARTBEAT_POLL_S)
         self.transcript.record(f"{label} joins", assigned=list(member.partitions))
         self.members[label] = member
+        member.heartbeats = asyncio.ensure_future(self._keep_alive(member, await self.connect()))
         return member
 
+    async def _keep_alive(self, member: ShareMember, connection: Connection) -> None:
+        """Heartbeats (unrecorded, on a connection of their own) while the member is in the group, as the
+        client's background thread does: a scenario may wait longer than a share session lasts."""
+        while True:
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+            response = await connection.send(sq.heartbeat(member.group_id, member.member_id, member.member_epoch, None))
+            if response.error_code == ErrorCode.none:
+                member.member_epoch = int(response.member_epoch)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for member in self.members.values():
+            await self._stop_heartbeats(member)
+        await super().__aexit__(*exc_info)
+
+    @staticmethod
+    async def _stop_heartbeats(member: ShareMember) -> None:
+        if member.heartbeats is not None:
+            member.heartbeats.cancel()
+            await asyncio.gather(member.heartbeats, return_exceptions=True)
+            member.heartbeats = None
+
     async def leave(self, member: ShareMember) -> None:
+        await self._stop_heartbeats(member)
         response = await member.connection.send(sq.heartbeat(member.group_id, member.member_id, -1, None))
         self.transcript.record(f"{member.label} leaves", error=error_name(response.error_code),
                                epoch=int(response.member_epoch))
