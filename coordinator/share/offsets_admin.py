@@ -86,9 +86,11 @@ class ShareOffsetsAdmin:
         begin = getattr(self.groups, "begin_alter_share_group_offsets", None)
         if begin is not None:
             error, epoch = await begin(group_id, {tid: (name, set(parts)) for tid, (name, parts) in wanted.items()})
-        else:
+        else:  # the group side's current state: a non-empty group refuses, the group epoch is the state epoch
             empty = self._group_call("share_group_is_empty", group_id)
-            error, epoch = (ErrorCode.non_empty_group if empty is False else ErrorCode.none), 0
+            group = self._group_call("_share_group", group_id)
+            error = ErrorCode.non_empty_group if empty is False else ErrorCode.none
+            epoch = getattr(group, "group_epoch", 0)
         if error != ErrorCode.none:
             return alter_error(error)
         done: dict[uuid.UUID, set[int]] = {}

@@ -210,7 +210,7 @@ class SharePartitionManager:
                                            for t in aborted))
             batches.append(LogBatch(h.base_offset, last, deliverable))
         acquired = sp.acquire(member_id, batches, max_records, self.clock.wall_ms(), record_limit=record_limit)
-        if sp.has_write():  # undeliverable batches archived, or gaps skipped
+        if sp.changed:  # undeliverable batches archived (a moved start alone waits for the next write, as Kafka's)
             asyncio.ensure_future(self._persist((group_id, topic_id, partition), sp))
         if not acquired:
             return FetchedPartition()

@@ -154,9 +154,10 @@ class ShareStateShard:
         if error is not None:
             fx.reply(token, {"error_code": error})
             return fx
-        value = ShareSnapshotValue(0 if state is None else state.snapshot_epoch + 1, state_epoch,
-                                   -1 if state is None else state.leader_epoch, start_offset,
-                                   now, now, ())
+        # Kafka's ShareGroupOffset.fromRequest: a known start offset (an alter) has nothing delivered past it
+        # yet (0, so the lag can be computed); an unknown one (-1) leaves the count unknown too.
+        value = ShareSnapshotValue(0 if state is None else state.snapshot_epoch + 1, state_epoch, -1, start_offset,
+                                   now, now, (), -1 if start_offset == -1 else 0)
         self._emit(fx, ShareKey(SNAPSHOT_KEY_TYPE, *sp), value)
         fx.reply(token, {"error_code": ErrorCode.none})
         return fx
