@@ -202,6 +202,12 @@ class SharePartition:
                 return ErrorCode.invalid_request
             if any(t not in AcknowledgeType._value2member_map_ for t in b.types):
                 return ErrorCode.invalid_request
+            # Kafka's batch lookup: nothing in flight at or below the first offset is INVALID_RECORD_STATE,
+            # offsets past the last one in flight an INVALID_REQUEST.
+            if not self.records or b.last_offset < self.start_offset:
+                return ErrorCode.invalid_record_state
+            if b.last_offset >= self.end_offset:
+                return ErrorCode.invalid_request
             for offset in range(b.first_offset, b.last_offset + 1):
                 record = self.records.get(offset)
                 if record is None or record.state is not RecordState.ACQUIRED or record.member_id != member_id:

@@ -161,3 +161,4 @@ def test_bad_acknowledgements_are_invalid_requests():
     assert sp.acknowledge("a", [AckBatch(0, 3, (ACCEPT, ACCEPT))], now=1) == ErrorCode.invalid_request
     assert sp.acknowledge("a", [AckBatch(3, 0, (ACCEPT,))], now=1) == ErrorCode.invalid_request
     assert sp.acknowledge("a", [AckBatch(0, 0, (9,))], now=1) == ErrorCode.invalid_request
+    assert sp.acknowledge("a", [AckBatch(3, 7, (ACCEPT,))], now=1) == ErrorCode.invalid_request  # past the last in flight
