@@ -103,6 +103,7 @@ class Broker:
         """The group side of share groups calls the persister (initialise/delete state) and tells the share
         partitions when a member leaves or is fenced, so that what it held is delivered again."""
         groups, partitions = self.groups, self.share_partitions
+        self.server.close_listeners.append(partitions.on_connection_closed)
         if hasattr(groups, "share_persister"):
             groups.share_persister = self.share_persister
         if hasattr(groups, "share_member_listener"):

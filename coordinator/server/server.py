@@ -16,7 +16,7 @@ import resource
 import socket
 import time
 from collections import Counter
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import structlog
 
@@ -75,6 +75,8 @@ class KafkaServer:
         self._acceptors: list[Acceptor] = []
         self._handshakes: set[asyncio.Task[Any]] = set()
         self._sweep: asyncio.TimerHandle | None = None
+        self.close_listeners: list[Callable[[int], None]] = []
+        """Told the id of every connection that closes (share sessions end with their connection, KIP-932)."""
 
     async def start(self, serve: bool = True) -> tuple[str, int]:
         """Bind every listener (and with `serve`, accept). Binding first lets the broker learn a port-0
@@ -184,6 +186,8 @@ class KafkaServer:
         if conn in self.connections:
             self.connections.discard(conn)
             self.observer.connection_closed()
+            for listener in self.close_listeners:
+                listener(conn.id)
 
     # -- descriptors ----------------------------------------------------------------------------
     def _out_of_descriptors(self, exc: OSError) -> None:

@@ -1,5 +1,5 @@
 """The share coordinator as the broker calls it (Kafka's ShareCoordinatorService): the persisted state of
-every share partition, in the compacted ``__share_group_state`` topic.
+every share partition, in the ``__share_group_state`` topic (cleanup.policy=delete, no retention, as Kafka's).
 
 A share partition ``group:topicId:partition`` (Kafka's SharePartitionKey, the topic id in Kafka's base64
 spelling — the key FindCoordinator's SHARE key type carries) is owned by the partition its Java hash picks
@@ -47,17 +47,21 @@ class ShareCoordinator:
         existing = {p for t, p in list(getattr(log_manager, "logs", {})) if t == SHARE_GROUP_STATE_TOPIC}
         self.num_partitions = max(configured, max(existing) + 1) if existing else configured
         shards = [ShareStateShard(p, config, partition_exists=partition_exists) for p in range(self.num_partitions)]
+        # No runtime snapshot of "the latest record per key": every ShareUpdate since a share partition's last
+        # ShareSnapshot counts, though they share one key (why Kafka's topic is not compacted).
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, self.clock, _Observer(),
-                                           topic=SHARE_GROUP_STATE_TOPIC, codec=records, name="share")
+                                           topic=SHARE_GROUP_STATE_TOPIC, codec=records, name="share", snapshots=False)
         self._log_manager = log_manager
         self._active = False
         self._activating: asyncio.Task | None = None
 
     @property
     def log_config(self) -> LogConfig:
-        """As Kafka creates __share_group_state: compacted, its own segment size."""
+        """As Kafka creates __share_group_state (ShareCoordinatorService.shareGroupStateTopicConfigs, KIP-932):
+        cleanup.policy=delete with no time retention — not compacted, since a share partition's ShareUpdate
+        records all share one key and each carries only what changed since the ShareSnapshot before it."""
         return LogConfig.from_topic_configs(
-            {"cleanup.policy": CleanupPolicy.COMPACT.value,
+            {"cleanup.policy": CleanupPolicy.DELETE.value, "retention.ms": "-1", "retention.bytes": "-1",
              "segment.bytes": str(getattr(self.config, "share_coordinator_state_topic_segment_bytes", 104857600))},
             base=self.topic_defaults)
 

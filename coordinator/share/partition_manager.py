@@ -259,6 +259,12 @@ class SharePartitionManager:
                 await self._persist(key, sp)
         return released
 
+    def on_connection_closed(self, connection_id: int) -> None:
+        """Kafka 4.1+: a share session ends with the connection it was opened on, and what its member held
+        in the session's partitions is released (delivered again to others), without waiting for the locks."""
+        for session in self.sessions.on_connection_closed(connection_id):
+            asyncio.ensure_future(self.release_member(session.group_id, session.member_id, list(session.partitions)))
+
     def forget(self, group_id: str, partitions: Iterable[tuple[uuid.UUID, int]] | None = None) -> None:
         """Drop cached share partitions (their state was deleted or altered): the next use reloads them."""
         keys = [(group_id, t, p) for t, p in partitions] if partitions is not None else \

@@ -125,8 +125,11 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
                  clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
-                 name: str = "groups") -> None:
+                 name: str = "groups", snapshots: bool = True) -> None:
         self.topic = topic
+        self.snapshots = snapshots
+        """Whether the latest record of each key stands for the partition (a compacted topic's reading). Not so
+        for ``__share_group_state``, whose ShareUpdate records of one key all count until the next ShareSnapshot."""
         self.codec = codec
         self.compression = compression
         self.name = name
@@ -304,7 +307,7 @@ class CoordinatorRuntime:
     # ------------------------------------------------------------------ snapshots
 
     def _may_snapshot(self, rt: _ShardRuntime) -> bool:
-        return (rt.log is not None and getattr(rt.log, "directory", None) is not None and not rt.transactional
+        return (self.snapshots and rt.log is not None and getattr(rt.log, "directory", None) is not None and not rt.transactional
                 and not rt.shard.loading and rt.shard.unavailable is None
                 and getattr(rt.log, "corruption", None) is None)
 

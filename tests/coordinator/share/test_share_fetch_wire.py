@@ -163,13 +163,18 @@ def test_state_survives_a_restart(tmp_path):
             assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 6, 1)]
             r = share_ack(a, "A", 2, tid, [(1, 2, (ACCEPT,)), (3, 3, (RELEASE,)), (4, 4, (REJECT,))])
             assert ack_codes(r) == [ErrorCode.none]
-            before = read_state(a, tid)
-    assert before == (ErrorCode.none, 1, [(1, 2, 2, 1), (3, 3, 0, 1), (4, 4, 4, 1)])
+            assert read_state(a, tid) == (ErrorCode.none, 1, [(1, 2, 2, 1), (3, 3, 0, 1), (4, 4, 4, 1)])
+        # A's connection closed: 5 and 6, which it still held, are released (and written) at once.
+        with WireClient(bootstrap) as c:
+            deadline = time.monotonic() + 5
+            while (before := read_state(c, tid)) != (ErrorCode.none, 3, [(3, 3, 0, 1), (4, 4, 4, 1), (5, 6, 0, 1)]):
+                assert time.monotonic() < deadline, before
+                time.sleep(0.05)
     with run_in_thread(**settings) as broker:
         with WireClient(broker.bootstrap_servers) as b:
             assert read_state(b, tid) == before
-            # 3 was released once, 5 and 6 were held when the broker stopped: all delivered again.
-            assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(3, 3, 2), (5, 6, 1)]
+            # 3 was released once, 5 and 6 when A's connection closed: each is delivered a second time.
+            assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(3, 3, 2), (5, 6, 2)]
 
 
 def describe_offsets(client: WireClient, topic: str, partitions=(0,)):
@@ -204,3 +209,18 @@ def test_share_group_offsets_are_described_and_altered(groupcoord_broker):
         assert describe_offsets(c, "o")[0][2] == 4
         # The share partition is reloaded from the altered state: offsets 4 and 5 are delivered afresh.
         assert acquired(share_fetch(c, "B", 0, tid, max_wait_ms=2000)) == [(4, 5, 1)]
+
+
+def test_closing_the_connection_releases_what_its_session_held(groupcoord_broker):
+    """As Kafka 4.1+: a share session is tied to its connection; when it closes, the records go to others."""
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "c", 1)
+    tid = topic_id(groupcoord_broker, "c")
+    with WireClient(bootstrap) as b:
+        initialize(b, tid)
+        with WireClient(bootstrap) as a:
+            share_fetch(a, "A", 0, tid)
+            produce(bootstrap, "c", 2)  # offsets 1, 2
+            assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 2, 1)]
+        # A's connection is gone: B gets the records at once, not after the 30 s lock.
+        assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(1, 2, 2)]
