@@ -20,6 +20,7 @@ ARCHIVED. Records below the start offset are finished; records past the end have
 from __future__ import annotations
 
 import enum
+import heapq
 import uuid
 from dataclasses import dataclass
 from typing import Iterable
@@ -105,6 +106,11 @@ class SharePartition:
             self.end_offset = max(self.end_offset, b.last_offset + 1)
         self.changed: set[int] = set()
         self.start_changed = False
+        # Kept as they change, so that a fetch or a timer costs nothing per record in flight:
+        self._available = sum(1 for r in self.records.values() if r.state is RecordState.AVAILABLE)
+        self._unknown = (self.end_offset - self.start_offset) - len(self.records)  # never delivered, below the end
+        self._finished = sum(1 for r in self.records.values() if r.state in FINISHED)
+        self._deadlines: list[tuple[int, int]] = []  # (deadline, offset), stale entries skipped when met
         # counters for metrics and tests
         self.lock_expiries = 0
         self.redeliveries = 0
@@ -128,6 +134,8 @@ class SharePartition:
 
     def next_fetch_offset(self) -> int:
         """Where a fetch for this share partition reads from: the first AVAILABLE (or never delivered) offset."""
+        if not self._available and not self._unknown:
+            return self.end_offset
         for offset in range(self.start_offset, self.end_offset):
             record = self.records.get(offset)
             if record is None or record.state is RecordState.AVAILABLE:
@@ -137,11 +145,17 @@ class SharePartition:
     def can_acquire(self) -> bool:
         if self.in_flight() < self.max_record_locks:
             return True
-        return any(r.state is RecordState.AVAILABLE for r in self.records.values())
+        return bool(self._available or self._unknown)
 
     def next_deadline(self) -> int | None:
-        deadlines = [r.deadline for r in self.records.values() if r.deadline is not None]
-        return min(deadlines) if deadlines else None
+        heap = self._deadlines
+        while heap:
+            deadline, offset = heap[0]
+            record = self.records.get(offset)
+            if record is not None and record.state is RecordState.ACQUIRED and record.deadline == deadline:
+                return deadline
+            heapq.heappop(heap)
+        return None
 
     # ------------------------------------------------------------------ acquiring
 
@@ -161,6 +175,7 @@ class SharePartition:
                 if record_limit and taken >= max_records:
                     return out
                 record = self.records.get(offset)
+                unknown = record is None and offset < self.end_offset
                 if offset >= self.end_offset:
                     if offset - self.start_offset >= self.max_record_locks:
                         return out
@@ -170,17 +185,22 @@ class SharePartition:
                     record = None
                 elif record is not None and record.state is not RecordState.AVAILABLE:
                     continue
+                if unknown:
+                    self._unknown -= 1
                 if not batch.deliverable:
                     self._finish(offset, RecordState.ARCHIVED)
                     continue
                 if record is None:
                     record = self.records[offset] = InFlightRecord(RecordState.AVAILABLE, 0)
-                elif record.delivery_count > 0:
-                    self.redeliveries += 1
+                else:
+                    self._available -= 1
+                    if record.delivery_count > 0:
+                        self.redeliveries += 1
                 record.state = RecordState.ACQUIRED
                 record.delivery_count += 1
                 record.member_id = member_id
                 record.deadline = deadline
+                heapq.heappush(self._deadlines, (deadline, offset))
                 taken += 1
                 last = out[-1] if out else None
                 if last is not None and last.last_offset + 1 == offset and last.delivery_count == record.delivery_count:
@@ -223,6 +243,7 @@ class SharePartition:
                     self._release(offset)
                 else:  # RENEW
                     self.records[offset].deadline = now + self.lock_duration_ms
+                    heapq.heappush(self._deadlines, (now + self.lock_duration_ms, offset))
         return ErrorCode.none
 
     def release_member(self, member_id: str) -> int:
@@ -234,12 +255,16 @@ class SharePartition:
 
     def expire_locks(self, now: int) -> int:
         """Locks whose deadline has passed: those records become available again (or archived)."""
-        offsets = [o for o, r in self.records.items()
-                   if r.state is RecordState.ACQUIRED and r.deadline is not None and r.deadline <= now]
-        for offset in offsets:
-            self._release(offset)
-        self.lock_expiries += len(offsets)
-        return len(offsets)
+        expired = 0
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            deadline, offset = heapq.heappop(heap)
+            record = self.records.get(offset)
+            if record is not None and record.state is RecordState.ACQUIRED and record.deadline == deadline:
+                self._release(offset)
+                expired += 1
+        self.lock_expiries += expired
+        return expired
 
     def _release(self, offset: int) -> None:
         record = self.records[offset]
@@ -250,12 +275,19 @@ class SharePartition:
         record.state = RecordState.AVAILABLE
         record.member_id = None
         record.deadline = None
+        self._available += 1
         self.changed.add(offset)
 
     def _finish(self, offset: int, state: RecordState) -> None:
         record = self.records.get(offset)
         if record is None:
             record = self.records[offset] = InFlightRecord(state, 0)
+            self._finished += 1
+        else:
+            if record.state is RecordState.AVAILABLE:
+                self._available -= 1
+            if record.state not in FINISHED:
+                self._finished += 1
         record.state = state
         record.member_id = None
         record.deadline = None
@@ -268,6 +300,7 @@ class SharePartition:
             if record is None or record.state not in FINISHED:
                 break
             del self.records[start]
+            self._finished -= 1
             self.changed.discard(start)
             start += 1
         if start != self.start_offset:
@@ -301,4 +334,4 @@ class SharePartition:
     def delivery_complete_count(self) -> int:
         """Records past the start offset whose delivery is complete (KIP-1226: what DescribeShareGroupOffsets'
         lag leaves out)."""
-        return sum(1 for r in self.records.values() if r.state in FINISHED)
+        return self._finished

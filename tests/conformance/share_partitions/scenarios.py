@@ -16,6 +16,7 @@ from functools import wraps
 
 from tests.conformance.share_partitions.requests import ACCEPT, REJECT, RELEASE, RENEW
 from tests.conformance.share_partitions.session import ShareSession
+from tests.conformance.transactions.session import TxnSession
 from tests.conformance.transcript import Observation
 
 EARLIEST = "share.auto.offset.reset"
@@ -31,15 +32,21 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(story: Callable[[ShareSession], Awaitable[None]]) -> Callable[[str], Awaitable[list[Observation]]]:
+def scenario(story: Callable[[ShareSession], Awaitable[None]], session_class: type = ShareSession
+             ) -> Callable[[str], Awaitable[list[Observation]]]:
     @wraps(story)
     async def run(bootstrap: str) -> list[Observation]:
-        async with ShareSession(bootstrap) as session:
+        async with session_class(bootstrap) as session:
             await story(session)
             return session.transcript.steps
 
     SCENARIOS[story.__name__] = Scenario(story.__name__, run)
     return run
+
+
+@dataclass
+class ShareTxnSession(ShareSession, TxnSession):
+    """Share members beside a transactional producer."""
 
 
 async def _one_member(s: ShareSession, values: int, **configs: str):
@@ -172,3 +179,41 @@ async def share_group_offsets_admin(s: ShareSession) -> None:
     await s.delete_offsets("delete the empty group's offsets", group, topic, s.name("topic", "nope"))
     await s.describe_offsets("after the delete", group, topic, [0])
     await s.delete_offsets("an unknown group", s.name("group", "ghost"), topic)
+
+
+@scenario
+async def closing_the_connection_releases_what_it_held(s: ShareSession) -> None:
+    """Kafka 4.1+ ties a share session to its connection: closing it releases the member's records at once
+    (the locks here last a minute, longer than the scenario waits)."""
+    topic, group, a = await _one_member(s, 2, **{"share.record.lock.duration.ms": "60000"})
+    b = await s.join("B", group, topic)
+    await s.fetch_until("A acquires", a)
+    await s.open_session(b)
+    await s.close_connection(a)
+    await s.fetch_until("B acquires them at once", b)
+
+
+async def read_committed_skips_aborted_transactions(s: ShareTxnSession) -> None:
+    """share.isolation.level=read_committed: what an aborted transaction wrote is never delivered, and nothing
+    past the last stable offset is."""
+    topic = await s.topic("jobs", 1)
+    group = await s.share_group("workers", **{EARLIEST: "earliest", "share.isolation.level": "read_committed"})
+    a = await s.join("A", group, topic)
+    await s.open_session(a)
+    p = await s.producer("P")
+    await s.init("InitProducerId P", p)
+    await s.add_partitions("AddPartitionsToTxn", p, {topic: (0,)})
+    await s.produce_txn("produce in a transaction", p, topic, 0, "aborted-0", "aborted-1")
+    await s.end("EndTxn abort", p, False)
+    await s.wait_for_state(p, "CompleteAbort")
+    await s.add_partitions("AddPartitionsToTxn again", p, {topic: (0,)})
+    await s.produce_txn("produce in the next transaction", p, topic, 0, "committed-3")
+    await s.share_fetch("nothing while it is open", a, max_wait_ms=100)
+    await s.end("EndTxn commit", p, True)
+    await s.wait_for_state(p, "CompleteCommit")
+    await s.produce_values(topic, "plain-5")
+    await s.fetch_until("A acquires the committed and the plain records", a)
+    await s.describe_offsets("offsets", group, topic, [0])
+
+
+scenario(read_committed_skips_aborted_transactions, ShareTxnSession)

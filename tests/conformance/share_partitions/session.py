@@ -104,6 +104,14 @@ class ShareSession(DataSession):
             await asyncio.gather(member.heartbeats, return_exceptions=True)
             member.heartbeats = None
 
+    async def close_connection(self, member: ShareMember) -> None:
+        """The member's fetch connection closes (its heartbeats go on, on their own connection)."""
+        await member.connection.close()
+        self._connections.remove(member.connection)
+        member.connection = await self.connect()
+        member.session_epoch = 0
+        self.transcript.record(f"{member.label}'s connection closes")
+
     async def leave(self, member: ShareMember) -> None:
         await self._stop_heartbeats(member)
         response = await member.connection.send(sq.heartbeat(member.group_id, member.member_id, -1, None))

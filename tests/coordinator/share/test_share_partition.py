@@ -162,3 +162,56 @@ def test_bad_acknowledgements_are_invalid_requests():
     assert sp.acknowledge("a", [AckBatch(3, 0, (ACCEPT,))], now=1) == ErrorCode.invalid_request
     assert sp.acknowledge("a", [AckBatch(0, 0, (9,))], now=1) == ErrorCode.invalid_request
     assert sp.acknowledge("a", [AckBatch(3, 7, (ACCEPT,))], now=1) == ErrorCode.invalid_request  # past the last in flight
+
+
+def test_random_histories_keep_every_invariant():
+    """Seeded random histories of acquires, acknowledgements, expiries and members leaving: a record is
+    never held by two members, never delivered after it is finished or past the delivery limit, and the
+    counters the partition keeps for speed always equal what its records say."""
+    import random
+
+    from groupcoord.coordinator.share.share_partition import FINISHED
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        sp = partition(delivery_limit=3, max_record_locks=30, lock_duration_ms=50)
+        members = ["a", "b", "c"]
+        holder: dict[int, str] = {}
+        now = 0
+        end = 0
+        for _ in range(300):
+            now += rng.randint(0, 30)
+            op = rng.random()
+            if op < 0.15:
+                end += rng.randint(1, 5)
+            elif op < 0.55 and end:
+                m = rng.choice(members)
+                first = rng.randrange(0, end)
+                for a in sp.acquire(m, [LogBatch(first, end - 1)], rng.randint(1, 8), now):
+                    for o in range(a.first_offset, a.last_offset + 1):
+                        assert o not in holder, f"seed {seed}: {o} acquired twice"
+                        assert a.delivery_count <= 3
+                        holder[o] = m
+            elif op < 0.8 and holder:
+                o = rng.choice(sorted(holder))
+                kind = rng.choice([ACCEPT, RELEASE, REJECT, RENEW])
+                assert sp.acknowledge(holder[o], [AckBatch(o, o, (kind,))], now) == ErrorCode.none
+                if kind != RENEW:
+                    del holder[o]
+            elif op < 0.9:
+                sp.expire_locks(now)
+                holder = {o: m for o, m in holder.items() if sp.state_of(o) is RecordState.ACQUIRED}
+            elif op < 0.95:
+                gone = rng.choice(members)
+                sp.release_member(gone)
+                holder = {o: m for o, m in holder.items() if m != gone}
+            else:
+                sp.take_write()
+            records = sp.records
+            assert sp._available == sum(1 for r in records.values() if r.state is RecordState.AVAILABLE)
+            assert sp._finished == sum(1 for r in records.values() if r.state in FINISHED)
+            assert sp._unknown == 0
+            held = {o for o, r in records.items() if r.state is RecordState.ACQUIRED}
+            assert held == set(holder), f"seed {seed}"
+            deadlines = [r.deadline for r in records.values() if r.state is RecordState.ACQUIRED]
+            assert sp.next_deadline() == (min(deadlines) if deadlines else None)
