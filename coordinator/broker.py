@@ -206,6 +206,7 @@ class Broker:
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
+        self.metrics.attach_share_partitions(self.share_partitions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)

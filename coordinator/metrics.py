@@ -313,6 +313,10 @@ class BrokerMetrics:
     def attach_purgatory(self, name: str, size: Callable[[], int]) -> None:
         self.state_collector.purgatories[name] = size
 
+    def attach_share_partitions(self, manager: Any) -> None:
+        """The share partitions and sessions (KIP-932; ``stats()``), read at each scrape."""
+        self.state_collector.share_partitions = manager
+
     def attach_fetch_sessions(self, cache: Any) -> None:
         """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`)."""
         self.state_collector.fetch_sessions = cache
@@ -352,6 +356,7 @@ class StateCollector(Collector):
         self.fetch_sessions: Any = None
         self.health: Callable[[], dict] | None = None
         self.transactions: Any = None
+        self.share_partitions: Any = None
 
     def describe(self) -> Iterable[Any]:
         return []
@@ -374,6 +379,7 @@ class StateCollector(Collector):
         yield purgatory
         yield from self._fetch_sessions()
         yield from self._transactions()
+        yield from self._share_partitions()
         yield from self._health()
 
     def _health(self) -> Iterator[Any]:
@@ -410,6 +416,34 @@ class StateCollector(Collector):
         ongoing = GaugeMetricFamily(f"{PREFIX}_transactions_ongoing", "Transactions open (Ongoing or being ended)")
         ongoing.add_metric([], sum(by_state.get(s, 0) for s in ("Ongoing", "PrepareCommit", "PrepareAbort")))
         yield ongoing
+
+    def _share_partitions(self) -> Iterator[Any]:
+        manager = self.share_partitions
+        if manager is None:
+            return
+        try:
+            stats = manager.stats()
+        except Exception:
+            return
+        for name, key, help_text in (("share_sessions", "sessions", "Share sessions (KIP-932) cached"),
+                                     ("share_partitions", "share_partitions",
+                                      "Share partitions loaded (group, topic, partition)")):
+            gauge = GaugeMetricFamily(f"{PREFIX}_{name}", help_text)
+            gauge.add_metric([], stats[key])
+            yield gauge
+        records = GaugeMetricFamily(f"{PREFIX}_share_records_in_flight", "Records of share partitions acquired by a "
+                                    "member or available to be delivered again", labels=["state"])
+        records.add_metric(["acquired"], stats["acquired"])
+        records.add_metric(["available"], stats["available"])
+        yield records
+        for name, key, help_text in (
+                ("share_lock_expiries", "lock_expiries", "Acquisition locks that expired (records delivered again)"),
+                ("share_redeliveries", "redeliveries", "Records delivered more than once"),
+                ("share_archived_at_delivery_limit", "archived_by_limit",
+                 "Records archived after group.share.delivery.count.limit deliveries")):
+            counter = CounterMetricFamily(f"{PREFIX}_{name}", help_text)
+            counter.add_metric([], stats[key])
+            yield counter
 
     def _fetch_sessions(self) -> Iterator[Any]:
         cache = self.fetch_sessions

@@ -74,6 +74,8 @@ class SharePartitionManager:
         self._loads: dict[Key, asyncio.Future] = {}
         self._writes: dict[Key, asyncio.Lock] = {}
         self._timers: dict[Key, tuple[int, Any]] = {}
+        self._retired = {"lock_expiries": 0, "redeliveries": 0, "archived_by_limit": 0}
+        """Counts of share partitions dropped from the cache, so the totals never go back."""
 
     # ------------------------------------------------------------------ settings (group config over broker)
 
@@ -270,10 +272,24 @@ class SharePartitionManager:
         keys = [(group_id, t, p) for t, p in partitions] if partitions is not None else \
             [k for k in self.partitions if k[0] == group_id]
         for key in keys:
-            self.partitions.pop(key, None)
+            sp = self.partitions.pop(key, None)
+            if sp is not None:
+                for name in self._retired:
+                    self._retired[name] += getattr(sp, name)
             timer = self._timers.pop(key, None)
             if timer is not None:
                 timer[1].cancel()
+
+    def stats(self) -> dict[str, int]:
+        """What the metrics show: sessions, share partitions loaded, records acquired and available again,
+        and the totals of lock expiries, redeliveries and records archived at the delivery limit."""
+        parts = list(self.partitions.values())
+        out = {"sessions": len(self.sessions), "share_partitions": len(parts),
+               "acquired": sum(sp.acquired_count() for sp in parts),
+               "available": sum(sp.available_count() for sp in parts)}
+        for name, retired in self._retired.items():
+            out[name] = retired + sum(getattr(sp, name) for sp in parts)
+        return out
 
     def active_groups(self) -> set[str]:
         return {k[0] for k in self.partitions}

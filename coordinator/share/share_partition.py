@@ -126,6 +126,9 @@ class SharePartition:
         return sum(1 for r in self.records.values()
                    if r.state is RecordState.ACQUIRED and (member_id is None or r.member_id == member_id))
 
+    def available_count(self) -> int:
+        return self._available
+
     def state_of(self, offset: int) -> RecordState | None:
         if offset < self.start_offset:
             return RecordState.ACKNOWLEDGED

@@ -224,3 +224,23 @@ def test_closing_the_connection_releases_what_its_session_held(groupcoord_broker
             assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 2, 1)]
         # A's connection is gone: B gets the records at once, not after the 30 s lock.
         assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(1, 2, 2)]
+
+
+@pytest.mark.groupcoord(group_share_record_lock_duration_ms=200)
+def test_share_metrics_count_what_happens(groupcoord_broker):
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "m", 1)
+    tid = topic_id(groupcoord_broker, "m")
+    with WireClient(bootstrap) as a:
+        initialize(a, tid)
+        share_fetch(a, "A", 0, tid)
+        produce(bootstrap, "m", 1)
+        assert acquired(share_fetch(a, "A", 1, tid, max_wait_ms=2000)) == [(1, 1, 1)]
+        text = groupcoord_broker.metrics.exposition().decode()
+        assert 'groupcoord_share_records_in_flight{state="acquired"} 1.0' in text
+        assert "groupcoord_share_sessions 1.0" in text
+        time.sleep(0.4)
+        assert acquired(share_fetch(a, "A", 2, tid, max_wait_ms=2000)) == [(1, 1, 2)]
+        text = groupcoord_broker.metrics.exposition().decode()
+        assert "groupcoord_share_lock_expiries_total 1.0" in text
+        assert "groupcoord_share_redeliveries_total 1.0" in text
