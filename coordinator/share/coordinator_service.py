@@ -31,6 +31,10 @@ def coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
     return f"{group_id}:{to_kafka_string(topic_id)}:{partition}"
 
 
+class ShareCoordinatorStopped(Exception):
+    """The broker is stopping: share state can no longer be read or written."""
+
+
 class _Observer:
     def on_shard_loaded(self, partition: int, seconds: float, records: int) -> None:
         pass
@@ -54,6 +58,7 @@ class ShareCoordinator:
         self._log_manager = log_manager
         self._active = False
         self._activating: asyncio.Task | None = None
+        self._stopped = False
 
     @property
     def log_config(self) -> LogConfig:
@@ -74,6 +79,8 @@ class ShareCoordinator:
     def ensure_active(self) -> bool:
         if self._active:
             return True
+        if self._stopped:
+            raise ShareCoordinatorStopped()
         if self._activating is None:
             self._activating = asyncio.get_running_loop().create_task(self._activate(), name="share-state-start")
         return False
@@ -87,6 +94,7 @@ class ShareCoordinator:
         self._active = True
 
     async def stop(self) -> None:
+        self._stopped = True  # what arrives from now on (a release after a connection closed) is refused
         if self._activating is not None:
             await asyncio.gather(self._activating, return_exceptions=True)
             self._activating = None
@@ -107,29 +115,42 @@ class ShareCoordinator:
 
     # ------------------------------------------------------------------ operations (one share partition each)
 
+    async def _ready(self) -> ErrorCode | None:
+        try:
+            await self.wait_active()
+        except ShareCoordinatorStopped:
+            return ErrorCode.coordinator_not_available
+        return None
+
     async def initialize(self, sp: SharePartitionKey, state_epoch: int, start_offset: int) -> ErrorCode:
-        await self.wait_active()
+        if (error := await self._ready()) is not None:
+            return error
         answer = await self._runtime.run(self.partition_for(*sp),
                                          lambda s, t, now: s.initialize(sp, state_epoch, start_offset, t, now),
                                          lambda e: {"error_code": e})
         return ErrorCode(answer["error_code"])
 
     async def write(self, sp: SharePartitionKey, data: WriteData) -> ErrorCode:
-        await self.wait_active()
+        if (error := await self._ready()) is not None:
+            return error
         answer = await self._runtime.run(self.partition_for(*sp), lambda s, t, now: s.write(sp, data, t, now),
                                          lambda e: {"error_code": e})
         return ErrorCode(answer["error_code"])
 
     async def read(self, sp: SharePartitionKey, leader_epoch: int = 0) -> dict:
-        await self.wait_active()
+        if (error := await self._ready()) is not None:
+            return {"error_code": error, "state_epoch": 0, "start_offset": -1, "state_batches": ()}
         return self.shard_for(sp).read(sp, leader_epoch)
 
     async def read_summary(self, sp: SharePartitionKey) -> dict:
-        await self.wait_active()
+        if (error := await self._ready()) is not None:
+            return {"error_code": error, "state_epoch": 0, "leader_epoch": -1, "start_offset": -1,
+                    "delivery_complete_count": -1}
         return self.shard_for(sp).read_summary(sp)
 
     async def delete(self, sp: SharePartitionKey) -> ErrorCode:
-        await self.wait_active()
+        if (error := await self._ready()) is not None:
+            return error
         answer = await self._runtime.run(self.partition_for(*sp), lambda s, t, now: s.delete(sp, t, now),
                                          lambda e: {"error_code": e})
         return ErrorCode(answer["error_code"])
