@@ -337,6 +337,12 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ running operations
 
+    def quiet(self, partition: int) -> bool:
+        """Nothing of the shard waits to be made durable: an operation that writes nothing may be answered at
+        once (what `run_inline` checks too), without queueing behind earlier writes."""
+        rt = self._runtimes[partition]
+        return not rt.queue and not rt.writing
+
     def run_inline(self, partition: int, op: Operation, on_error: ErrorShape) -> dict | asyncio.Future[dict]:
         """As `run`, for an operation that answers within the call and never keeps its reply token (a
         Heartbeat): when it wrote nothing and nothing of the shard is waiting to be made durable, its
