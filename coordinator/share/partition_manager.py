@@ -3,9 +3,10 @@ on first use, acquiring records for ShareFetch from the data plane's logs, apply
 acquisition-lock timers, and writing every change back through the persister before it is answered.
 
 A share partition's start offset, when the group has none persisted yet, comes from the group's
-``share.auto.offset.reset`` (latest by default, earliest, or ``by_duration:<ISO-8601 duration>``), and is
-written at once so that a restart does not move it. At ``share.isolation.level=read_committed`` fetches stop
-at the last stable offset and the batches of aborted transactions are archived, never delivered.
+``share.auto.offset.reset`` (latest by default, earliest, or ``by_duration:<ISO-8601 duration>``). At ``share.isolation.level=read_committed`` fetches stop
+at the last stable offset and the batches of aborted transactions are archived, never delivered (the
+transaction markers are acquired like records, as Kafka's are). A start offset resolved from the reset
+policy is written with the partition's first change, not before (DescribeShareGroupOffsets shows -1 until).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.share.persister import SharePersister
 from groupcoord.coordinator.share.sessions import ShareSessionCache
 from groupcoord.coordinator.share.share_partition import AckBatch, AcquiredRecords, LogBatch, SharePartition
-from groupcoord.coordinator.share.shard import WriteData
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.storage.errors import CorruptLogError
@@ -142,8 +142,7 @@ class SharePartitionManager:
         if state.error != ErrorCode.none:
             return persister_error(state.error)
         start = state.start_offset
-        fresh = start < 0
-        if fresh:
+        if start < 0:  # resolved now, written with the first change (as Kafka's: DescribeShareGroupOffsets says -1 until then)
             start = await self._reset_offset(group_id, log)
         if start < log.log_start_offset:
             start = log.log_start_offset  # what retention or DeleteRecords removed is gone
@@ -154,11 +153,6 @@ class SharePartitionManager:
         if key in self.partitions:  # loaded meanwhile
             return self.partitions[key]
         self.partitions[key] = sp
-        if fresh:
-            error = await self.persister.write(group_id, topic_id, partition,
-                                               WriteData(sp.state_epoch, 0, sp.start_offset, (), 0))
-            if error != ErrorCode.none:
-                _log.warning("share partition start offset not persisted", group=group_id, error=error.name)
         return sp
 
     async def _reset_offset(self, group_id: str, log: Any) -> int:
@@ -207,7 +201,9 @@ class SharePartitionManager:
         batches = []
         for _pos, h in headers:
             last = h.base_offset + h.last_offset_delta
-            deliverable = not h.is_control and not (
+            # As Kafka's: the data of an aborted transaction is archived unseen; control batches (the markers)
+            # are acquired like records (clients skip them and acknowledge their offsets as gaps).
+            deliverable = h.is_control or not (
                 h.is_transactional and any(t.producer_id == h.producer_id and t.first_offset <= h.base_offset <= t.last_offset
                                            for t in aborted))
             batches.append(LogBatch(h.base_offset, last, deliverable))
