@@ -208,8 +208,7 @@ class SharePartitionManager:
                                            for t in aborted))
             batches.append(LogBatch(h.base_offset, last, deliverable))
         acquired = sp.acquire(member_id, batches, max_records, self.clock.wall_ms(), record_limit=record_limit)
-        if sp.changed:  # undeliverable batches archived (a moved start alone waits for the next write, as Kafka's)
-            asyncio.ensure_future(self._persist((group_id, topic_id, partition), sp))
+        # Records archived unseen here (an aborted transaction's) are written with the next change, as Kafka's.
         if not acquired:
             return FetchedPartition()
         self._schedule((group_id, topic_id, partition), sp)
