@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.share_configs import requires_share_group_configs
+
 from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
@@ -21,6 +23,7 @@ def test_java_share_consumers_against_kafka(kafka_reference):
 
 # A killed member is fenced after its share session times out (45 s here, Kafka's default; the reference broker
 # runs 6 s sessions, a broker setting whose lower bound groupcoord does not expose).
+@requires_share_group_configs
 @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
 async def test_java_share_consumers_against_groupcoord(groupcoord_bootstrap):
     assert_java_test_passes(groupcoord_bootstrap, "ShareConsumerTest")

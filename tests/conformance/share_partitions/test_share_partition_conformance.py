@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.share_configs import requires_share_group_configs
+
 from tests.conformance.differential import DifferentialSuite, assert_serves_pinned_versions
 from tests.conformance.share_partitions.golden import GOLDEN_DIR
 from tests.conformance.share_partitions.requests import VERSIONS
@@ -28,6 +30,7 @@ async def test_kafka_still_answers_as_recorded(name, kafka_reference):
     await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
 
 
+@requires_share_group_configs
 @BROKER
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
