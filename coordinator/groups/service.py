@@ -19,6 +19,8 @@ from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbe
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.offsets.fetch import partition_answer
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import (
     ConsumerGroupHeartbeat,
     Heartbeat,
@@ -68,7 +70,8 @@ class GroupCoordinatorService:
         self._shards = shards
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, clock or SystemClock(),
                                            ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
-                                           compression=getattr(config, "offsets_topic_compression_codec", 0))
+                                           compression=getattr(config, "offsets_topic_compression_codec", 0),
+                                           write_timeout_ms=getattr(config, "offsets_commit_timeout_ms", 5000))
 
     def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
         """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
@@ -190,14 +193,51 @@ class GroupCoordinatorService:
         )
 
     def fetch_offsets(self, req: OffsetFetch) -> asyncio.Future[dict]:
-        """Answered after the shard's pending writes are durable, so a fetch never shows an offset that could be lost."""
+        """Answered from durable state (Kafka's read operation at the last committed offset): an offset whose
+        record is still being written, or queued behind a stalled write, is answered as it was before that
+        write, at once, so a fetch never shows an offset that could be lost and never waits on another
+        client's write. With ``require_stable`` (Kafka's write operation) the answer waits for the shard's
+        pending writes, and answers NOT_COORDINATOR if they are not durable within
+        ``offsets.commit.timeout.ms`` (GroupCoordinatorService.handleOffsetFetchException). A partition whose
+        durable state cannot be told from plain records (it holds transactional ones) waits as well."""
+        partition = partition_for(req.group_id, self.num_partitions)
+        pending = None if req.require_stable else self._runtime.pending_records(partition)
+        if pending is not None:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(self._durable_fetch(partition, req, pending))
+            return future
 
         def op(shard: GroupShard, token: Any, now: int) -> Effects:
             fx = Effects()
+            fx.on_timeout = lambda _response: {"group_id": req.group_id, "error_code": ErrorCode.not_coordinator,
+                                               "topics": []}
             fx.reply(token, shard.fetch_offsets(req))
             return fx
 
         return self._run(req.group_id, op, lambda e: {"group_id": req.group_id, "error_code": e, "topics": []})
+
+    def _durable_fetch(self, partition: int, req: OffsetFetch, pending: list[tuple[Any, Any]]) -> dict:
+        """The live answer with every offset of a not-yet-durable record put back to its durable value (an
+        offset that is not durable at all is left out of an all-topics answer, and answered -1 otherwise)."""
+        answer = self._runtime.shard(partition).fetch_offsets(req)
+        group_id = req.group_id
+        undurable = {key for key, _value in pending if isinstance(key, OffsetCommitKey) and key.group == group_id}
+        if not undurable or answer.get("error_code"):
+            return answer
+        topics_out = []
+        for topic in answer["topics"]:
+            parts = []
+            for p in topic["partitions"]:
+                key = OffsetCommitKey(group_id, topic["name"], p["partition_index"])
+                if key in undurable and p["error_code"] == ErrorCode.none:
+                    value = self._runtime.durable_value(partition, key)
+                    if value is None and req.topics is None:
+                        continue
+                    p = partition_answer(p["partition_index"], value)
+                parts.append(p)
+            if parts or req.topics is not None:
+                topics_out.append({**topic, "partitions": parts})
+        return {**answer, "topics": topics_out}
 
     def delete_offsets(self, req: OffsetDelete) -> asyncio.Future[dict]:
         return self._run(

@@ -11,7 +11,8 @@ from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
 
 
-def _partition(partition: int, value: OffsetCommitValue | None, error: ErrorCode = ErrorCode.none) -> dict:
+def partition_answer(partition: int, value: OffsetCommitValue | None, error: ErrorCode = ErrorCode.none) -> dict:
+    """One partition of an OffsetFetch answer (no offset: -1, as Kafka answers it)."""
     if value is None:
         return {"partition_index": partition, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "", "error_code": error}
     return {
@@ -53,8 +54,8 @@ def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
 
     def one(topic: str, partition: int) -> dict:
         if req.require_stable and error == ErrorCode.none and has_pending(state, group_id, topic, partition):
-            return _partition(partition, None, ErrorCode.unstable_offset_commit)
-        return _partition(partition, offsets.get((topic, partition)), error)
+            return partition_answer(partition, None, ErrorCode.unstable_offset_commit)
+        return partition_answer(partition, offsets.get((topic, partition)), error)
 
     for topic, partitions in requested:
         topics_out.append({"name": topic, "partitions": [one(topic, p) for p in partitions]})
