@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -35,6 +36,7 @@ from groupcoord.storage.config import LogConfig
 _log = structlog.get_logger("groupcoord.groups")
 
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
+APPENDS_IN_FLIGHT = 2  # one waiting for (or in) its fsync, the next turn's written meanwhile
 
 ErrorShape = Callable[[ErrorCode], dict]
 
@@ -108,10 +110,10 @@ class _ShardRuntime:
     """The background CRC walk of the log below the snapshot a load started from."""
     last_load: tuple[int, int] = (0, 0)
     """Records the last load took from the snapshot and from the log."""
-    in_flight: list[Effects] = field(default_factory=list)
-    """The Effects whose records the writer is appending now (not durable yet)."""
+    inflight: "deque[tuple[asyncio.Future, list[Effects]]]" = field(default_factory=deque)
+    """The appends under way (not durable yet), oldest first, with the Effects whose records each carries."""
     expiry: asyncio.TimerHandle | None = None
-    """The write timeout's timer, armed while an append is in flight."""
+    """The write timeout's timer, armed while appends are under way."""
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -350,6 +352,12 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ running operations
 
+    def quiet(self, partition: int) -> bool:
+        """Nothing of the shard waits to be made durable: an operation that writes nothing may be answered at
+        once (what `run_inline` checks too), without queueing behind earlier writes."""
+        rt = self._runtimes[partition]
+        return not rt.queue and not rt.writing
+
     def run_inline(self, partition: int, op: Operation, on_error: ErrorShape) -> dict | asyncio.Future[dict]:
         """As `run`, for an operation that answers within the call and never keeps its reply token (a
         Heartbeat): when it wrote nothing and nothing of the shard is waiting to be made durable, its
@@ -426,58 +434,63 @@ class CoordinatorRuntime:
                 future.set_result(response)
 
     async def _write_loop(self, rt: _ShardRuntime) -> None:
+        """Group commit, pipelined: everything the shard's operations queued since the last turn becomes one
+        append (one record batch where it fits), and while that append waits for its fsync the next turn's
+        records are appended behind it (the log shares fsyncs among appends queued meanwhile, and runs at
+        most one at a time), so a slow fsync does not stop the shard from accepting and writing. At most
+        ``APPENDS_IN_FLIGHT`` appends are outstanding; replies are released strictly in order, each once
+        its own records and every earlier one are durable."""
         linger = getattr(self.config, "group_coordinator_append_linger_ms", 0) / 1000.0
-        while self._started or rt.queue:
-            if not rt.queue:
-                rt.wakeup.clear()
-                await rt.wakeup.wait()
+        inflight = rt.inflight
+        wakeup = rt.wakeup
+        while self._started or rt.queue or inflight:
+            while inflight and inflight[0][0].done():
+                task, batch = inflight.popleft()
+                if task.exception() is not None:
+                    await self._append_failed(rt, task.exception(), batch, inflight)  # type: ignore[arg-type]
+                    continue
+                self._durable(rt, task.result(), batch)
+            rt.writing = bool(inflight)
+            if not inflight and rt.expiry is not None:
+                rt.expiry.cancel()
+                rt.expiry = None
+            if rt.queue and len(inflight) < APPENDS_IN_FLIGHT:
+                if linger > 0:
+                    await asyncio.sleep(linger)
+                batch, rt.queue = rt.queue, []
+                rt.writing = True
+                task = asyncio.ensure_future(self._append(rt, [w for fx in batch for w in fx.writes()]))
+                task.add_done_callback(lambda _t: wakeup.set())
+                inflight.append((task, batch))
+                if self.write_timeout_s is not None and rt.expiry is None:
+                    self._arm_expiry(rt)
                 continue
-            if linger > 0:
-                await asyncio.sleep(linger)
-            batch, rt.queue = rt.queue, []
-            rt.writing = True
-            rt.in_flight = batch
-            if self.write_timeout_s is not None:
-                self._arm_expiry(rt)
-            try:
-                await self._append(rt, [w for fx in batch for w in fx.writes()])
-            except Exception as exc:  # the write is not durable: answer with errors and reload from the log
-                shard = rt.shard
-                shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
-                                error=repr(exc))
-                for fx in batch:
-                    for future, response in fx.replies:
-                        if not future.done():
-                            future.set_result(fail_response(response, ErrorCode.not_coordinator))
-                await self._reload_after_failure(rt)
-            else:
-                for fx in batch:
-                    self._release(fx.replies)
-                if self._snapshot_due(rt):
-                    self._start_snapshot(rt)
-            finally:
-                rt.writing = False
-                rt.in_flight = []
-                if rt.expiry is not None:
-                    rt.expiry.cancel()
-                    rt.expiry = None
+            wakeup.clear()
+            if (rt.queue and len(inflight) < APPENDS_IN_FLIGHT) or (inflight and inflight[0][0].done()):
+                continue
+            if not (self._started or rt.queue or inflight):
+                break
+            await wakeup.wait()
+        rt.writing = False
+        if rt.expiry is not None:
+            rt.expiry.cancel()
+            rt.expiry = None
 
     # ------------------------------------------------------------------ reads of durable state
 
     def pending_records(self, partition: int) -> list[tuple[Any, Any]] | None:
         """The plain records the shard has applied but not yet made durable (being appended, or queued
-        behind that append), oldest first; None when that cannot be told from plain records alone (the
+        behind the appends), oldest first; None when that cannot be told from plain records alone (the
         partition holds transactional records, or a transactional batch or marker is pending): then a read
         of durable state must wait for the writes instead."""
         rt = self._runtimes[partition]
         if rt.transactional:
             return None
         out: list[tuple[Any, Any]] = []
-        for group in (rt.in_flight, rt.queue):
-            for fx in group:
-                if fx.batches:
-                    return None
-                out.extend(fx.records)
+        for fx in self._waiting(rt):
+            if fx.batches:
+                return None
+            out.extend(fx.records)
         return out
 
     def durable_value(self, partition: int, key: Any) -> Any:
@@ -491,10 +504,15 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ write timeout
 
+    @staticmethod
+    def _waiting(rt: _ShardRuntime) -> list[Effects]:
+        """Every Effects whose records are not durable yet: in the appends under way, then queued."""
+        return [fx for _task, batch in rt.inflight for fx in batch] + rt.queue
+
     def _arm_expiry(self, rt: _ShardRuntime) -> None:
         """A timer at the earliest deadline among the replies waiting for durability (one per append, not
         one per request: the hot path pays one clock read per queued operation)."""
-        waiting = [fx.queued_at for fx in rt.in_flight if fx.replies] + [fx.queued_at for fx in rt.queue if fx.replies]
+        waiting = [fx.queued_at for fx in self._waiting(rt) if fx.replies]
         if not waiting:
             return
         loop = asyncio.get_running_loop()
@@ -506,15 +524,14 @@ class CoordinatorRuntime:
         assert self.write_timeout_s is not None
         now = asyncio.get_running_loop().time()
         expired = 0
-        for group in (rt.in_flight, rt.queue):
-            for fx in group:
-                if fx.replies and fx.queued_at + self.write_timeout_s <= now + 0.0005:
-                    for future, response in fx.replies:
-                        if not future.done():
-                            future.set_result(fx.on_timeout(response) if fx.on_timeout is not None
-                                              else fail_response(response, self.timeout_error))
-                            expired += 1
-                    fx.replies = []
+        for fx in self._waiting(rt):
+            if fx.replies and fx.queued_at + self.write_timeout_s <= now + 0.0005:
+                for future, response in fx.replies:
+                    if not future.done():
+                        future.set_result(fx.on_timeout(response) if fx.on_timeout is not None
+                                          else fail_response(response, self.timeout_error))
+                        expired += 1
+                fx.replies = []
         if expired:
             rt.shard.log.warning("coordinator write not durable within the write timeout; answered with an error, "
                                  "the write goes on", partition=f"{self.topic}-{rt.shard.partition}",
@@ -522,49 +539,89 @@ class CoordinatorRuntime:
         if rt.writing:
             self._arm_expiry(rt)
 
-    async def _append(self, rt: _ShardRuntime, writes: list) -> None:
+    def _durable(self, rt: _ShardRuntime, appended: list[tuple[Any, list | None]], batch: list[Effects]) -> None:
+        """A batch's records are durable: remember them for the next snapshot, then release its replies."""
+        add = rt.latest.add
+        for result, chunk in appended:
+            if chunk is not None:
+                for delta, (key, value, _headers) in enumerate(chunk):
+                    add(result.base_offset + delta, key, value)
+        for fx in batch:
+            self._release(fx.replies)
+        if self._snapshot_due(rt):
+            self._start_snapshot(rt)
+
+    async def _append_failed(self, rt: _ShardRuntime, exc: BaseException, batch: list[Effects],
+                             inflight: deque[tuple[asyncio.Future, list[Effects]]]) -> None:
+        """The write is not durable: answer with errors (and so every batch appended behind it, whatever
+        became of it) and reload the shard from its log, the truth."""
+        rt.shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
+                           error=repr(exc))
+        batches = [batch]
+        while inflight:
+            task, later = inflight.popleft()
+            await asyncio.wait((task,))
+            if not task.cancelled():
+                task.exception()  # retrieved: its failure, if any, is this one's consequence
+            batches.append(later)
+        for each in batches:
+            for fx in each:
+                for future, response in fx.replies:
+                    if not future.done():
+                        future.set_result(fail_response(response, ErrorCode.not_coordinator))
+        rt.writing = False
+        await self._reload_after_failure(rt)
+
+    async def _append(self, rt: _ShardRuntime, writes: list) -> list[tuple[Any, list | None]]:
         """Plain records go out in as few batches as fit; a transactional batch or an end marker is a batch
-        of its own, in the order the operations asked for them."""
+        of its own, in the order the operations asked for them. Every batch's append is started here, in
+        order, before anything is awaited: the log reserves offsets in call order, so a batch of the next
+        turn, appended while this one waits for its fsync, always lands after all of this one. Returns each
+        batch's append result with its plain records (None for a transactional batch or a marker)."""
         now = self.clock.wall_ms()
         compression = self.compression
         encode_key, encode_value = self.codec.encode_key, self.codec.encode_value
+        append = rt.log.append
+        started: list[tuple[asyncio.Future, list | None]] = []
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
+
+        def flush_chunk() -> None:
+            nonlocal chunk, size
+            if chunk:
+                started.append((asyncio.ensure_future(append(encode_batch(chunk, base_timestamp=now,
+                                                                          compression=compression))), chunk))
+                chunk, size = [], 0
+
         for item in writes:
             if isinstance(item, EndMarker):
-                if chunk:
-                    await self._append_batch(rt, chunk, now, compression)
-                    chunk, size = [], 0
+                flush_chunk()
                 rt.transactional = True
-                await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
-                                                          item.coordinator_epoch, item.committed, now))
+                started.append((asyncio.ensure_future(append(end_txn_marker_batch(
+                    item.producer_id, item.producer_epoch, item.coordinator_epoch, item.committed, now))), None))
                 continue
             if isinstance(item, TransactionalRecords):
-                if chunk:
-                    await self._append_batch(rt, chunk, now, compression)
-                    chunk, size = [], 0
+                flush_chunk()
                 rt.transactional = True
                 records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
-                await rt.log.append(encode_batch(records, base_timestamp=now, compression=compression,
-                                                 producer_id=item.producer_id, producer_epoch=item.producer_epoch,
-                                                 is_transactional=True))
+                started.append((asyncio.ensure_future(append(encode_batch(
+                    records, base_timestamp=now, compression=compression, producer_id=item.producer_id,
+                    producer_epoch=item.producer_epoch, is_transactional=True))), None))
                 continue
             key, value = encode_key(item[0]), encode_value(item[1])
             n = len(key) + (len(value) if value else 0) + 32
             if chunk and size + n > MAX_BATCH_BYTES:
-                await self._append_batch(rt, chunk, now, compression)
-                chunk, size = [], 0
+                flush_chunk()
             chunk.append((key, value, ()))
             size += n
-        if chunk:
-            await self._append_batch(rt, chunk, now, compression)
-
-    async def _append_batch(self, rt: _ShardRuntime, chunk: list[tuple[bytes, bytes | None, tuple]], now: int,
-                            compression: int) -> None:
-        result = await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
-        add = rt.latest.add
-        for delta, (key, value, _headers) in enumerate(chunk):
-            add(result.base_offset + delta, key, value)
+        flush_chunk()
+        if not started:
+            return []
+        results = await asyncio.gather(*(future for future, _ in started), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [(result, records) for result, (_, records) in zip(results, started)]
 
     async def _reload_after_failure(self, rt: _ShardRuntime) -> None:
         for pending in list(rt.outstanding):
