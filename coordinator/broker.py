@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import structlog
 
@@ -111,17 +111,19 @@ class Broker:
                 asyncio.ensure_future(partitions.release_member(group_id, member_id))
             groups.share_member_listener = member_gone
 
-    async def start(self) -> "Broker":
+    async def start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
-        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does. A start that fails part
-        way releases what it took (the port, the data directory lock, open logs)."""
+        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does. Returns once they are
+        loaded; ``on_serving`` is called as soon as connections are accepted and every API answers (the
+        daemon says ``listening on`` then). A start that fails part way releases what it took (the port,
+        the data directory lock, open logs)."""
         try:
-            return await self._start()
+            return await self._start(on_serving)
         except BaseException:
             await self.stop()
             raise
 
-    async def _start(self) -> "Broker":
+    async def _start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         t0 = time.perf_counter()
         if not self.config.data_dir:
             self._temp_dir = Path(tempfile.mkdtemp(prefix="groupcoord-"))
@@ -209,6 +211,8 @@ class Broker:
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
         await self.server.serve()
+        if on_serving is not None:
+            on_serving()
         await self.groups.start()
         await self.transactions.start()
         await self.share_coordinator.start()
