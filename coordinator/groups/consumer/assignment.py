@@ -54,9 +54,13 @@ def update_target_assignment(state: ShardState, group: ConsumerGroup, members: d
     # its members share one frozenset of topic ids (which also makes the assignor's "homogeneous" test cheap).
     by_subscription: dict[tuple, frozenset] = {}
     ids_in_order = sorted(members)
+    last: tuple | None = None
     for member_id in ids_in_order:
         m = members[member_id]
-        subscription = (m.subscribed_topic_names, m.subscribed_topic_regex)
+        names, regex = m.subscribed_topic_names, m.subscribed_topic_regex
+        if last is not None and names == last[0] and regex == last[1]:
+            continue  # as the member before (nearly always): nothing to resolve or hash
+        subscription = last = (names, regex)
         if subscription not in by_subscription:
             ids = set()
             for name in subscribed_names(state, m):

@@ -135,14 +135,15 @@ def uniform_homogeneous(member_ids: list[str], subscribed: frozenset[uuid.UUID],
     topics = sorted((t for t in subscribed if t in partitions), key=text.__getitem__)
     if not topics:
         return {mid: {} for mid in member_ids}
-    wanted = set(topics)
-    held: dict[uuid.UUID, set[int]] = {t: set() for t in topics}
+    # Keyed by the UUID's int: a UUID's own __hash__ is Python code, and these lookups run per member.
+    limits = {t.int: partitions[t] for t in topics}
+    held: dict[int, set[int]] = {t.int: set() for t in topics}
     for assignment in current.values():
         for t, ps in assignment.items():
-            into = held.get(t)
+            into = held.get(t.int)
             if into is not None:
                 into |= ps
-    unassigned = [(t, p) for t in topics for p in range(partitions[t]) if p not in held[t]]
+    unassigned = [(t, p) for t in topics for p in sorted(set(range(partitions[t])) - held[t.int])]
     total = sum(partitions[t] for t in topics)
     minimum, extra = divmod(total, len(member_ids))
     result: dict[str, Assignment] = {}
@@ -158,7 +159,8 @@ def uniform_homogeneous(member_ids: list[str], subscribed: frozenset[uuid.UUID],
         count = 0
         clean = True
         for t, ps in mine.items():
-            if t not in wanted or not ps or max(ps) >= partitions[t]:
+            limit = limits.get(t.int)
+            if limit is None or not ps or max(ps) >= limit:
                 clean = False
                 break
             count += len(ps)
@@ -170,9 +172,9 @@ def uniform_homogeneous(member_ids: list[str], subscribed: frozenset[uuid.UUID],
         kept: dict[uuid.UUID, frozenset[int]] = {}
         order = mine if len(mine) <= 1 else sorted(mine, key=lambda t: text.get(t) or str(t))
         for t in order:
-            if t not in wanted:
+            if t.int not in limits:
                 continue  # no longer subscribed (or gone): the whole topic goes
-            count = partitions[t]
+            count = limits[t.int]
             ps = sorted(p for p in mine[t] if p < count)
             if len(ps) <= quota:
                 quota -= len(ps)
