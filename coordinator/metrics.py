@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import enum
+import re
 from collections import Counter as _Tally
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -32,6 +33,20 @@ DISK_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
 LOAD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0)
 KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
                       "Assigning", "Reconciling")  # the last two: KIP-848 consumer groups
+
+
+_MEMBER_ID = re.compile(r"\b(member|leader) (?!joining\b|during\b|expired\b|rejoined\b)\S+")
+_MEMBER_LIST = re.compile(r"\[[^\]]*\]")
+
+
+def rebalance_reason_label(reason: str) -> str:
+    """The `reason` label of the rebalance counter: what kind of event triggered it, never which member or
+    what the client wrote (``adding new member <id>; client reason: ...`` -> ``adding new member``), so the
+    series stay few however many groups and members come and go (one series per member id would grow the
+    registry, and the cost of each rebalance, with every group ever formed)."""
+    text = reason.split("; client reason:", 1)[0].strip()
+    text = _MEMBER_LIST.sub("members", _MEMBER_ID.sub(r"\1", text))
+    return text or "unknown"
 
 
 class MemberEvent(enum.Enum):
@@ -245,7 +260,7 @@ class BrokerMetrics:
         self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new)).inc()
 
     def on_rebalance(self, group_id: str, generation: int, duration_s: float, reason: str = "") -> None:
-        self.rebalances.labels(reason=reason or "unknown").inc()
+        self.rebalances.labels(reason=rebalance_reason_label(reason)).inc()
         self.rebalance_duration.observe(max(duration_s, 0.0))
 
     def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:

@@ -30,7 +30,6 @@ from groupcoord.coordinator.groups.consumer.member import (
     is_subset,
 )
 from groupcoord.coordinator.groups.consumer.subscriptions import (
-    group_subscription_metadata,
     group_subscription_metadata_cached,
     supported_assignors,
 )
@@ -225,9 +224,9 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         emit(state, fx, records.member_subscription(group.group_id, updated), now)
         bump |= subscription_changed
     if is_new or subscription_changed:
-        members_after = dict(group.members)
-        members_after[member_id] = updated
-        metadata = group_subscription_metadata(state, members_after)
+        # The member's subscription record is applied already (a new member or a changed subscription
+        # always writes one), so the group's members are the members after this heartbeat.
+        metadata = group_subscription_metadata_cached(state, group, exact=True)
     else:  # the union of the group's subscriptions is what it was: no walk over every member
         metadata = group_subscription_metadata_cached(state, group)
     if metadata != group.subscription_metadata:
