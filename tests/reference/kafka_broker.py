@@ -108,6 +108,9 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
+        # The share coordinator's __share_group_state (KIP-932) on a single node, as the two internal topics above.
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
         # Timed-out transactions are looked for every half second (Kafka's default is 10 s), so that the
         # transaction conformance suite's timeout scenario takes seconds; groupcoord's runs with the same.
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
@@ -117,6 +120,13 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         # these two settings (its behaviour before 4.3).
         "group.consumer.assignment.interval.ms": "0",
         "group.consumer.assignor.offload.enable": "false",
+        # Share groups (KIP-932): Kafka 4.3.1 serves them by default (share.version=1 is finalized by the storage
+        # format's defaults). Their target assignment is computed in the heartbeat, as groupcoord does, and
+        # their sessions may be short enough for a scenario to watch one expire.
+        "group.share.assignment.interval.ms": "0",
+        "group.share.assignor.offload.enable": "false",
+        "group.share.min.session.timeout.ms": "6000",
+        "group.share.session.timeout.ms": "6000",
         **config.extra,
     }
     if config.security is not None:
