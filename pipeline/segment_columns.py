@@ -1,19 +1,19 @@
 """Decoding a segment straight into Arrow columns: the data source's fast path.
 
-Nearly every record of a `__consumer_offsets` log is an offset commit, and nearly every commit value is
-OffsetCommitValue v0-v3 with fixed-width fields around one string. So the reader walks each uncompressed
-batch once, keeping for a commit only what the bytes cannot give later (its offset and timestamp deltas, an
-index into a table of the distinct keys, the value's position and length in the segment image), and then
-reads all the values of a chunk at once with numpy (big-endian fields gathered at their positions, metadata
-strings gathered into one Arrow string buffer). No Python object is built per commit: no Record, no value,
-no row tuple, no per-column list of Python values for Arrow to convert.
+Nearly every record of a `__consumer_offsets` log is an offset commit (or its tombstone), and nearly every
+commit value is OffsetCommitValue v0-v3 with fixed-width fields around one string. So the reader walks each
+uncompressed batch once, keeping for a commit only what the bytes cannot give later (its offset and timestamp
+deltas, an index into a table of the distinct keys, the value's position and length in the segment image), and
+then reads all the values of a chunk at once with numpy (big-endian fields gathered at their positions,
+metadata strings gathered into one Arrow string buffer). No Python object is built per commit: no Record, no
+value, no row tuple, no per-column list of Python values for Arrow to convert.
 
-Everything else takes the row-at-a-time reader (`pipeline.record_rows.RowDecoder`), which stays the
-reference for what each row holds: group metadata, KIP-848 records, tombstones, markers, compressed or
-control batches, records with headers, values the vectorised reader does not accept (a version it does not
-read, a negative or overlong metadata length, metadata that is not UTF-8), and any batch that does not walk
-cleanly (the reference reader then reports it as damage with its precise error). Rows keep log order: the
-chunk's fast rows and reference rows are merged back by their position in the chunk.
+Everything else takes the row-at-a-time reader (`pipeline.record_rows.RowDecoder`), which stays the reference
+for what each row holds: group metadata, KIP-848 and share-group records, their tombstones, markers,
+compressed or control batches, records with headers, values the vectorised reader does not accept (a version
+it does not read, a negative or overlong metadata length, metadata that is not UTF-8), and any batch that does
+not walk cleanly (the reference reader then reports it as damage with its precise error). Rows keep log order:
+the chunk's fast rows and reference rows are merged back by their position in the chunk.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from groupcoord.pipeline.segment_scan import Damage, check_batch, frame_batches
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _KEY_TABLE_LIMIT = 200_000
-_OFFSET_COMMIT = RecordKind.OFFSET_COMMIT.value
+_OFFSET_KINDS = [RecordKind.OFFSET_COMMIT.value, RecordKind.OFFSET_COMMIT_TOMBSTONE.value]
 
 
 class _WalkFailed(Exception):
@@ -265,7 +265,7 @@ class SegmentColumnsDecoder:
             if i != record_end:
                 raise _WalkFailed
             kid = -1
-            if key is not None and value_len >= 0:
+            if key is not None:
                 kid = key_ids.get(key)
                 if kid is None:
                     kid = add_key(key)
@@ -321,6 +321,8 @@ class SegmentColumnsDecoder:
 
     def _fast_columns(self, chunk: _Chunk, values: tuple) -> pa.RecordBatch:
         _, offset, epoch, metadata, commit, expire = values
+        value_lengths = np.array(chunk.value_lengths, np.int64)
+        tombstone = value_lengths < 0
         n = len(chunk.offset_deltas)
         counts = np.array(chunk.batch_counts, np.int64)
 
@@ -342,17 +344,17 @@ class SegmentColumnsDecoder:
             "log_offset": pa.array(repeat(chunk.base_offsets, np.int64) + np.array(chunk.offset_deltas, np.int64)),
             "timestamp": pa.array(timestamps),
             "batch_timestamp": pa.array(max_timestamps),
-            "kind": pa.array([_OFFSET_COMMIT], pa.string()).take(zeros),
+            "kind": pa.array(_OFFSET_KINDS, pa.string()).take(pa.array(tombstone.astype(np.int64))),
             "producer_id": pa.array(repeat(chunk.producer_ids, np.int64)),
             "is_transactional": pa.array(repeat(chunk.transactional, bool)),
-            "record_bytes": pa.array((key_lengths[kid] + np.array(chunk.value_lengths, np.int64)).astype(np.int32)),
+            "record_bytes": pa.array((key_lengths[kid] + np.maximum(value_lengths, 0)).astype(np.int32)),
             "group": groups.take(take),
             "topic": topics.take(take),
             "partition": partitions.take(take),
-            "committed_offset": pa.array(offset),
-            "leader_epoch": pa.array(epoch),
+            "committed_offset": pa.array(offset, mask=tombstone),
+            "leader_epoch": pa.array(epoch, mask=tombstone),
             "metadata": metadata,
-            "commit_timestamp": pa.array(commit),
+            "commit_timestamp": pa.array(commit, mask=tombstone),
             "expire_timestamp": expire,
         }
         arrays = [columns[name] if name in columns else pa.nulls(n, type_)
@@ -381,7 +383,8 @@ class SegmentColumnsDecoder:
             start, max_timestamp = chunk.value_positions[row], chunk.max_timestamps[b]
             record = make_record(chunk.base_offsets[b] + chunk.offset_deltas[row],
                                  chunk.base_timestamps[b] + chunk.timestamp_deltas[row],
-                                 key_bytes[chunk.key_ids[row]], buf[start:start + chunk.value_lengths[row]], ())
+                                 key_bytes[chunk.key_ids[row]],
+                                 None if chunk.value_lengths[row] < 0 else buf[start:start + chunk.value_lengths[row]], ())
             rebuilt.slow.append((int(fast_seq[row]), self.rows.record_row(
                 (self.offsets_partition, self.segment_name, chunk.batch_positions[b]), record,
                 max_timestamp if chunk.append_time[b] else None, max_timestamp, chunk.producer_ids[b],
@@ -400,7 +403,8 @@ _PER_BATCH = ("batch_positions", "base_offsets", "base_timestamps", "max_timesta
 
 def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):
     """OffsetCommitValue v0-v3 read at every position at once, as `offsets_records.offset_value_fields` reads
-    one: (accepted mask, offset, leader epoch, metadata, commit timestamp, expire timestamp). A value is
+    one: (accepted mask, offset, leader epoch, metadata, commit timestamp, expire timestamp); a negative length
+    is a tombstone (accepted, its value columns null). A value is
     accepted when its version is 0-3, its metadata length is not negative, the fields fit in the value and
     the metadata is UTF-8; trailing bytes are ignored, as that reader ignores them."""
     n = len(vpos)
@@ -411,6 +415,7 @@ def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):
     tail = np.where(version == 1, 16, 8)
     has_header = (version >= 0) & (version <= 3) & (vlen >= header)
     mlen = np.where(has_header, _be(u8, safe(vpos + header - 2, has_header), ">i2"), -1).astype(np.int64)
+    tombstone = vlen < 0
     ok = has_header & (mlen >= 0) & (header + mlen + tail <= vlen)
     mlen = np.where(ok, mlen, 0)
     offset = _be(u8, safe(vpos + 2, ok), ">i8")
@@ -418,7 +423,7 @@ def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):
     tail_at = safe(vpos + header + mlen, ok)
     commit = _be(u8, tail_at, ">i8")
     expire_raw = _be(u8, safe(tail_at + 8, ok & (version == 1)), ">i8")
-    expire = pa.array(expire_raw, mask=(version != 1) | (expire_raw == -1))
+    expire = pa.array(expire_raw, mask=(version != 1) | (expire_raw == -1) | tombstone)
     ends = np.zeros(n + 1, np.int64)
     np.cumsum(mlen, out=ends[1:])
     total = int(ends[-1])
@@ -430,7 +435,9 @@ def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):
         data = b""
     if ends[-1] > 2**31 - 1:
         raise ValueError("metadata larger than an Arrow string array holds")
-    metadata = pa.StringArray.from_buffers(n, pa.py_buffer(ends.astype(np.int32).tobytes()), pa.py_buffer(data))
+    validity = pa.array(~tombstone).buffers()[1] if tombstone.any() else None
+    metadata = pa.StringArray.from_buffers(n, pa.py_buffer(ends.astype(np.int32).tobytes()), pa.py_buffer(data),
+                                           validity, int(tombstone.sum()))
     try:
         metadata.validate(full=True)
     except pa.ArrowInvalid:  # not UTF-8 somewhere: find which, those take the reference reader
@@ -439,4 +446,4 @@ def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):
                 bytes(data[ends[row]:ends[row + 1]]).decode()
             except UnicodeDecodeError:
                 ok[row] = False
-    return ok, offset, epoch, metadata, commit, expire
+    return ok | tombstone, offset, epoch, metadata, commit, expire

@@ -4,7 +4,7 @@ The log (tests/pipeline/big_log.py) mixes commits, expiring commits, tombstones,
 generations, committed / aborted / open transactions, several segments per offsets partition, and one
 partition compacted by the project's log cleaner. The replay (tests/pipeline/plain_replay.py) decodes the
 segments with the protocol codecs and applies each job's rules with dicts and sorts; every row and every
-column must match. The default run uses 60,000 records; the 5-million-record run goes through the
+column must match. The default run uses 40,000 records; the 5-million-record run goes through the
 `groupcoord pipeline` commands themselves and is in the full run (GROUPCOORD_FULL_TESTS=1, ~15-25 min on
 two busy cores; `python -m bench.pipeline_bench` measures the same run).
 """
@@ -29,7 +29,7 @@ GENERATION_KEY = ("group", "generation")
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("big") / "data"
-    log = write_big_log(data_dir, 60_000, groups=300, offsets_partitions=4, segment_bytes=256 * 1024, compact=(1,))
+    log = write_big_log(data_dir, 40_000, groups=300, offsets_partitions=4, segment_bytes=256 * 1024, compact=(1,))
     return log, PlainReplay(data_dir)
 
 

@@ -83,7 +83,7 @@ ODD_RECORDS = {
     "one-byte value": (KEY, b"\x00", ()),
     "tombstone": (KEY, None, ()),
     "null key": (None, b"value", ()),
-    "unknown type": (struct.pack(">h", 12) + b"share", b"whatever", ()),
+    "unknown type": (struct.pack(">h", 99) + b"future", b"whatever", ()),
     "truncated key": (KEY[:5], b"v", ()),
     "group metadata": _group_metadata("g", 4),
     "group tombstone": (encode_key(GroupMetadataKey("g")), None, ()),
