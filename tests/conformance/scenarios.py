@@ -15,7 +15,7 @@ from tests.conformance import requests as rq
 from tests.conformance.consumer import ConsumerMember, describe_consumer_group, list_groups_typed, topic_with_id
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
-from tests.conformance.share import ShareMember, describe_share_group
+from tests.conformance.share import ShareMember, describe_share_group, member_id as share_member_id
 from tests.conformance.transcript import Observation
 
 ROUNDROBIN = Protocol("roundrobin")
@@ -762,27 +762,32 @@ async def share_group_two_members_split_partitions(s: Session) -> None:
 @scenario(*SHARE_APIS)
 async def share_group_three_members(s: Session) -> None:
     """Three members on six partitions get two each; on two partitions they share them (Kafka's
-    desiredSharing: each partition goes to ceil(members / partitions) members)."""
+    desiredSharing: each partition goes to ceil(members / partitions) members). The first member waits
+    for its partitions, so the others join a group whose share-partition state exists."""
     labels: dict = {}
     six, _ = await topic_with_id(s, "sg-six", 6, labels)
     group = await s.group("sg-three")
-    members = [await ShareMember.create(s, label, group, labels) for label in ("A", "B", "C")]
-    for m in members:
+    a, b, c = [await ShareMember.create(s, label, group, labels) for label in ("A", "B", "C")]
+    await a.join((six,))
+    await a.until_assigned(_at_least(6))
+    for m in (b, c):
         await m.join((six,), exact=False)
-    for m in members:
+    for m in (a, b, c):
         await m.until_assigned(lambda n: n == 2, exact=False)
     await describe_share_group(s, "ShareGroupDescribe, three members on six partitions", group, labels, exact=False)
-    for m in members:
+    for m in (a, b, c):
         await m.leave()
     two, _ = await topic_with_id(s, "sg-two", 2, labels)
     shared = await s.group("sg-shared")
-    members = [await ShareMember.create(s, label, shared, labels) for label in ("D", "E", "F")]
-    for m in members:
-        await m.join((two,), exact=False)
-    for m in members:
-        await m.until_assigned(_at_least(1), exact=False)
-    await describe_share_group(s, "ShareGroupDescribe, three members sharing two partitions", shared, labels, exact=False)
-    for m in members:
+    d, e, f = [await ShareMember.create(s, label, shared, labels) for label in ("D", "E", "F")]
+    await d.join((two,))
+    await d.until_assigned(_at_least(2))
+    for m in (e, f):
+        await m.join((two,), exact=None)
+    for m in (d, e, f):
+        await m.until_assigned(_at_least(1), exact=None)
+    await describe_share_group(s, "ShareGroupDescribe, three members sharing two partitions", shared, labels, exact=None)
+    for m in (d, e, f):
         await m.leave()
 
 
@@ -814,8 +819,9 @@ async def share_group_epochs_and_unknown_members(s: Session) -> None:
     await a.heartbeat(step="A with a future epoch", epoch=a.epoch + 5)
     await a.heartbeat(step="A with the previous epoch", epoch=a.epoch - 1)
     await a.heartbeat(step="A with an old epoch", epoch=1)
-    await a.send("a member that never joined", a.epoch, member_id=s.name("member", "ghost"))
-    await a.send("a member that never joined leaves", -1, member_id=s.name("member", "ghost"))
+    await a.send("a member that never joined", a.epoch, member_id=share_member_id(s, "ghost"))
+    await a.send("a member that never joined leaves", -1, member_id=share_member_id(s, "ghost"))
+    await a.send("a member id longer than 36 characters", a.epoch, member_id="m" * 37)
     await a.send("A rejoins with epoch 0", 0, topics=(topic,))
     await a.leave()
 

@@ -167,7 +167,9 @@ def test_a_group_id_has_one_type(h):
     assert (r["error_code"], r["error_message"]) == (ErrorCode.group_id_not_found, "Group shared is not a consumer group.")
     assert h.join("shared").error == ErrorCode.inconsistent_group_protocol
     assert h.commit("shared", {("orders", 0): 5}) == {("orders", 0): ErrorCode.group_id_not_found}
-    assert h.fetch("shared")["error_code"] == ErrorCode.group_id_not_found
+    fetched = h.fetch("shared", (("orders", (0,)),))
+    assert fetched["error_code"] == ErrorCode.none  # Kafka: every partition -1, no error
+    assert [p["committed_offset"] for t in fetched["topics"] for p in t["partitions"]] == [-1]
 
 
 def test_a_restart_replays_the_same_group(h):
