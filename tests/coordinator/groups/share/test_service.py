@@ -100,7 +100,10 @@ async def test_deleting_an_empty_share_group_deletes_its_state_first(service):
     assert not any(c[0] == "delete" for c in persister.calls)
     await service.share_group_heartbeat(hb("m1", -1))
     assert left == [("g", "m1")]
+    deleted: list[str] = []
+    service.share_group_deleted_listener = deleted.append
     assert (await service.delete_groups(["g"])) == [{"group_id": "g", "error_code": ErrorCode.none}]
+    assert deleted == ["g"]
     assert ("delete", "g", ((ORDERS, 0), (ORDERS, 1), (ORDERS, 2))) in persister.calls
     assert not persister.initialized
     assert not service.share_group_exists("g")
