@@ -875,3 +875,19 @@ async def share_group_session_timeout(s: Session) -> None:
     await a.until_assigned(_at_least(2), step="A has every partition again")
     await b.heartbeat(step="B heartbeats after its session ran out")
     await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_topic_created_after_the_subscription(s: Session) -> None:
+    """A member subscribed to a topic that does not exist yet has nothing; once the topic exists its
+    share-partition state is initialised and the member gets it."""
+    labels: dict = {}
+    group = await s.group("sg-later")
+    a = await ShareMember.create(s, "A", group, labels)
+    missing = s.name("topic", "sg-later")
+    await a.join((missing,))
+    await a.heartbeat(step="A heartbeats while the topic is missing")
+    await describe_share_group(s, "ShareGroupDescribe while the topic is missing", group, labels)
+    await topic_with_id(s, "sg-later", 2, labels)
+    await a.until_assigned(_at_least(2), step="A has the new topic's partitions")
+    await a.leave()
