@@ -826,8 +826,8 @@ async def share_group_epochs_and_unknown_members(s: Session) -> None:
     await a.leave()
 
 
-@scenario(*SHARE_APIS, Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.JOIN_GROUP, Api.OFFSET_COMMIT,
-          Api.OFFSET_FETCH, Api.LIST_GROUPS, Api.DELETE_GROUPS)
+@scenario(*SHARE_APIS, Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.JOIN_GROUP, Api.HEARTBEAT,
+          Api.SYNC_GROUP, Api.LEAVE_GROUP, Api.OFFSET_COMMIT, Api.OFFSET_FETCH, Api.LIST_GROUPS, Api.DELETE_GROUPS)
 async def share_group_type_conflicts(s: Session) -> None:
     """A group id belongs to one group type: the other types' APIs refuse it with Kafka's errors."""
     labels: dict = {}
@@ -847,6 +847,9 @@ async def share_group_type_conflicts(s: Session) -> None:
     await describe_consumer_group_step(s, "ConsumerGroupDescribe of a share group", shared, labels)
     classic = await s.member("L", shared)
     await classic.join()
+    await classic.heartbeat(generation=1, member_id="classic-member", step="Heartbeat to a share group")
+    await classic.sync(generation=1, member_id="classic-member", step="SyncGroup to a share group")
+    await s.leave("LeaveGroup from a share group", shared, (("classic-member", None),))
     await s.commit_offsets("OffsetCommit to a share group", shared, {(topic, 0): 5})
     await s.fetch_offsets("OffsetFetch of a share group", shared, {topic: (0,)})
     await s.describe(shared, "DescribeGroups v5 of a share group")
