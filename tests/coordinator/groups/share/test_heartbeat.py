@@ -180,3 +180,23 @@ def test_a_restart_replays_the_same_group(h):
     h.restart()
     assert h.sg_describe("g") == before
     assert h.sg_group("g").partitions.initialized == {ORDERS: ("orders", frozenset(range(6)))}
+
+
+def test_partitions_added_to_a_subscribed_topic_are_initialised_and_assigned(h):
+    h.sg_join("g", "m1")
+    assert h.assigned(h.sg("g", "m1", 2)) == {ORDERS: [0, 1, 2, 3, 4, 5]}
+    h.topics.partitions["orders"] = 8  # CreatePartitions
+    r = h.sg("g", "m1", 3)  # the metadata hash changed: epoch bump, partitions 6 and 7 initialised
+    assert r["member_epoch"] == 4
+    assert h.sg_group("g").partitions.initialized[ORDERS][1] == frozenset(range(8))
+    assert h.assigned(h.sg("g", "m1", 4)) == {ORDERS: list(range(8))}
+
+
+def test_a_subscription_to_a_missing_topic_waits_for_it(h):
+    r = h.sg_join("g", "m1", topics=("later",))
+    assert r["member_epoch"] == 2 and h.assigned(r) == {}
+    assert h.sg_group("g").partitions is None
+    h.topics.partitions["later"] = 2
+    h.sg("g", "m1", 2)
+    from tests.coordinator.groups.share.harness import topic_id
+    assert h.assigned(h.sg("g", "m1", 3)) == {topic_id("later"): [0, 1]}
