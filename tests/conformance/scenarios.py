@@ -16,7 +16,7 @@ from tests.conformance.consumer import ConsumerMember, describe_consumer_group, 
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
 from tests.conformance.share import ShareMember, describe_share_group, member_id as share_member_id
-from tests.conformance.transcript import Observation
+from tests.conformance.transcript import Observation, error_name
 
 ROUNDROBIN = Protocol("roundrobin")
 STICKY = Protocol("sticky")
@@ -893,4 +893,22 @@ async def share_group_topic_created_after_the_subscription(s: Session) -> None:
     await describe_share_group(s, "ShareGroupDescribe while the topic is missing", group, labels)
     await topic_with_id(s, "sg-later", 2, labels)
     await a.until_assigned(_at_least(2), step="A has the new topic's partitions")
+    await a.leave()
+
+
+@scenario(*SHARE_APIS, Api.DELETE_TOPICS)
+async def share_group_subscribed_topic_deleted(s: Session) -> None:
+    """A subscribed topic that is deleted leaves the member's assignment (the group epoch moves on)."""
+    labels: dict = {}
+    keep, _ = await topic_with_id(s, "sg-keep", 2, labels)
+    drop, _ = await topic_with_id(s, "sg-drop", 2, labels)
+    group = await s.group("sg-deleted-topic")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.join((keep, drop))
+    await a.until_assigned(_at_least(4))
+    response = await s.admin(rq.delete_topics(drop))
+    s.transcript.record("DeleteTopics sg-drop", errors=[error_name(r.error_code) for r in response.responses])
+    await asyncio.sleep(1.0)  # Kafka's coordinator learns of the deletion from its next metadata image
+    await a.until_assigned(lambda n: n == 2, step="A after the topic was deleted")
+    await describe_share_group(s, "ShareGroupDescribe after the topic was deleted", group, labels)
     await a.leave()

@@ -200,3 +200,13 @@ def test_a_subscription_to_a_missing_topic_waits_for_it(h):
     h.sg("g", "m1", 2)
     from tests.coordinator.groups.share.harness import topic_id
     assert h.assigned(h.sg("g", "m1", 3)) == {topic_id("later"): [0, 1]}
+
+
+def test_a_deleted_topic_leaves_the_share_state_metadata_and_the_assignment(h):
+    h.sg_join("g", "m1", topics=("orders", "payments"))
+    h.sg("g", "m1", 2)
+    del h.topics.partitions["payments"]  # DeleteTopics
+    r = h.sg("g", "m1", 3)
+    assert r["member_epoch"] == 4 and h.assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}
+    assert set(h.sg_group("g").partitions.initialized) == {ORDERS}
+    assert h.sg("g", "m1", 4)["member_epoch"] == 4  # no further bump: nothing is pending any more
