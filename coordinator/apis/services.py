@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
     from ..security.authorizer import Authorizer
+    from ..share.coordinator_service import ShareCoordinator
+    from ..share.partition_manager import SharePartitionManager
     from ..transactions.service import TransactionCoordinator
 
 ENCODED_BODIES_PER_API = 256
@@ -73,6 +75,10 @@ class Services:
     credentials: CredentialStore = field(default_factory=CredentialStore.in_memory)
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     authorizer: Authorizer | None = None
+    share_coordinator: ShareCoordinator | None = None  # the __share_group_state coordinator (KIP-932)
+    share_partitions: SharePartitionManager | None = None  # share partitions and share sessions (ShareFetch)
+    share_persister: Any = None  # coordinator/share/persister.py: what the group side calls
+    share_offsets: Any = None  # coordinator/share/offsets_admin.py: the share-group offsets admin APIs
 
     def identity_for(self, listener: str) -> ClusterIdentity:
         """This broker as the clients of one listener must reach it (its advertised address)."""
