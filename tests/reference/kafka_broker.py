@@ -123,9 +123,6 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         # Share groups (KIP-932): Kafka 4.3.1 serves them by default (share.version=1 is finalized by the storage
         # format's defaults). Their target assignment is computed in the heartbeat, as groupcoord does, and
         # their sessions may be short enough for a scenario to watch one expire.
-        # The share coordinator's __share_group_state must fit on one broker (Kafka's default is 3 replicas).
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
         "group.share.assignment.interval.ms": "0",
         "group.share.assignor.offload.enable": "false",
         "group.share.min.session.timeout.ms": "6000",
