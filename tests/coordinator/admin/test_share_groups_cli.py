@@ -57,5 +57,11 @@ async def test_share_groups_are_listed_and_described_like_kafka_share_groups(gro
     code, out, _ = await run(bootstrap, capsys, "groups", "describe", "workers", "--members", "--json")
     assert json.loads(out)[0]["assignment"] == [{"topic": "queue", "partition": 0}, {"topic": "queue", "partition": 1}]
 
+    code, out, _ = await run(bootstrap, capsys, "groups", "describe", "workers")
+    assert code == 0
+    header, *rows = [line.split() for line in out.splitlines()]
+    assert header == ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG"]
+    assert [row[:3] for row in rows] == [["workers", "queue", "0"], ["workers", "queue", "1"]]
+
     code, out, _ = await run(bootstrap, capsys, "groups", "list", "--type", "consumer")
     assert out.splitlines() == ["GROUP TYPE STATE"]
