@@ -912,3 +912,22 @@ async def share_group_subscribed_topic_deleted(s: Session) -> None:
     await a.until_assigned(lambda n: n == 2, step="A after the topic was deleted")
     await describe_share_group(s, "ShareGroupDescribe after the topic was deleted", group, labels)
     await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_members_with_different_subscriptions(s: Session) -> None:
+    """Heterogeneous subscriptions: each topic is shared out among the members subscribed to it."""
+    labels: dict = {}
+    both, _ = await topic_with_id(s, "sg-het-both", 4, labels)
+    only_b, _ = await topic_with_id(s, "sg-het-b", 2, labels)
+    group = await s.group("sg-het")
+    a, b = [await ShareMember.create(s, label, group, labels) for label in ("A", "B")]
+    await a.join((both,))
+    await a.until_assigned(_at_least(4))
+    await b.join((both, only_b), exact=False)
+    await b.until_assigned(lambda n: n == 4, exact=False)
+    await a.until_assigned(lambda n: n == 2, exact=False)
+    await describe_share_group(s, "ShareGroupDescribe with different subscriptions", group, labels, exact=False)
+    await a.leave()
+    await b.until_assigned(lambda n: n == 6, step="B after A left")
+    await b.leave()
