@@ -120,6 +120,8 @@ class GroupCoordinatorService:
         await self._runtime.start()
 
     async def stop(self) -> None:
+        for task in list(self._background):  # share-partition initialisations still in flight: a later heartbeat retries
+            task.cancel()
         await self._runtime.stop()
 
     def shards(self) -> list:
