@@ -210,3 +210,14 @@ def test_a_deleted_topic_leaves_the_share_state_metadata_and_the_assignment(h):
     assert r["member_epoch"] == 4 and h.assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}
     assert set(h.sg_group("g").partitions.initialized) == {ORDERS}
     assert h.sg("g", "m1", 4)["member_epoch"] == 4  # no further bump: nothing is pending any more
+
+
+def test_per_group_share_session_timeout_and_heartbeat_interval_apply(h):
+    overrides = {("slow", "share.session.timeout.ms"): "60000", ("slow", "share.heartbeat.interval.ms"): "7000"}
+    h.shard.state.group_config = lambda group_id, name: overrides.get((group_id, name))
+    assert h.sg_join("slow", "m1")["heartbeat_interval"] == 7000
+    assert h.sg_join("fast", "m1")["heartbeat_interval"] == 5000
+    h.advance(50_000)  # past the broker's 45 s, within the group's 60 s
+    assert set(h.sg_group("slow").members) == {"m1"} and not h.sg_group("fast").members
+    h.advance(10_001)
+    assert not h.sg_group("slow").members
