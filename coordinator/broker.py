@@ -110,6 +110,9 @@ class Broker:
                 partitions.sessions.remove_member(group_id, member_id)
                 asyncio.ensure_future(partitions.release_member(group_id, member_id))
             groups.share_member_listener = member_gone
+        if hasattr(groups, "share_group_deleted_listener"):
+            # A deleted share group's cached share partitions go too (its state was deleted first).
+            groups.share_group_deleted_listener = lambda group_id: partitions.forget(group_id)
 
     async def start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is

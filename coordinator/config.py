@@ -93,6 +93,18 @@ def _optional_password(value: Any) -> Password | None:
 LISTENER_PREFIX = "listener.name."
 
 
+def _int_between(low: int, high: int) -> Callable[[Any], int]:
+    """An int within [low, high], as Kafka's ConfigDef ``between`` (atLeast when high is the int maximum)."""
+
+    def convert(value: Any) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"value must be between {low} and {high}, got {number}")
+        return number
+
+    return convert
+
+
 def is_listener_setting(name: str) -> bool:
     """``listener.name.<listener>.<setting>``: Kafka's per-listener overrides (``...scram-sha-512.sasl.jaas.config``)."""
     return name.startswith(LISTENER_PREFIX) and name.count(".") >= 3
@@ -234,10 +246,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
             "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
             "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
-    Setting("group.share.session.timeout.ms", 45000, int, "share-group (KIP-932) member session timeout"),
-    Setting("group.share.heartbeat.interval.ms", 5000, int, "heartbeat interval told to share-group members"),
-    Setting("group.share.max.size", 200, int, "maximum members of a share group"),
-    Setting("group.share.initialize.retry.interval.ms", 30000, int, "how long a share partition may stay "
+    Setting("group.share.session.timeout.ms", 45000, _int_between(1, 2**31 - 1),
+            "share-group (KIP-932) member session timeout"),
+    Setting("group.share.heartbeat.interval.ms", 5000, _int_between(1, 2**31 - 1),
+            "heartbeat interval told to share-group members"),
+    Setting("group.share.max.size", 200, _int_between(1, 1000), "maximum members of a share group (1-1000)"),
+    Setting("group.share.initialize.retry.interval.ms", 30000, _int_between(1, 2**31 - 1), "how long a share partition may stay "
             "\"initializing\" before a heartbeat asks the share coordinator to initialise it again"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),

@@ -392,9 +392,10 @@ class StateCollector(Collector):
         for state in sorted(set(KNOWN_GROUP_STATES) | set(by_state)):
             states.add_metric([state], by_state.get(state, 0))
         yield states
-        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic and consumer)")
+        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic, consumer and share)")
         members.add_metric([], sum(_count(getattr(g, "members", ())) for g in groups))
         yield members
+        yield from self._share_groups(groups)
         yield self._lag(groups)
         purgatory = GaugeMetricFamily(f"{PREFIX}_purgatory_size", "Operations parked in a purgatory",
                                       labels=["purgatory"])
@@ -404,6 +405,19 @@ class StateCollector(Collector):
         yield from self._fetch_sessions()
         yield from self._transactions()
         yield from self._health()
+
+    @staticmethod
+    def _share_groups(groups: list[Any]) -> Iterator[Any]:
+        """KIP-932 share groups by state (Empty, Stable) and their members (also counted in the totals above)."""
+        share = [g for g in groups if getattr(g, "protocol_type", None) == "share"]
+        by_state = _Tally(getattr(g, "state", "Unknown") for g in share)
+        gauge = GaugeMetricFamily(f"{PREFIX}_share_groups", "Share groups by state", labels=["state"])
+        for state in sorted({"Empty", "Stable"} | set(by_state)):
+            gauge.add_metric([state], by_state.get(state, 0))
+        yield gauge
+        members = GaugeMetricFamily(f"{PREFIX}_share_group_members", "Members of all share groups")
+        members.add_metric([], sum(_count(getattr(g, "members", ())) for g in share))
+        yield members
 
     def _health(self) -> Iterator[Any]:
         if self.health is None:

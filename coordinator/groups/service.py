@@ -84,6 +84,8 @@ class GroupCoordinatorService:
         # partitions count as initialised at once.
         self.share_persister: Any = None
         self._share_member_listener: Callable[[str, str], None] | None = None
+        # Told a share group's id once DeleteGroups removed it (the share partitions drop what they cached).
+        self.share_group_deleted_listener: Callable[[str], None] | None = None
         self._background: set[asyncio.Task] = set()
         self._log = structlog.get_logger("groupcoord.groups.share")
 
@@ -121,6 +123,8 @@ class GroupCoordinatorService:
         await self._runtime.start()
 
     async def stop(self) -> None:
+        for task in list(self._background):  # share-partition initialisations still in flight: a later heartbeat retries
+            task.cancel()
         await self._runtime.stop()
 
     def shards(self) -> list:
@@ -417,13 +421,19 @@ class GroupCoordinatorService:
 
     async def delete_groups(self, group_ids: list[str]) -> list[dict]:
         async def one(group_id: str) -> dict:
-            if group_id:
-                share_error = await self._delete_share_state(group_id)
-                if share_error is not None and share_error != ErrorCode.none:
-                    return {"group_id": group_id, "error_code": share_error}
-            return await self._run(
+            share_error = await self._delete_share_state(group_id) if group_id else None
+            if share_error is not None and share_error != ErrorCode.none:
+                return {"group_id": group_id, "error_code": share_error}
+            result = await self._run(
                 group_id, lambda s, t, now: s.handle_delete_group(group_id, t, now), lambda e: {"group_id": group_id, "error_code": e}
             )
+            listener = self.share_group_deleted_listener
+            if share_error is not None and result["error_code"] == ErrorCode.none and listener is not None:
+                try:
+                    listener(group_id)
+                except Exception as exc:  # the deletion is durable; a listener's failure is only logged
+                    self._log.error("share group deletion listener failed", group_id=group_id, error=repr(exc))
+            return result
 
         return list(await asyncio.gather(*(one(g) for g in group_ids)))
 

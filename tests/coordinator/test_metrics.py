@@ -232,3 +232,22 @@ def test_fetch_sessions_are_counted_from_the_session_cache():
     assert s[("groupcoord_fetch_session_partitions", ())] == 0
     assert s[("groupcoord_fetch_sessions_created_total", ())] == 2
     assert s[("groupcoord_fetch_session_evictions_total", ())] == 1
+
+
+def test_share_groups_are_counted_by_state_with_their_members():
+    from groupcoord.coordinator.groups.views import MemberView, share_group_view
+    from groupcoord.coordinator.groups.share.group import ShareGroup
+    from groupcoord.coordinator.groups.share.member import ShareMember
+
+    busy = ShareGroup("queue")
+    busy.members = {"m1": ShareMember("m1"), "m2": ShareMember("m2")}
+    groups = FakeGroups(groups=[share_group_view(busy), share_group_view(ShareGroup("idle")),
+                                FakeGroup("classic", GroupState.STABLE, ["c1"])], offsets={})
+    m = BrokerMetrics()
+    m.attach_state_sources(groups, FakeTopics({}))
+    s = samples(m)
+    assert s[("groupcoord_share_groups", (("state", "Stable"),))] == 1
+    assert s[("groupcoord_share_groups", (("state", "Empty"),))] == 1
+    assert s[("groupcoord_share_group_members", ())] == 2
+    assert s[("groupcoord_members", ())] == 3
+    assert isinstance(share_group_view(busy).members[0], MemberView)
