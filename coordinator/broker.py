@@ -39,6 +39,9 @@ from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .security.authorizer import Authorizer, authorizer_from_config
 from .security.credentials import CredentialStore
+from .quotas.managers import QuotaManagers
+from .quotas.store import ClientQuotaStore
+from .quotas.throttling import Throttler
 from .server import listener_security
 from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
@@ -69,6 +72,7 @@ class Broker:
         self.groups: GroupCoordinatorService | None = None
         self.authorizer: Authorizer | None = None
         self.credentials: CredentialStore | None = None
+        self.quotas: ClientQuotaStore | None = None
         self.listeners: list[Listener] = []
         self.transactions: TransactionCoordinator | None = None
         self.host = ""
@@ -163,10 +167,11 @@ class Broker:
         self.transactions.set_data_marker_writer(write_data_markers)
         if cfg.transaction_partition_verification_enable:
             dataplane.set_transaction_verifier(self.transactions.verifier)
+        self.quotas = self._open_client_quotas(data_dir)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer,
-                                                transactions=self.transactions))
+                                                transactions=self.transactions, quotas=self.quotas))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
@@ -185,6 +190,24 @@ class Broker:
         log.info("broker started", bootstrap=self.bootstrap_servers, data_dir=str(data_dir),
                  metrics_port=self.metrics_port or None, seconds=round(self.startup_seconds, 4))
         return self
+
+    def _open_client_quotas(self, data_dir: Path) -> ClientQuotaStore:
+        """The persisted client quotas and their managers; the server throttles only while a quota exists."""
+        cfg = self.config
+        managers = QuotaManagers(cfg.quota_window_num, cfg.quota_window_size_seconds)
+        throttler = Throttler(managers)
+        server = self.server
+
+        def refresh() -> None:
+            if server is not None:
+                server.quotas = throttler if managers.enabled else None
+                server.connection_quotas = managers.connections if managers.connections.enabled else None
+
+        store = ClientQuotaStore.open(data_dir, managers, on_change=refresh)
+        refresh()
+        if self.metrics is not None:
+            self.metrics.attach_quotas(managers)
+        return store
 
     async def stop(self) -> None:
         """Stop accepting, let in-flight requests finish, flush and close every log."""

@@ -280,6 +280,8 @@ SETTINGS: tuple[Setting, ...] = (
             "how often expired transactional ids are looked for"),
     Setting("transaction.partition.verification.enable", True, _bool,
             "a transactional Produce is refused for a partition not added to its transaction (KIP-890 part 1)"),
+    Setting("quota.window.num", 11, int, "samples kept for client quotas (a rate is measured over them)"),
+    Setting("quota.window.size.seconds", 1, int, "time span of one client quota sample"),
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),

@@ -19,6 +19,7 @@ from ..security.credentials import CredentialStore
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
+    from ..quotas.store import ClientQuotaStore
     from ..security.authorizer import Authorizer
     from ..transactions.service import TransactionCoordinator
 
@@ -73,6 +74,7 @@ class Services:
     credentials: CredentialStore = field(default_factory=CredentialStore.in_memory)
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     authorizer: Authorizer | None = None
+    quotas: ClientQuotaStore | None = None  # the client quotas (Describe/AlterClientQuotas); the broker always sets it
 
     def identity_for(self, listener: str) -> ClusterIdentity:
         """This broker as the clients of one listener must reach it (its advertised address)."""

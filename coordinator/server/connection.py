@@ -73,6 +73,7 @@ class KafkaConnection(asyncio.Protocol):
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flush_scheduled = False
+        self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -127,6 +128,7 @@ class KafkaConnection(asyncio.Protocol):
         else:
             deadlines.frame_complete(self)
         dispatcher = self.server.dispatcher
+        quotas = self.server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)
         for frame in frames:
             if self._gate is not None and gate_frame(self, self._gate, frame):
                 if self._closed:
@@ -139,6 +141,8 @@ class KafkaConnection(asyncio.Protocol):
             except CloseConnection as exc:
                 self._abort(exc.reason, **exc.details)
                 return
+            if quotas is not None:
+                decoded = quotas.wrap(self, decoded, len(frame))
             self._run(decoded)
             if self._closed:
                 return
@@ -279,12 +283,28 @@ class KafkaConnection(asyncio.Protocol):
                 self.transport.pause_reading()
         elif (
             not self._closing
+            and not self._muted
             and not self._writing_paused
             and owed <= cfg.connection_max_inflight_requests // 2
             and buffered <= cfg.connection_max_buffered_bytes // 2
         ):
             self._reading_paused = False
             self.transport.resume_reading()
+
+    def mute_for(self, seconds: float) -> None:
+        """A client quota was exceeded: read nothing more from this client for ``seconds`` (Kafka mutes the
+        channel for the throttle time; the answer that carries the throttle time still leaves at once)."""
+        if self._closed or self.transport is None:
+            return
+        self._muted = True
+        if not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        asyncio.get_running_loop().call_later(seconds, self._unmute)
+
+    def _unmute(self) -> None:
+        self._muted = False
+        self._update_reading()
 
     @property
     def reading_paused(self) -> bool:
