@@ -72,24 +72,35 @@ class Throttler:
         started = decoded.started
 
         def handler(ctx: Any, request: Any) -> Any:
+            produced = self._charge_produce(conn, ctx, request_size) if ctx.api_key == _PRODUCE else 0
             result = inner(ctx, request)
             if asyncio.iscoroutine(result):
                 spent = [time.perf_counter() - started]
-                return self._later(conn, wrapped, _timed(result, spent), spent, request_size)
+                return self._later(conn, wrapped, _timed(result, spent), spent, produced)
             if isinstance(result, asyncio.Future):
                 spent = [time.perf_counter() - started]
-                return self._later(conn, wrapped, result, spent, request_size)
-            return self.charge(conn, wrapped, result, time.perf_counter() - started, request_size)
+                return self._later(conn, wrapped, result, spent, produced)
+            return self.charge(conn, wrapped, result, time.perf_counter() - started, produced)
 
         wrapped.handler = handler
         return wrapped
 
-    async def _later(self, conn: Any, decoded: "Decoded", awaitable: Any, spent: list[float], size: int) -> Any:
+    async def _later(self, conn: Any, decoded: "Decoded", awaitable: Any, spent: list[float], produced: int) -> Any:
         result = await awaitable
-        return self.charge(conn, decoded, result, spent[0], size)
+        return self.charge(conn, decoded, result, spent[0], produced)
 
-    def charge(self, conn: Any, decoded: "Decoded", result: Any, seconds: float, request_size: int) -> Any:
-        """Record the request against its quotas; throttle the answer and the connection if one is exceeded."""
+    def _charge_produce(self, conn: Any, ctx: Any, request_size: int) -> int:
+        """A Produce's bytes are charged as it is read, and the connection muted at once if they exceed the
+        quota: Kafka would read nothing more from it before answering, so nothing pipelined behind it may
+        slip through before the mute (the answer, carrying the throttle time, still leaves when ready)."""
+        throttle = self.managers.produce.record(ctx.principal.name, ctx.client_id or "", request_size)
+        if throttle > 0:
+            conn.mute_for(throttle / 1000.0)
+        return throttle
+
+    def charge(self, conn: Any, decoded: "Decoded", result: Any, seconds: float, produced: int) -> Any:
+        """Record the request against its quotas; throttle the answer and the connection if one is exceeded.
+        ``produced``: the throttle time a Produce's bytes earned when it was read."""
         m = self.managers
         ctx = decoded.ctx
         user = ctx.principal.name
@@ -102,7 +113,7 @@ class Throttler:
         bandwidth_throttle = 0
         manager = m.request
         if api == _PRODUCE:
-            bandwidth_throttle = m.produce.record(user, client_id, request_size, now)
+            bandwidth_throttle = produced
             if bandwidth_throttle > request_throttle:
                 manager = m.produce
         elif api == _FETCH and type(result) is dict:
