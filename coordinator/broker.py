@@ -34,6 +34,7 @@ from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
 from .ops.logging import use_standard_logging_unless_configured
 from .dataplane.service import DataPlane
+from .dataplane.group_configs import GroupConfigSource
 from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
@@ -47,6 +48,8 @@ from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
 from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
+
+_NONE: dict[str, str] = {}
 
 log = structlog.get_logger("groupcoord.broker")
 
@@ -150,6 +153,8 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        dynamic = self.dataplane.dynamic_configs
+        self.groups.use_group_configs(GroupConfigSource(cfg, lambda group_id: dynamic.groups.get(group_id, _NONE)))
         self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
         if self.authorizer is not None:
             self.groups.filter_regex_topics(self.authorizer.visible_to_member)

@@ -227,13 +227,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.min.session.timeout.ms", 6000, int, "smallest session timeout a member may ask for"),
     Setting("group.max.session.timeout.ms", 1800000, int, "largest session timeout a member may ask for"),
     Setting("group.max.size", 2147483647, int, "maximum members of a classic group"),
-    Setting("group.consumer.session.timeout.ms", 45000, int, "consumer-protocol (KIP-848) member session timeout"),
-    Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members"),
+    Setting("group.consumer.session.timeout.ms", 45000, int, "consumer-protocol (KIP-848) member session timeout "
+            "(a group's consumer.session.timeout.ms config overrides it)"),
+    Setting("group.consumer.min.session.timeout.ms", 45000, int, "smallest consumer.session.timeout.ms a group config may set"),
+    Setting("group.consumer.max.session.timeout.ms", 60000, int, "largest consumer.session.timeout.ms a group config may set"),
+    Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members "
+            "(a group's consumer.heartbeat.interval.ms config overrides it)"),
+    Setting("group.consumer.min.heartbeat.interval.ms", 5000, int, "smallest consumer.heartbeat.interval.ms a group config may set"),
+    Setting("group.consumer.max.heartbeat.interval.ms", 15000, int, "largest consumer.heartbeat.interval.ms a group config may set"),
     Setting("group.consumer.max.size", 2147483647, int, "maximum members of a consumer-protocol group"),
     Setting("group.consumer.assignors", "uniform,range", str, "server-side assignors of consumer-protocol groups, the first is the default"),
     Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
             "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
             "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
+    Setting("group.consumer.min.assignment.interval.ms", 0, int, "smallest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.consumer.max.assignment.interval.ms", 15000, int, "largest consumer.assignment.interval.ms a group config may set"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
     Setting("offsets.topic.compression.codec", 0, int, "codec of the coordinator's own batches (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"),

@@ -19,7 +19,7 @@ from groupcoord.storage.config import InvalidConfigError
 from groupcoord.coordinator.dataplane import topic_configs
 from groupcoord.coordinator.dataplane.configs import DYNAMIC_BROKER_CONFIGS, ResourceType
 from groupcoord.coordinator.dataplane.dynamic_configs import CLUSTER_DEFAULT, DynamicConfigs
-from groupcoord.coordinator.dataplane.group_configs import validate_group_config
+from groupcoord.coordinator.dataplane.group_configs import InvalidGroupConfig, validate_group_configs
 from groupcoord.coordinator.dataplane.names import topic_name_error
 from groupcoord.coordinator.dataplane.topic_configs import ConfigType
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
@@ -177,10 +177,10 @@ class ConfigChangeService:
                 self._dynamic.persist()
                 await self._catalog.refresh_log_configs()
             return AlterResult()
-        for key, value in values.items():
-            problem = validate_group_config(key, value)
-            if problem is not None:
-                raise _Refused(ErrorCode.invalid_config, problem)
+        try:
+            validate_group_configs(values, self._config)
+        except InvalidGroupConfig as exc:
+            raise _Refused(ErrorCode.invalid_config, str(exc)) from None
         if not validate_only:
             self._dynamic.groups[name] = dict(values)
             self._dynamic.persist()

@@ -108,15 +108,14 @@ class DescribeConfigsService:
         out = []
         for name in sorted(GROUP_CONFIGS):
             defn = GROUP_CONFIGS[name]
-            attr = defn.broker_synonym.replace(".", "_")
-            default = getattr(self._config, attr, defn.default)
+            default = defn.broker_default(self._config)
             source = ConfigSource.DEFAULT_CONFIG if default == defn.default else ConfigSource.STATIC_BROKER_CONFIG
-            chain = [(defn.broker_synonym, str(default), source)]
+            chain = [(defn.broker_synonym or name, _render(default), source)]
             if name in overrides:
                 chain.insert(0, (name, overrides[name], ConfigSource.GROUP_CONFIG))
             synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else [])
             chain = [(v, s) for _, v, s in chain]
-            out.append(_entry(name, chain[0][0], chain[0][1], ConfigType.INT, False, synonyms))
+            out.append(_entry(name, chain[0][0], chain[0][1], defn.type, False, synonyms))
         return out
 
     def broker_configs(self, include_synonyms: bool) -> list[dict]:

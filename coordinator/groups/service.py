@@ -70,6 +70,12 @@ class GroupCoordinatorService:
                                            ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
                                            compression=getattr(config, "offsets_topic_compression_codec", 0))
 
+    def use_group_configs(self, source: Any) -> None:
+        """Per-group configs (``consumer.session.timeout.ms`` …, set with IncrementalAlterConfigs on GROUP
+        resources) take effect for their group: ``source`` answers the effective values per group id."""
+        for shard in self._shards:
+            shard.state.group_configs = source
+
     def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
         """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
         keeps for that member (the authorizer's DESCRIBE check for the member's principal)."""
