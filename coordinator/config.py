@@ -242,6 +242,11 @@ SETTINGS: tuple[Setting, ...] = (
             "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
     Setting("group.consumer.min.assignment.interval.ms", 0, int, "smallest consumer.assignment.interval.ms a group config may set"),
     Setting("group.consumer.max.assignment.interval.ms", 15000, int, "largest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.share.session.timeout.ms", 45000, int, "share-group (KIP-932) member session timeout"),
+    Setting("group.share.heartbeat.interval.ms", 5000, int, "heartbeat interval told to share-group members"),
+    Setting("group.share.max.size", 200, int, "maximum members of a share group"),
+    Setting("group.share.initialize.retry.interval.ms", 30000, int, "how long a share partition may stay "
+            "\"initializing\" before a heartbeat asks the share coordinator to initialise it again"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
     Setting("offsets.topic.compression.codec", 0, int, "codec of the coordinator's own batches (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"),

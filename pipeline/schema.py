@@ -32,6 +32,19 @@ class RecordKind(str, Enum):
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_TOMBSTONE = "consumer_group_target_assignment_member_tombstone"
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = "consumer_group_current_member_assignment"
     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_TOMBSTONE = "consumer_group_current_member_assignment_tombstone"
+    # KIP-932 share groups (record types 10-15, as Kafka 4.3 writes them).
+    SHARE_GROUP_METADATA = "share_group_metadata"
+    SHARE_GROUP_METADATA_TOMBSTONE = "share_group_metadata_tombstone"
+    SHARE_GROUP_MEMBER_METADATA = "share_group_member_metadata"
+    SHARE_GROUP_MEMBER_METADATA_TOMBSTONE = "share_group_member_metadata_tombstone"
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = "share_group_target_assignment_metadata"
+    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_TOMBSTONE = "share_group_target_assignment_metadata_tombstone"
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = "share_group_target_assignment_member"
+    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_TOMBSTONE = "share_group_target_assignment_member_tombstone"
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = "share_group_current_member_assignment"
+    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_TOMBSTONE = "share_group_current_member_assignment_tombstone"
+    SHARE_GROUP_STATE_PARTITION_METADATA = "share_group_state_partition_metadata"
+    SHARE_GROUP_STATE_PARTITION_METADATA_TOMBSTONE = "share_group_state_partition_metadata_tombstone"
     # A record type this reader does not know: Kafka's loader skips these with a warning.
     UNKNOWN = "unknown"
     # A record of a known type whose key or value does not decode: Kafka's loader would fail.

@@ -41,6 +41,8 @@ API_MODULES: tuple[str, ...] = (
     "describe_cluster",
     "consumer_group_heartbeat",
     "consumer_group_describe",
+    "share_group_heartbeat",
+    "share_group_describe",
     "describe_acls",
     "create_acls",
     "delete_acls",

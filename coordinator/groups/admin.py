@@ -1,4 +1,4 @@
-"""DescribeGroups, ListGroups and DeleteGroups: what operators see and remove."""
+"""DescribeGroups, ListGroups and DeleteGroups over the three group types: what operators see and remove."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
 from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
+from groupcoord.coordinator.groups.share import deletion as share_deletion, describe as share_describe
+from groupcoord.coordinator.groups.share.group import SHARE_GROUP_TYPE
 from groupcoord.protocol.errors import ErrorCode
 
 CLASSIC_GROUP_TYPE = "classic"
@@ -39,7 +41,7 @@ def describe_group(state: ShardState, group_id: str, *, include_authorized_opera
     if unavailable is not None:
         return described_error(group_id, unavailable, ops)
     out = described_error(group_id, ErrorCode.none, ops)
-    if group_id in state.consumer_groups:
+    if group_id in state.consumer_groups or group_id in state.share_groups:
         # Kafka's classicGroup lookup refuses other group types; before v6 that shows as a Dead group.
         out["group_state"] = GroupState.DEAD.value
         if version >= GROUP_ID_NOT_FOUND_DESCRIBE_VERSION:
@@ -82,6 +84,8 @@ def list_groups(state: ShardState, states_filter: tuple[str, ...] = (), types_fi
     listed = []
     if not types or CONSUMER_GROUP_TYPE in types:
         listed.extend(consumer_describe.listed(state, states_filter))
+    if not types or SHARE_GROUP_TYPE in types:
+        listed.extend(share_describe.listed(state, states_filter))
     if types and CLASSIC_GROUP_TYPE not in types:
         return ErrorCode.none, listed
     for group in state.groups.values():
@@ -102,8 +106,13 @@ def handle_delete_group(state: ShardState, group_id: str, token: Any, now: int) 
     fx = Effects()
     group = state.groups.get(group_id)
     consumer_group = state.consumer_groups.get(group_id)
+    share_group = state.share_groups.get(group_id)
     if state.availability_error() is not None:
         error = state.availability_error()
+    elif share_group is not None:
+        error = ErrorCode.non_empty_group if share_group.members else ErrorCode.none
+        if error == ErrorCode.none:
+            share_deletion.delete_group(state, share_group, now, fx)
     elif consumer_group is not None:
         error = consumer_deletion.delete_error(consumer_group) or ErrorCode.none
         if error == ErrorCode.none:

@@ -4,7 +4,8 @@ A key is an int16 record type followed by the key struct; a value is an int16
 schema version followed by the value struct (or ``None``: a tombstone). The
 schemas are declared once, as data (``_SCHEMAS``), and one generic reader and
 writer walk them, so a new record type is a declaration, not new parsing code.
-The layouts follow /work/shared/kafka-spec/records/*.json.
+The layouts follow /work/shared/kafka-spec/records/*.json; the share-group records (types 10-15)
+follow Kafka 4.3.1's group-coordinator schemas, which are newer than that snapshot.
 """
 
 from __future__ import annotations
@@ -174,6 +175,96 @@ class ConsumerGroupCurrentMemberAssignmentValue:
     partitions_pending_revocation: tuple[TopicPartitions, ...] = ()
 
 
+# --- share groups (KIP-932), as Kafka 4.3.1 writes them (record types 10-15; type 9, the pre-4.1
+# ShareGroupPartitionMetadata, is no longer written and is skipped as unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupMemberMetadataKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupMemberMetadataValue:
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupMetadataValue:
+    epoch: int
+    metadata_hash: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupTargetAssignmentMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupTargetAssignmentMetadataValue:
+    assignment_epoch: int
+    assignment_timestamp: int = 0  # tagged field 0
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupTargetAssignmentMemberKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupTargetAssignmentMemberValue:
+    topic_partitions: tuple[TopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupCurrentMemberAssignmentKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupCurrentMemberAssignmentValue:
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: tuple[TopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitionsInfo:
+    topic_id: uuid.UUID
+    topic_name: str
+    partitions: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    topic_id: uuid.UUID
+    topic_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupStatePartitionMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupStatePartitionMetadataValue:
+    initializing_topics: tuple[TopicPartitionsInfo, ...] = ()
+    initialized_topics: tuple[TopicPartitionsInfo, ...] = ()
+    deleting_topics: tuple[TopicInfo, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class UnknownKey:
     """A record type this coordinator does not know; the loader skips it with a warning."""
@@ -191,6 +282,12 @@ AnyKey = Union[
     ConsumerGroupTargetAssignmentMetadataKey,
     ConsumerGroupTargetAssignmentMemberKey,
     ConsumerGroupCurrentMemberAssignmentKey,
+    ShareGroupMemberMetadataKey,
+    ShareGroupMetadataKey,
+    ShareGroupTargetAssignmentMetadataKey,
+    ShareGroupTargetAssignmentMemberKey,
+    ShareGroupCurrentMemberAssignmentKey,
+    ShareGroupStatePartitionMetadataKey,
 ]
 AnyValue = Union[
     OffsetCommitValue,
@@ -201,6 +298,12 @@ AnyValue = Union[
     ConsumerGroupTargetAssignmentMetadataValue,
     ConsumerGroupTargetAssignmentMemberValue,
     ConsumerGroupCurrentMemberAssignmentValue,
+    ShareGroupMemberMetadataValue,
+    ShareGroupMetadataValue,
+    ShareGroupTargetAssignmentMetadataValue,
+    ShareGroupTargetAssignmentMemberValue,
+    ShareGroupCurrentMemberAssignmentValue,
+    ShareGroupStatePartitionMetadataValue,
 ]
 
 # --------------------------------------------------------------------------- schemas as data
@@ -315,6 +418,46 @@ _SCHEMAS: dict[type, tuple[tuple[_Field, ...], int | None]] = {
         ),
         0,
     ),
+    ShareGroupMemberMetadataKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ShareGroupMemberMetadataValue: (
+        (
+            _f("rack_id", "string", nullable=True),
+            _f("client_id", "string"),
+            _f("client_host", "string"),
+            _f("subscribed_topic_names", ("array", "string")),
+        ),
+        0,
+    ),
+    ShareGroupMetadataKey: ((_f("group_id", "string"),), None),
+    ShareGroupMetadataValue: ((_f("epoch", "int32"), _f("metadata_hash", "int64")), 0),
+    ShareGroupTargetAssignmentMetadataKey: ((_f("group_id", "string"),), None),
+    ShareGroupTargetAssignmentMetadataValue: (
+        (_f("assignment_epoch", "int32"), _f("assignment_timestamp", "int64", default=0, tag=0)),
+        0,
+    ),
+    ShareGroupTargetAssignmentMemberKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ShareGroupTargetAssignmentMemberValue: ((_f("topic_partitions", ("array", TopicPartitions)),), 0),
+    ShareGroupCurrentMemberAssignmentKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
+    ShareGroupCurrentMemberAssignmentValue: (
+        (
+            _f("member_epoch", "int32"),
+            _f("previous_member_epoch", "int32"),
+            _f("state", "int8"),
+            _f("assigned_partitions", ("array", TopicPartitions)),
+        ),
+        0,
+    ),
+    TopicPartitionsInfo: ((_f("topic_id", "uuid"), _f("topic_name", "string"), _f("partitions", ("array", "int32"))), 0),
+    TopicInfo: ((_f("topic_id", "uuid"), _f("topic_name", "string")), 0),
+    ShareGroupStatePartitionMetadataKey: ((_f("group_id", "string"),), None),
+    ShareGroupStatePartitionMetadataValue: (
+        (
+            _f("initializing_topics", ("array", TopicPartitionsInfo)),
+            _f("initialized_topics", ("array", TopicPartitionsInfo)),
+            _f("deleting_topics", ("array", TopicInfo)),
+        ),
+        0,
+    ),
 }
 
 # record type -> (key class, value class, value versions readable, value version written)
@@ -328,6 +471,12 @@ _RECORD_TYPES: dict[int, tuple[type, type, tuple[int, int], int]] = {
     6: (ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue, (0, 0), 0),
     7: (ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue, (0, 0), 0),
     8: (ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue, (0, 0), 0),
+    10: (ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue, (0, 0), 0),
+    11: (ShareGroupMetadataKey, ShareGroupMetadataValue, (0, 0), 0),
+    12: (ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue, (0, 0), 0),
+    13: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue, (0, 0), 0),
+    14: (ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue, (0, 0), 0),
+    15: (ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue, (0, 0), 0),
 }
 # Offset keys are written as type 1 (type 0 is the 0.8.2-era key with the same layout).
 _KEY_TYPE_WRITTEN = {key_cls: rt for rt, (key_cls, _, _, _) in sorted(_RECORD_TYPES.items())}

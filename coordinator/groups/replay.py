@@ -18,6 +18,7 @@ from groupcoord.coordinator.groups.offsets.appliers import apply_offset
 from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, OffsetCommitKey, UnknownKey
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
+from groupcoord.coordinator.groups.share import appliers as share_appliers
 
 
 def apply_record(state: ShardState, key: Any, value: Any, now: int) -> None:
@@ -29,8 +30,10 @@ def apply_record(state: ShardState, key: Any, value: Any, now: int) -> None:
         state.log.warning("skipping record of unknown type", record_type=key.record_type)
     elif consumer_appliers.is_consumer_record(key):
         consumer_appliers.apply(state, key, value, now)
+    elif share_appliers.is_share_record(key):
+        share_appliers.apply(state, key, value, now)
     else:
-        # Share/streams group records: those groups are not served by this coordinator; the records stay in the log.
+        # Streams group records: those groups are not served by this coordinator; the records stay in the log.
         state.log.debug("skipping record of a group type not served", record=type(key).__name__)
 
 

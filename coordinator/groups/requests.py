@@ -128,3 +128,16 @@ class ConsumerGroupHeartbeat:
     client_id: str = ""
     client_host: str = ""
     version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupHeartbeat:
+    """KIP-932: the member id is always the client's own (v1), epoch 0 joins and -1 leaves."""
+
+    group_id: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None = None
+    subscribed_topic_names: tuple[str, ...] | None = None
+    client_id: str = ""
+    client_host: str = ""

@@ -9,13 +9,18 @@ error instead, for when the shard cannot take the request or its write fails.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any, Callable, Iterator
+
+import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.admin import described_error
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.groups.consumer import describe as consumer_describe
 from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
+from groupcoord.coordinator.groups.share import describe as share_describe, heartbeat as share_heartbeat
+from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
@@ -27,13 +32,14 @@ from groupcoord.coordinator.groups.requests import (
     OffsetCommit,
     OffsetDelete,
     OffsetFetch,
+    ShareGroupHeartbeat,
     SyncGroup,
     TxnOffsetCommit,
 )
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
-from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view
+from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view, share_group_view
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
@@ -69,6 +75,25 @@ class GroupCoordinatorService:
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, clock or SystemClock(),
                                            ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
                                            compression=getattr(config, "offsets_topic_compression_codec", 0))
+        # The share coordinator's persister (SHARE_CONTRACT.md: initialize/delete), set by the broker when
+        # share-partition state is served; None: there is no state to initialise or delete, so subscribed
+        # partitions count as initialised at once.
+        self.share_persister: Any = None
+        self._share_member_listener: Callable[[str, str], None] | None = None
+        self._background: set[asyncio.Task] = set()
+        self._log = structlog.get_logger("groupcoord.groups.share")
+
+    @property
+    def share_member_listener(self) -> Callable[[str, str], None] | None:
+        """Told (group id, member id) when a share member leaves or is fenced (the share partitions release
+        what it acquired)."""
+        return self._share_member_listener
+
+    @share_member_listener.setter
+    def share_member_listener(self, listener: Callable[[str, str], None] | None) -> None:
+        self._share_member_listener = listener
+        for shard in self._shards:
+            shard.state.share_member_listener = listener
 
     def use_group_configs(self, source: Any) -> None:
         """Per-group configs (``consumer.session.timeout.ms`` …, set with IncrementalAlterConfigs on GROUP
@@ -158,6 +183,134 @@ class GroupCoordinatorService:
 
         return list(await asyncio.gather(*(one(g) for g in group_ids)))
 
+    # ------------------------------------------------------------------ share groups (KIP-932)
+
+    def share_group_heartbeat(self, req: ShareGroupHeartbeat) -> asyncio.Future[dict]:
+        """The answer once the heartbeat's records are durable; partitions it found without share-partition
+        state are initialised after that, off the heartbeat's path (Kafka adds the persister call to a timer)."""
+        inner = self._run(req.group_id, lambda s, t, now: s.handle_share_group_heartbeat(req, t, now),
+                          lambda e: share_heartbeat.error_response(e, None))
+        outer = asyncio.get_running_loop().create_future()
+
+        def done(f: asyncio.Future) -> None:
+            if outer.done():
+                return
+            if f.cancelled() or f.exception() is not None:
+                outer.set_result(share_heartbeat.error_response(ErrorCode.unknown_server_error, None))
+                return
+            response = dict(f.result())
+            init = response.pop(share_heartbeat.INITIALIZE, None)
+            if init is not None:
+                self._spawn(self._initialize_share_partitions(req.group_id, *init))
+            outer.set_result(response)
+
+        if inner.done():
+            done(inner)
+        else:
+            inner.add_done_callback(done)
+        return outer
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _initialize_share_partitions(self, group_id: str, group_epoch: int,
+                                           changes: dict[uuid.UUID, tuple[str, frozenset[int]]]) -> None:
+        """Kafka's persisterInitialize: the share coordinator creates each partition's state (start offset -1:
+        share.auto.offset.reset decides), then the group records them initialised; on any failure they leave
+        "initializing" and a later heartbeat asks again."""
+        wanted = {t: frozenset(ps) for t, (_, ps) in changes.items()}
+        failed: dict[uuid.UUID, frozenset[int]] = {}
+        persister = self.share_persister
+        if persister is not None:
+            pairs = [(t, p) for t, ps in sorted(wanted.items(), key=lambda kv: str(kv[0])) for p in sorted(ps)]
+            try:
+                errors = await persister.initialize(group_id, pairs, start_offset=-1, state_epoch=group_epoch)
+                bad = {tp for tp, e in (errors or {}).items() if int(e) != 0}
+            except Exception as exc:  # the persister's failure must not be the heartbeat's
+                self._log.error("share-partition state initialisation failed", group_id=group_id, error=repr(exc))
+                bad = set(pairs)
+            if bad:
+                failed = wanted
+                self._log.error("share-partition state initialisation refused", group_id=group_id,
+                                partitions=len(bad))
+        try:
+            if failed:
+                await self._run(group_id, lambda s, t, now: s.share_partitions_uninitialized(group_id, failed, t, now),
+                                lambda e: {"error_code": e})
+            else:
+                await self._run(group_id, lambda s, t, now: s.share_partitions_initialized(group_id, wanted, t, now),
+                                lambda e: {"error_code": e})
+        except Exception as exc:
+            self._log.error("share-partition state metadata not written", group_id=group_id, error=repr(exc))
+
+    async def describe_share_groups(self, group_ids: list[str], include_authorized_operations: bool = False) -> list[dict]:
+        async def one(group_id: str) -> dict:
+            if not group_id:
+                return share_describe.error_row("", ErrorCode.invalid_group_id, None)
+
+            def op(shard: GroupShard, token: Any, now: int) -> Effects:
+                fx = Effects()
+                fx.reply(token, shard.describe_share_group(group_id, include_authorized_operations))
+                return fx
+
+            return await self._run(group_id, op, lambda e: share_describe.error_row(group_id, e, None))
+
+        return list(await asyncio.gather(*(one(g) for g in group_ids)))
+
+    def _share_group(self, group_id: str):
+        return self.shard_for(group_id).share_groups.get(group_id)
+
+    def share_group_members(self, group_id: str) -> set[str] | None:
+        group = self._share_group(group_id)
+        return None if group is None else set(group.members)
+
+    def share_group_exists(self, group_id: str) -> bool:
+        return self._share_group(group_id) is not None
+
+    def share_group_is_empty(self, group_id: str) -> bool | None:
+        group = self._share_group(group_id)
+        return None if group is None else not group.members
+
+    def share_state_partitions(self, group_id: str) -> ShareStatePartitions | None:
+        group = self._share_group(group_id)
+        return None if group is None else group.partitions
+
+    async def mark_share_partitions_initialized(self, group_id: str, done: dict[uuid.UUID, set[int]]) -> dict:
+        return await self._run(group_id, lambda s, t, now: s.share_partitions_initialized(group_id, done, t, now),
+                               lambda e: {"error_code": e})
+
+    async def mark_share_topics_deleting(self, group_id: str, topics: dict[uuid.UUID, str]) -> dict:
+        return await self._run(group_id, lambda s, t, now: s.share_topics_deleting(group_id, topics, t, now),
+                               lambda e: {"error_code": e})
+
+    async def forget_share_topics_deleting(self, group_id: str, topic_ids: set[uuid.UUID]) -> dict:
+        return await self._run(group_id, lambda s, t, now: s.share_topics_deleted(group_id, set(topic_ids), t, now),
+                               lambda e: {"error_code": e})
+
+    async def _delete_share_state(self, group_id: str) -> ErrorCode | None:
+        """Kafka's deleteShareGroups for one id: None when it is not a share group; else the error that stops
+        its deletion (NON_EMPTY_GROUP, or the persister's) or NONE."""
+        prepared = await self._run(group_id, lambda s, t, now: s.prepare_share_group_deletion(group_id, t, now),
+                                   lambda e: {"error_code": e, "partitions": {}})
+        error = prepared["error_code"]
+        if error is None or error != ErrorCode.none:
+            return error
+        partitions = prepared["partitions"]
+        if self.share_persister is None or not partitions:
+            return ErrorCode.none
+        pairs = [(t, p) for t, ps in sorted(partitions.items(), key=lambda kv: str(kv[0])) for p in sorted(ps)]
+        try:
+            errors = await self.share_persister.delete(group_id, pairs)
+        except Exception as exc:
+            self._log.error("share group state deletion failed", group_id=group_id, error=repr(exc))
+            return ErrorCode.unknown_server_error
+        for e in (errors or {}).values():
+            if int(e) != 0:
+                return ErrorCode(int(e))
+        return ErrorCode.none
+
     def commit_offsets(self, req: OffsetCommit) -> asyncio.Future[dict]:
         def on_error(e: ErrorCode) -> dict:
             return {
@@ -212,6 +365,10 @@ class GroupCoordinatorService:
 
     async def delete_groups(self, group_ids: list[str]) -> list[dict]:
         async def one(group_id: str) -> dict:
+            if group_id:
+                share_error = await self._delete_share_state(group_id)
+                if share_error is not None and share_error != ErrorCode.none:
+                    return {"group_id": group_id, "error_code": share_error}
             return await self._run(
                 group_id, lambda s, t, now: s.handle_delete_group(group_id, t, now), lambda e: {"group_id": group_id, "error_code": e}
             )
@@ -249,6 +406,8 @@ class GroupCoordinatorService:
                 yield group_view(group)
             for cgroup in list(shard.consumer_groups.values()):
                 yield consumer_group_view(cgroup)
+            for sgroup in list(shard.share_groups.values()):
+                yield share_group_view(sgroup)
 
     def committed_offsets(self, group_id: str) -> dict[tuple[str, int], int]:
         return self.shard_for(group_id).committed_offsets(group_id)

@@ -29,6 +29,7 @@ from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import (
     ConsumerGroupHeartbeat,
     Heartbeat,
+    ShareGroupHeartbeat,
     JoinGroup,
     LeaveGroup,
     OffsetCommit,
@@ -40,6 +41,10 @@ from groupcoord.coordinator.groups.requests import (
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
+from groupcoord.coordinator.groups.share import deletion as share_deletion, describe as share_describe
+from groupcoord.coordinator.groups.share import fencing as share_fencing, heartbeat as share_heartbeat
+from groupcoord.coordinator.groups.share import initialization as share_initialization
+from groupcoord.coordinator.groups.share.group import ShareGroup
 from groupcoord.protocol.errors import ErrorCode
 
 
@@ -106,8 +111,12 @@ class GroupShard:
     def consumer_groups(self) -> dict[str, ConsumerGroup]:
         return self.state.consumer_groups
 
+    @property
+    def share_groups(self) -> dict[str, ShareGroup]:
+        return self.state.share_groups
+
     def group_count(self) -> int:
-        return len(self.state.groups) + len(self.state.consumer_groups)
+        return len(self.state.groups) + len(self.state.consumer_groups) + len(self.state.share_groups)
 
     # ------------------------------------------------------------------ APIs
 
@@ -146,6 +155,36 @@ class GroupShard:
     def describe_consumer_group(self, group_id: str, include_authorized_operations: bool = False) -> dict:
         return consumer_describe.describe(self.state, group_id, include_authorized_operations)
 
+    def handle_share_group_heartbeat(self, req: ShareGroupHeartbeat, token: Any, now: int) -> Effects:
+        return share_heartbeat.handle(self.state, req, token, now)
+
+    def describe_share_group(self, group_id: str, include_authorized_operations: bool = False) -> dict:
+        return share_describe.describe(self.state, group_id, include_authorized_operations)
+
+    def share_partitions_initialized(self, group_id: str, done: dict, token: Any, now: int) -> Effects:
+        return share_initialization.initialized(self.state, group_id, done, token, now)
+
+    def share_partitions_uninitialized(self, group_id: str, failed: dict, token: Any, now: int) -> Effects:
+        return share_initialization.uninitialized(self.state, group_id, failed, token, now)
+
+    def share_topics_deleting(self, group_id: str, topics: dict, token: Any, now: int) -> Effects:
+        return share_initialization.mark_deleting(self.state, group_id, topics, token, now)
+
+    def share_topics_deleted(self, group_id: str, topic_ids: set, token: Any, now: int) -> Effects:
+        return share_initialization.forget_deleting(self.state, group_id, topic_ids, token, now)
+
+    def prepare_share_group_deletion(self, group_id: str, token: Any, now: int) -> Effects:
+        """Kafka's sharePartitionDeleteRequests for one id: replies {"error_code", "partitions"}, with
+        error None when the id is not a share group (the deletion goes on as for any other group)."""
+        fx = Effects()
+        group = self.state.share_groups.get(group_id)
+        if self.state.availability_error() is not None or group is None:
+            fx.reply(token, {"error_code": None, "partitions": {}})
+            return fx
+        error, partitions = share_deletion.prepare(self.state, group, fx, now)
+        fx.reply(token, {"error_code": error, "partitions": partitions})
+        return fx
+
     def fetch_offsets(self, req: OffsetFetch) -> dict:
         return fetch.fetch_offsets(self.state, req)
 
@@ -176,6 +215,7 @@ class GroupShard:
         state.unavailable = None
         state.groups.clear()
         state.consumer_groups.clear()
+        state.share_groups.clear()
         state.pending_txn_offsets.clear()
         state.pending_by_partition.clear()
         state.offset_order.clear()
@@ -195,6 +235,7 @@ class GroupShard:
         """Loaded members get a full session from now to heartbeat; the retention pass is scheduled."""
         rebalance.schedule_loaded(self.state, now)
         fencing.schedule_loaded(self.state, now)
+        share_fencing.schedule_loaded(self.state, now)
         retention.schedule(self.state, now)
         self.state.loading = False
 

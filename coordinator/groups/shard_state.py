@@ -28,7 +28,11 @@ class ShardState:
     log: Any  # structlog logger bound to the shard
     new_member_id: Callable[[str], str]  # Kafka's member id from a client id or group.instance.id
     groups: dict[str, ClassicGroup] = field(default_factory=dict)
-    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848 groups; a group id is in one of the two
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)  # KIP-848 groups; a group id is in one of the three
+    share_groups: dict[str, Any] = field(default_factory=dict)  # KIP-932 share groups (share.group.ShareGroup)
+    # Told (group id, member id) when a share member leaves or is fenced: the share partitions release what it
+    # had acquired. None: nobody to tell.
+    share_member_listener: Callable[[str, str], None] | None = None
     timer: CoordinatorTimer[ShardState] = field(default_factory=CoordinatorTimer)
     loading: bool = False
     unavailable: str | None = None  # why this shard's partition could not be loaded, if it could not
@@ -67,6 +71,12 @@ class ShardState:
         if source is None:
             return self.config.group_consumer_assignment_interval_ms
         return source.consumer_assignment_interval_ms(group_id)
+
+    def group_config(self, group_id: str, name: str) -> Any:
+        """The effective value of any per-group config for ``group_id`` (share.* included: the share-group
+        settings read it), or None without a source."""
+        source = self.group_configs
+        return None if source is None else source.value(group_id, name)
 
     def availability_error(self) -> ErrorCode | None:
         """Why this shard cannot answer for its groups right now, if it cannot."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, state_of
+from groupcoord.coordinator.groups.share.group import ShareGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,4 +60,20 @@ def consumer_group_view(group: ConsumerGroup) -> GroupView:
         leader=None,
         members=tuple(MemberView(m.member_id, m.instance_id, m.client_id, m.client_host, b"") for m in members),
         num_offsets=len(group.offsets),
+    )
+
+
+def share_group_view(group: ShareGroup) -> GroupView:
+    """A KIP-932 share group in the same shape (protocol type "share"; no offsets: its progress lives in the
+    share coordinator's state)."""
+    members = tuple(group.members.values())
+    return GroupView(
+        group_id=group.group_id,
+        state="Stable" if members else "Empty",
+        protocol_type="share",
+        protocol=None,
+        generation=group.group_epoch,
+        leader=None,
+        members=tuple(MemberView(m.member_id, None, m.client_id, m.client_host, b"") for m in members),
+        num_offsets=0,
     )

@@ -42,6 +42,8 @@ class Api(IntEnum):
     OFFSET_DELETE = 47
     CONSUMER_GROUP_HEARTBEAT = 68
     CONSUMER_GROUP_DESCRIBE = 69
+    SHARE_GROUP_HEARTBEAT = 76
+    SHARE_GROUP_DESCRIBE = 77
 
 
 # The versions scenarios pin; the data-plane APIs are listed in Api only for the served-API guard.
@@ -61,6 +63,8 @@ DEFAULT_VERSIONS: dict[Api, int] = {
     Api.METADATA: 12,
     Api.CONSUMER_GROUP_HEARTBEAT: 1,
     Api.CONSUMER_GROUP_DESCRIBE: 1,
+    Api.SHARE_GROUP_HEARTBEAT: 1,
+    Api.SHARE_GROUP_DESCRIBE: 1,
 }
 
 COORDINATOR_KEY_GROUP = 0
@@ -219,3 +223,15 @@ def consumer_group_heartbeat(group_id: str, member_id: str, epoch: int, *, topic
 def consumer_group_describe(*group_ids: str):
     return schema(Api.CONSUMER_GROUP_DESCRIBE).ConsumerGroupDescribeRequest(group_ids=group_ids,
                                                                             include_authorized_operations=False)
+
+
+def share_group_heartbeat(group_id: str, member_id: str, epoch: int, *, topics=None, rack_id: str | None = None):
+    """KIP-932 ShareGroupHeartbeat (v1: the member id is the client's own)."""
+    m = schema(Api.SHARE_GROUP_HEARTBEAT)
+    return build(m.ShareGroupHeartbeatRequest, group_id=group_id, member_id=member_id, member_epoch=epoch,
+                 rack_id=rack_id, subscribed_topic_names=None if topics is None else tuple(topics))
+
+
+def share_group_describe(*group_ids: str):
+    return schema(Api.SHARE_GROUP_DESCRIBE).ShareGroupDescribeRequest(group_ids=group_ids,
+                                                                      include_authorized_operations=False)

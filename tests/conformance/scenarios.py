@@ -6,6 +6,7 @@ transcript is the expected behaviour, run against groupcoord it is the behaviour
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -14,6 +15,7 @@ from tests.conformance import requests as rq
 from tests.conformance.consumer import ConsumerMember, describe_consumer_group, list_groups_typed, topic_with_id
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
+from tests.conformance.share import ShareMember, describe_share_group
 from tests.conformance.transcript import Observation
 
 ROUNDROBIN = Protocol("roundrobin")
@@ -687,3 +689,183 @@ async def consumer_group_rebalance_timeout_fences_a_member(s: Session) -> None:
     await b.heartbeat(step="B then gets every partition")
     await describe_consumer_group_step(s, "ConsumerGroupDescribe at the end", group, labels)
     await b.leave()
+
+
+# ---------------------------------------------------------------------------------------------- KIP-932
+
+SHARE_APIS = (Api.SHARE_GROUP_HEARTBEAT, Api.SHARE_GROUP_DESCRIBE, Api.CREATE_TOPICS, Api.METADATA)
+
+
+def _at_least(n: int):
+    return lambda count: count >= n
+
+
+@scenario(*SHARE_APIS)
+async def share_group_heartbeat_validation(s: Session) -> None:
+    """Requests refused before they reach a group, and the errors of a group that does not exist."""
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-orders", 2, labels)
+    group = await s.group("sg-validation")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.send("join with an empty member id", 0, member_id="", topics=(topic,))
+    await a.send("join without a subscription", 0)
+    await a.send("join with an empty subscription", 0, topics=())
+    await a.send("join with a blank rack", 0, topics=(topic,), rack_id=" ")
+    await a.send("epoch -2", -2)
+    await a.send("heartbeat of a group that does not exist", 5)
+    await a.send("leave of a group that does not exist", -1)
+    await describe_share_group(s, "ShareGroupDescribe of a group that does not exist", group, labels)
+
+
+@scenario(*SHARE_APIS, Api.LIST_GROUPS, Api.DELETE_GROUPS)
+async def share_group_join_and_leave(s: Session) -> None:
+    """One member: joins with nothing (the share-partition state is not initialised yet), gets every
+    partition once it is, leaves; the empty group is listed and deleted."""
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-solo", 3, labels)
+    group = await s.group("sg-solo")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    await a.until_assigned(_at_least(3))
+    await a.heartbeat(step="A heartbeats when nothing changed")
+    await describe_share_group(s, "ShareGroupDescribe with A", group, labels)
+    await list_groups_typed(s, "ListGroups v5 share", ("share",))
+    await list_groups_typed(s, "ListGroups v5 consumer (no share group)", ("consumer",))
+    await list_groups_typed(s, "ListGroups v5 stable", (), ("Stable",))
+    await s.describe(group, "DescribeGroups v5 of a share group")
+    await s.delete_groups("DeleteGroups while A is a member", group)
+    await a.leave()
+    await describe_share_group(s, "ShareGroupDescribe when empty", group, labels)
+    await list_groups_typed(s, "ListGroups v5 empty", (), ("Empty",))
+    await a.heartbeat(step="A after it left")
+    await s.delete_groups("DeleteGroups of the empty share group", group)
+    await describe_share_group(s, "ShareGroupDescribe after the delete", group, labels)
+
+
+@scenario(*SHARE_APIS)
+async def share_group_two_members_split_partitions(s: Session) -> None:
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-pair", 4, labels)
+    group = await s.group("sg-pair")
+    a, b = [await ShareMember.create(s, label, group, labels) for label in ("A", "B")]
+    await a.join((topic,))
+    await a.until_assigned(_at_least(4))
+    await b.join((topic,), exact=False)
+    await b.until_assigned(_at_least(2), exact=False)
+    await a.until_assigned(lambda n: n == 2, exact=False)
+    await describe_share_group(s, "ShareGroupDescribe with two members", group, labels, exact=False)
+    await b.leave()
+    await a.until_assigned(_at_least(4), step="A after B left")
+    await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_three_members(s: Session) -> None:
+    """Three members on six partitions get two each; on two partitions they share them (Kafka's
+    desiredSharing: each partition goes to ceil(members / partitions) members)."""
+    labels: dict = {}
+    six, _ = await topic_with_id(s, "sg-six", 6, labels)
+    group = await s.group("sg-three")
+    members = [await ShareMember.create(s, label, group, labels) for label in ("A", "B", "C")]
+    for m in members:
+        await m.join((six,), exact=False)
+    for m in members:
+        await m.until_assigned(lambda n: n == 2, exact=False)
+    await describe_share_group(s, "ShareGroupDescribe, three members on six partitions", group, labels, exact=False)
+    for m in members:
+        await m.leave()
+    two, _ = await topic_with_id(s, "sg-two", 2, labels)
+    shared = await s.group("sg-shared")
+    members = [await ShareMember.create(s, label, shared, labels) for label in ("D", "E", "F")]
+    for m in members:
+        await m.join((two,), exact=False)
+    for m in members:
+        await m.until_assigned(_at_least(1), exact=False)
+    await describe_share_group(s, "ShareGroupDescribe, three members sharing two partitions", shared, labels, exact=False)
+    for m in members:
+        await m.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_subscription_change(s: Session) -> None:
+    labels: dict = {}
+    orders, _ = await topic_with_id(s, "sg-sub-orders", 2, labels)
+    payments, _ = await topic_with_id(s, "sg-sub-payments", 3, labels)
+    group = await s.group("sg-sub")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.join((orders,))
+    await a.until_assigned(_at_least(2))
+    await a.heartbeat(step="A subscribes to payments instead", topics=(payments,))
+    await a.until_assigned(lambda n: n == 3, step="A has the payments partitions")
+    await a.heartbeat(step="A subscribes to both", topics=(orders, payments))
+    await a.until_assigned(lambda n: n == 5, step="A has both topics")
+    await describe_share_group(s, "ShareGroupDescribe after the changes", group, labels)
+    await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_epochs_and_unknown_members(s: Session) -> None:
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-epochs", 1, labels)
+    group = await s.group("sg-epochs")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.join((topic,))
+    await a.until_assigned(_at_least(1))
+    await a.heartbeat(step="A with a future epoch", epoch=a.epoch + 5)
+    await a.heartbeat(step="A with the previous epoch", epoch=a.epoch - 1)
+    await a.heartbeat(step="A with an old epoch", epoch=1)
+    await a.send("a member that never joined", a.epoch, member_id=s.name("member", "ghost"))
+    await a.send("a member that never joined leaves", -1, member_id=s.name("member", "ghost"))
+    await a.send("A rejoins with epoch 0", 0, topics=(topic,))
+    await a.leave()
+
+
+@scenario(*SHARE_APIS, Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.JOIN_GROUP, Api.OFFSET_COMMIT,
+          Api.OFFSET_FETCH, Api.LIST_GROUPS, Api.DELETE_GROUPS)
+async def share_group_type_conflicts(s: Session) -> None:
+    """A group id belongs to one group type: the other types' APIs refuse it with Kafka's errors."""
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-types", 2, labels)
+    consumers = await s.group("sg-types-consumer")
+    c = await ConsumerMember.create(s, "C", consumers, labels)
+    await c.join((topic,))
+    sharer = await ShareMember.create(s, "S", consumers, labels)
+    await sharer.join((topic,), step="a share member joins a consumer group")
+    await describe_share_group(s, "ShareGroupDescribe of a consumer group", consumers, labels)
+    await c.leave()
+    shared = await s.group("sg-types-share")
+    a = await ShareMember.create(s, "A", shared, labels)
+    await a.join((topic,))
+    k = await ConsumerMember.create(s, "K", shared, labels)
+    await k.join((topic,), step="a consumer member joins a share group")
+    await describe_consumer_group_step(s, "ConsumerGroupDescribe of a share group", shared, labels)
+    classic = await s.member("L", shared)
+    await classic.join()
+    await s.commit_offsets("OffsetCommit to a share group", shared, {(topic, 0): 5})
+    await s.fetch_offsets("OffsetFetch of a share group", shared, {topic: (0,)})
+    await s.describe(shared, "DescribeGroups v5 of a share group")
+    await list_groups_typed(s, "ListGroups v5 share and consumer", ("share", "consumer"))
+    await s.delete_groups("DeleteGroups of a share group with a member", shared)
+    await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_session_timeout(s: Session) -> None:
+    """A member that stops heartbeating is removed after group.share.session.timeout.ms (6 s in this suite)
+    and its partitions go to the one that stays."""
+    labels: dict = {}
+    topic, _ = await topic_with_id(s, "sg-expiry", 2, labels)
+    group = await s.group("sg-expiry")
+    a, b = [await ShareMember.create(s, label, group, labels) for label in ("A", "B")]
+    await a.join((topic,))
+    await a.until_assigned(_at_least(2))
+    await b.join((topic,), exact=False)
+    await b.until_assigned(_at_least(1), exact=False)
+    deadline = asyncio.get_running_loop().time() + 9.0
+    while asyncio.get_running_loop().time() < deadline:  # A keeps its session; B goes silent
+        await a.send(None, a.epoch, record=False)
+        await asyncio.sleep(1.0)
+    await describe_share_group(s, "ShareGroupDescribe after B's session ran out", group, labels, exact=False)
+    await a.until_assigned(_at_least(2), step="A has every partition again")
+    await b.heartbeat(step="B heartbeats after its session ran out")
+    await a.leave()

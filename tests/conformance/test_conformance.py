@@ -46,7 +46,7 @@ async def test_kafka_still_answers_as_recorded(name, kafka_reference):
     await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
 
 
-@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
+@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
     await SUITE.assert_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available)

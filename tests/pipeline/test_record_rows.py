@@ -47,14 +47,14 @@ def test_kip_848_records_keep_group_member_and_epoch_and_describe_the_rest():
 
 
 def test_unknown_record_types_and_undecodable_values_are_labelled():
-    unknown_key = struct.pack(">h", 12) + b"share-group-stuff"
+    unknown_key = struct.pack(">h", 9) + b"share-group-stuff"
     bad_value = struct.pack(">h", 99) + b"\x00" * 8  # OffsetCommitValue has no version 99
     rows = _rows(encode_batch([
         (unknown_key, b"whatever", ()),
         (encode_key(OffsetCommitKey("g", "t", 0)), bad_value, ()),
     ], base_timestamp=5))
     assert [(r["kind"], r["group"]) for r in rows] == [("unknown", None), ("malformed", None)]
-    assert json.loads(rows[0]["detail"]) == {"record_type": 12}
+    assert json.loads(rows[0]["detail"]) == {"record_type": 9}
     assert "99" in rows[1]["error"]
 
 

@@ -117,6 +117,13 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         # these two settings (its behaviour before 4.3).
         "group.consumer.assignment.interval.ms": "0",
         "group.consumer.assignor.offload.enable": "false",
+        # Share groups (KIP-932): Kafka 4.3.1 serves them by default (share.version=1 is finalized by the storage
+        # format's defaults). Their target assignment is computed in the heartbeat, as groupcoord does, and
+        # their sessions may be short enough for a scenario to watch one expire.
+        "group.share.assignment.interval.ms": "0",
+        "group.share.assignor.offload.enable": "false",
+        "group.share.min.session.timeout.ms": "6000",
+        "group.share.session.timeout.ms": "6000",
         **config.extra,
     }
     if config.security is not None:

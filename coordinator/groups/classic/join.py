@@ -23,6 +23,9 @@ def handle_join(state: ShardState, req: JoinGroup, token: Any, now: int) -> Effe
     if error is not None:
         fx.reply(token, join_error(req.member_id, error))
         return fx
+    if req.group_id in state.share_groups:  # Kafka's classicGroupJoin: the id belongs to a share group
+        fx.reply(token, join_error("", ErrorCode.inconsistent_group_protocol))
+        return fx
     is_unknown = req.member_id == ""
     consumer_group = state.consumer_groups.get(req.group_id)
     if consumer_group is not None:

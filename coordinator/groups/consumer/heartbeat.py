@@ -89,6 +89,8 @@ def _group_for_heartbeat(state: ShardState, req: ConsumerGroupHeartbeat) -> Cons
     group = state.consumer_groups.get(req.group_id)
     if group is not None:
         return group
+    if req.group_id in state.share_groups:
+        raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
     classic = state.groups.get(req.group_id)
     create = req.member_epoch == 0
     if classic is None or classic.state is GroupState.DEAD:
@@ -288,7 +290,8 @@ def replace_member(state: ShardState, group: ConsumerGroup, old: ConsumerMember,
 def leave(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effects) -> dict:
     group = state.consumer_groups.get(req.group_id)
     if group is None:
-        if req.group_id in state.groups and state.groups[req.group_id].state is not GroupState.DEAD:
+        if (req.group_id in state.share_groups
+                or req.group_id in state.groups and state.groups[req.group_id].state is not GroupState.DEAD):
             raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} is not a consumer group.")
         raise HeartbeatError(ErrorCode.group_id_not_found, f"Group {req.group_id} not found.")
     if req.instance_id is None:

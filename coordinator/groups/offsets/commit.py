@@ -34,7 +34,9 @@ def _commit_group_error(state: ShardState, group: ClassicGroup | None, req: Offs
 def handle_offset_commit(state: ShardState, req: OffsetCommit, token: Any, now: int) -> Effects:
     fx = Effects()
     consumer_group = state.consumer_groups.get(req.group_id)
-    if consumer_group is not None:
+    if req.group_id in state.share_groups:  # ShareGroup.validateOffsetCommit: "Group ... is not a consumer group."
+        group_error = state.request_error(req.group_id) or ErrorCode.group_id_not_found
+    elif consumer_group is not None:
         group_error = state.request_error(req.group_id) or offset_checks.commit_error(
             consumer_group, req.member_id, req.generation_id, req.version)
     else:

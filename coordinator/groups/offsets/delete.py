@@ -22,7 +22,9 @@ def handle_offset_delete(state: ShardState, req: OffsetDelete, token: Any, now: 
     # subscribed topics are refused, below. A classic group must exist and, unless it is a consumer group,
     # be Empty.
     error = state.request_error(req.group_id)
-    if error is None and req.group_id not in state.consumer_groups:
+    if error is None and req.group_id in state.share_groups:  # ShareGroup.validateOffsetDelete
+        error = ErrorCode.group_id_not_found
+    elif error is None and req.group_id not in state.consumer_groups:
         if group is None or group.state is GroupState.DEAD:
             error = ErrorCode.group_id_not_found
         elif group.state is not GroupState.EMPTY and group.protocol_type != CONSUMER_PROTOCOL_TYPE:

@@ -31,6 +31,8 @@ def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
     transaction may still change.
     """
     error = state.request_error(req.group_id) or ErrorCode.none
+    if error == ErrorCode.none and req.group_id in state.share_groups:  # ShareGroup.validateOffsetFetch
+        return {"group_id": req.group_id, "error_code": ErrorCode.group_id_not_found, "topics": []}
     consumer_group = state.consumer_groups.get(req.group_id) if error == ErrorCode.none else None
     if consumer_group is not None:
         member_error = offset_checks.fetch_error(consumer_group, req.member_id, req.member_epoch)

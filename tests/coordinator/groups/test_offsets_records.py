@@ -216,8 +216,8 @@ def test_a_classic_member_s_metadata_carries_a_presence_marker():
 
 
 def test_unknown_record_types_are_reported_not_failed():
-    raw = i16(11) + s("share-group")
-    assert decode_key(raw) == UnknownKey(11, raw)
+    raw = i16(9) + s("share-group")  # Kafka 4.0's ShareGroupPartitionMetadata, no longer written
+    assert decode_key(raw) == UnknownKey(9, raw)
 
 
 def test_malformed_record_of_a_known_type_fails_loudly():
@@ -231,7 +231,7 @@ def test_decode_record_leaves_values_of_unknown_types_uninterpreted():
     from groupcoord.coordinator.groups.offsets_records import decode_record
 
     assert decode_record(OFFSET_KEY_BYTES, None) == (OFFSET_KEY, None)
-    key, value = decode_record(i16(12) + s("x"), b"\x00\x00garbage")
+    key, value = decode_record(i16(9) + s("x"), b"\x00\x00garbage")
     assert isinstance(key, UnknownKey) and value is None
 
 

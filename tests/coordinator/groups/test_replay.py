@@ -79,6 +79,6 @@ def test_loaded_members_that_never_come_back_expire_after_their_session(h):
 
 def test_unknown_record_types_are_skipped_on_load(h):
     h.commit("g", {("orders", 0): 1})
-    h.log.insert(0, (b"\x00\x0b\x00\x01x", b"\x00\x00"))
+    h.log.insert(0, (b"\x00\x09\x00\x01x", b"\x00\x00"))  # type 9: Kafka 4.0's ShareGroupPartitionMetadata
     h.restart()
     assert h.committed("g") == {("orders", 0): 1}
