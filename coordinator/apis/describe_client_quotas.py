@@ -32,4 +32,4 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     entries = [{"entity": entity.as_wire(),
                 "values": [{"key": key, "value": float(value)} for key, value in ordered_values(values)]}
                for entity, values in services.quotas.describe(quota_filter)]
-    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "entries": entries}
+    return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": "", "entries": entries}
