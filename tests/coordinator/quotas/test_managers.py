@@ -93,3 +93,12 @@ def test_connection_creation_rate_per_ip_with_a_default():
     admitted = [quotas.admit("127.0.0.1") for _ in range(25)]
     assert admitted[:20] == [0] * 20 and all(t > 0 for t in admitted[20:])
     assert all(quotas.admit("10.0.0.9") == 0 for _ in range(25))
+
+
+def test_a_fetch_is_capped_at_one_quota_window():
+    """getMaxValueInQuotaWindow: quota × (samples - 1) × window seconds; unbounded without a quota."""
+    m = ClientQuotaManager("Fetch", 11, 1)
+    assert m.max_value_in_window("ANONYMOUS", "reader") is None
+    m.update_quota(entity(client_id="reader"), 1000)
+    assert m.max_value_in_window("ANONYMOUS", "reader") == 10_000
+    assert m.max_value_in_window("ANONYMOUS", "other") is None
