@@ -16,17 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import struct
 import time
 import types
 from typing import TYPE_CHECKING, Any, Generator
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.encode import EncodedBody
+from groupcoord.protocol.registry import response_class
 
 from groupcoord.coordinator.quotas.managers import QuotaManagers
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.server.dispatch import Decoded
 
+_INT32 = struct.Struct(">i")
 NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1e9  # ClientRequestQuotaManager.NanosToPercentagePerSecond
 _PRODUCE = int(ApiKey.PRODUCE)
 _FETCH = int(ApiKey.FETCH)
@@ -131,7 +136,7 @@ class Throttler:
         manager.note_throttle(user, client_id, throttle)
         decoded.fast = None  # the hand-written writers answer throttle_time 0: take the general encoder
         conn.mute_for(throttle / 1000.0)
-        return with_throttle_time(result, throttle)
+        return with_throttle_time(result, throttle, ctx.api_key, ctx.api_version)
 
 
 def request_session_kept(decoded: "Decoded") -> bool:
@@ -140,7 +145,18 @@ def request_session_kept(decoded: "Decoded") -> bool:
     return int(getattr(decoded.request, "session_epoch", 0) or 0) > 0
 
 
-def with_throttle_time(result: Any, throttle_ms: int) -> Any:
+@functools.lru_cache(maxsize=None)
+def _throttle_time_first(api_key: int, api_version: int) -> bool:
+    """Whether the response body of this API version starts with throttle_time_ms (most do)."""
+    fields = dataclasses.fields(response_class(api_key, api_version))
+    return bool(fields) and fields[0].name == "throttle_time"
+
+
+def with_throttle_time(result: Any, throttle_ms: int, api_key: int, api_version: int) -> Any:
+    if isinstance(result, EncodedBody):  # a cached answer (Metadata): its first four bytes, where they say it
+        if _throttle_time_first(api_key, api_version) and len(result) >= 4:
+            return EncodedBody(_INT32.pack(throttle_ms) + result[4:])
+        return result
     if type(result) is dict:
         result["throttle_time"] = throttle_ms
         return result

@@ -2,6 +2,8 @@
 defaults and matching filters, Kafka's validation messages, validate_only, and quotas kept across a restart."""
 from __future__ import annotations
 
+import time
+
 from kio.schema.alter_client_quotas.v1 import request as alter
 from kio.schema.describe_client_quotas.v1 import request as describe
 from kio.schema.errors import ErrorCode
@@ -131,3 +133,31 @@ async def test_quotas_survive_a_restart_and_are_enforced_after_it(tmp_path):
             await conn.close()
         assert broker.server.quotas is not None  # enforcement is on from the start
         assert broker.server.quotas.managers.produce.quota_limit(("", "slow")) == 1000.0
+
+
+async def test_request_percentage_throttles_every_api_with_throttle_time_ms(groupcoord_broker):
+    """A client-id held to 0.01 % of a second of request time: after a request or two each answer carries a
+    throttle time (a cached Metadata answer included) and the connection is muted in between."""
+    from kio.schema.metadata.v12.request import MetadataRequest
+
+    from tests.conformance.wire import decode_response, encode_request
+
+    admin = await Connection.open(groupcoord_broker.bootstrap_servers)
+    try:
+        await alter_quotas(admin, entry({"client-id": "busy"}, request_percentage=0.01))
+    finally:
+        await admin.close()
+    busy = await Connection.open(groupcoord_broker.bootstrap_servers)
+    request = MetadataRequest(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    throttles = []
+    started = time.monotonic()
+    try:
+        for correlation in range(1, 5):
+            busy.writer.write(encode_request(request, correlation, client_id="busy"))
+            await busy.writer.drain()
+            _, response = decode_response(await busy._read_frame(), 3, 12)
+            throttles.append(int(response.throttle_time.total_seconds() * 1000))
+    finally:
+        await busy.close()
+    assert max(throttles) > 0
+    assert time.monotonic() - started >= sum(throttles[:-1]) / 1000 * 0.9  # each next request waited the mute
