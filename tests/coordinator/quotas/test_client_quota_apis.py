@@ -161,3 +161,34 @@ async def test_request_percentage_throttles_every_api_with_throttle_time_ms(grou
         await busy.close()
     assert max(throttles) > 0
     assert time.monotonic() - started >= sum(throttles[:-1]) / 1000 * 0.9  # each next request waited the mute
+
+
+async def test_connection_creation_rate_closes_connections_past_the_ips_rate(groupcoord_broker_factory):
+    """ConnectionQuotas: past 127.0.0.1's connection_creation_rate a new connection is held unread for the
+    throttle time and then closed; the connections already accepted keep working."""
+    from kio.schema.api_versions.v0.request import ApiVersionsRequest
+
+    from tests.conformance.wire import WireError
+
+    broker = groupcoord_broker_factory(quota_window_num=2, quota_window_size_seconds=1)
+    admin = await Connection.open(broker.bootstrap_servers)
+    try:
+        assert (await alter_quotas(admin, entry({"ip": "127.0.0.1"}, connection_creation_rate=3)))[0][1] == 0
+    finally:
+        await admin.close()
+    answered, refused = [], 0
+    for _ in range(8):
+        conn = await Connection.open(broker.bootstrap_servers, timeout_s=5)
+        try:
+            await conn.send(ApiVersionsRequest())
+            answered.append(conn)
+        except (WireError, ConnectionError, TimeoutError):
+            refused += 1
+            await conn.close()
+    try:
+        assert answered and refused >= 2  # a refused one is held for its throttle time, during which the rate falls
+        assert (await answered[0].send(ApiVersionsRequest())).error_code == ErrorCode.none
+    finally:
+        for conn in answered:
+            await conn.close()
+    assert broker.quotas.managers.connections.throttled >= refused
