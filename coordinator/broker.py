@@ -48,6 +48,10 @@ from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
 from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
+from .share.coordinator_service import ShareCoordinator
+from .share.partition_manager import SharePartitionManager
+from .share.offsets_admin import ShareOffsetsAdmin
+from .share.persister import SharePersister
 
 _NONE: dict[str, str] = {}
 
@@ -78,6 +82,9 @@ class Broker:
         self.quotas: ClientQuotaStore | None = None
         self.listeners: list[Listener] = []
         self.transactions: TransactionCoordinator | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_persister: SharePersister | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.host = ""
         self.port = 0
         self.metrics_port = 0
@@ -98,6 +105,18 @@ class Broker:
     @property
     def data_dir(self) -> Path:
         return self._temp_dir or self.config.data_path
+
+    def _wire_share_groups(self) -> None:
+        """The group side of share groups calls the persister (initialise/delete state) and tells the share
+        partitions when a member leaves or is fenced, so that what it held is delivered again."""
+        groups, partitions = self.groups, self.share_partitions
+        if hasattr(groups, "share_persister"):
+            groups.share_persister = self.share_persister
+        if hasattr(groups, "share_member_listener"):
+            def member_gone(group_id: str, member_id: str) -> None:
+                partitions.sessions.remove_member(group_id, member_id)
+                asyncio.ensure_future(partitions.release_member(group_id, member_id))
+            groups.share_member_listener = member_gone
 
     async def start(self) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
@@ -172,11 +191,28 @@ class Broker:
         self.transactions.set_data_marker_writer(write_data_markers)
         if cfg.transaction_partition_verification_enable:
             dataplane.set_transaction_verifier(self.transactions.verifier)
+        catalog = self.dataplane.topics
+
+        def share_partition_exists(topic_id: Any, partition: int) -> bool:
+            topic = catalog.by_id(topic_id)
+            return topic is not None and 0 <= partition < topic.partitions
+
+        self.share_coordinator = ShareCoordinator(cfg, self.log_manager, partition_exists=share_partition_exists,
+                                                  topic_defaults=broker_log_config(cfg))
+        self.share_persister = SharePersister(self.share_coordinator)
+        self.share_partitions = SharePartitionManager(cfg, self.share_persister, self.dataplane)
+        self._wire_share_groups()
         self.quotas = self._open_client_quotas(data_dir)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer,
-                                                transactions=self.transactions, quotas=self.quotas))
+                                                transactions=self.transactions,
+                                                share_coordinator=self.share_coordinator,
+                                                share_partitions=self.share_partitions,
+                                                share_persister=self.share_persister,
+                                                share_offsets=ShareOffsetsAdmin(self.groups, self.share_persister,
+                                                                                catalog, self.share_partitions),
+                                                quotas=self.quotas))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
@@ -186,6 +222,7 @@ class Broker:
         await self.server.serve()
         await self.groups.start()
         await self.transactions.start()
+        await self.share_coordinator.start()
         if cfg.log_cleaner_enable:
             await self.log_manager.start_background()
         if cfg.metrics_port:
@@ -224,6 +261,12 @@ class Broker:
         if self.transactions is not None:
             await self.transactions.stop()
             self.transactions = None
+        if self.share_partitions is not None:
+            await self.share_partitions.stop()
+            self.share_partitions = None
+        if self.share_coordinator is not None:
+            await self.share_coordinator.stop()
+            self.share_coordinator = None
         if self.groups is not None:
             await self.groups.stop()
             self.groups = None

@@ -295,6 +295,17 @@ SETTINGS: tuple[Setting, ...] = (
             "a transactional Produce is refused for a partition not added to its transaction (KIP-890 part 1)"),
     Setting("quota.window.num", 11, int, "samples kept for client quotas (a rate is measured over them)"),
     Setting("quota.window.size.seconds", 1, int, "time span of one client quota sample"),
+    # share groups (KIP-932), the share-partition side (coordinator/share/)
+    Setting("group.share.record.lock.duration.ms", 30000, int, "how long a share-group member holds the records "
+            "it acquired before they are delivered again (a group's share.record.lock.duration.ms overrides it)"),
+    Setting("group.share.delivery.count.limit", 5, int, "deliveries of a record to a share group before it is archived"),
+    Setting("group.share.partition.max.record.locks", 2000, int, "records in flight per share partition at most"),
+    Setting("group.share.max.share.sessions", 2000, int, "share sessions (ShareFetch) kept at once by this broker"),
+    Setting("share.coordinator.state.topic.num.partitions", 50, int,
+            "partitions of __share_group_state (fixed once share groups exist)"),
+    Setting("share.coordinator.state.topic.segment.bytes", 104857600, int, "segment size of __share_group_state"),
+    Setting("share.coordinator.snapshot.update.records.per.snapshot", 500, int,
+            "ShareUpdate records of a share partition between two ShareSnapshot records"),
     Setting("max.incremental.fetch.session.cache.slots", 1000, int, "incremental fetch sessions (KIP-227) kept at once"),
     Setting("min.incremental.fetch.session.eviction.ms", 120000, int,
             "a fetch session unused this long may be replaced; a younger one only by a larger one"),

@@ -78,6 +78,17 @@ class RequestStats:
         buckets[bisect.bisect_left(REQUEST_BUCKETS, seconds)] += 1
         self.sums[api] += max(seconds, 0.0)
 
+    def observe_many(self, api: str, error_code: int, seconds_each: float, count: int) -> None:
+        """``count`` requests that took ``seconds_each`` (a batch answered together by the frame loop)."""
+        key = (api, error_code)
+        self.counts[key] = self.counts.get(key, 0) + count
+        buckets = self.buckets.get(api)
+        if buckets is None:
+            buckets = self.buckets[api] = [0] * (len(REQUEST_BUCKETS) + 1)
+            self.sums[api] = 0.0
+        buckets[bisect.bisect_left(REQUEST_BUCKETS, seconds_each)] += count
+        self.sums[api] += max(seconds_each, 0.0) * count
+
 
 class Tally(Collector):
     """A counter that is a plain integer until it is scraped: for events on the request path (one per
@@ -202,6 +213,9 @@ class BrokerMetrics:
 
     def observe_request(self, api_name: str, error_code: int, seconds: float) -> None:
         self.request_stats.observe(api_name, error_code, seconds)
+
+    def observe_requests(self, api_name: str, error_code: int, seconds_each: float, count: int) -> None:
+        self.request_stats.observe_many(api_name, error_code, seconds_each, count)
 
     def on_authorization_denied(self, api: str) -> None:
         self.authorization_denials.labels(api).inc()

@@ -181,23 +181,102 @@ class HeartbeatRequestView:
         self.group_instance_id = group_instance_id
 
 
+def read_heartbeat_at(data: bytes, start: int, end: int) -> tuple[str | None, str, int, str, str | None] | None:
+    """Heartbeat v0-v4 read in place: ``data[start:end]`` is one whole request frame (size prefix excluded)
+    among others, so every read is bounded by ``end``, not by ``data``. (client id, group id, generation,
+    member id, group instance id), or None for anything the general path must judge. The server's frame
+    loop reads pipelined heartbeats with this without copying each frame out first."""
+    try:
+        version = data[start + 3]  # the caller matched key 12 and a version 0-4 (its high byte is 0)
+        if start + 10 > end:
+            return None
+        client_len = _unpack_i16(data, start + 8)[0]
+        pos = start + 10
+        client_id: str | None = None
+        if client_len >= 0:
+            pos += client_len
+            if pos > end:
+                return None
+            client_id = data[start + 10:pos].decode("utf-8")
+        elif client_len != -1:
+            return None
+        if version >= 4:
+            if pos >= end or data[pos] != 0:  # header tagged fields: the general path skips them
+                return None
+            pos += 1
+            n = data[pos] - 1 if pos < end else -1
+            if n < 0 or n >= 0x7F:
+                return None
+            group_end = pos + 1 + n
+            if group_end + 5 > end:
+                return None
+            group_id = data[pos + 1:group_end].decode("utf-8")
+            generation = _unpack_i32(data, group_end)[0]
+            pos = group_end + 4
+            n = data[pos] - 1
+            if n < 0 or n >= 0x7F:
+                return None
+            member_end = pos + 1 + n
+            if member_end + 2 > end:
+                return None
+            member_id = data[pos + 1:member_end].decode("utf-8")
+            n = data[member_end]
+            if n == 0:
+                instance = None
+                pos = member_end + 1
+            else:
+                if n >= 0x80:
+                    return None
+                pos = member_end + n
+                if pos + 1 > end:
+                    return None
+                instance = data[member_end + 1:pos].decode("utf-8")
+            if pos >= end or data[pos] != 0:
+                return None
+            return client_id, group_id, generation, member_id, instance
+        if pos + 2 > end:
+            return None
+        n = _unpack_i16(data, pos)[0]
+        group_end = pos + 2 + n
+        if n < 0 or group_end + 6 > end:
+            return None
+        group_id = data[pos + 2:group_end].decode("utf-8")
+        generation = _unpack_i32(data, group_end)[0]
+        pos = group_end + 4
+        n = _unpack_i16(data, pos)[0]
+        member_end = pos + 2 + n
+        if n < 0 or member_end > end:
+            return None
+        member_id = data[pos + 2:member_end].decode("utf-8")
+        instance = None
+        if version >= 3:
+            if member_end + 2 > end:
+                return None
+            n = _unpack_i16(data, member_end)[0]
+            if n != -1:
+                pos = member_end + 2 + n
+                if n < 0 or pos > end:
+                    return None
+                instance = data[member_end + 2:pos].decode("utf-8")
+        return client_id, group_id, generation, member_id, instance
+    except (IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
 def _read_heartbeat(frame: bytes, version: int) -> tuple[str | None, HeartbeatRequestView]:
-    if version >= 4:
-        client_id, pos = _header(frame, True)
-        group_id, pos = _compact_string(frame, pos)
-        generation = _unpack_i32(frame, pos)[0]
-        member_id, pos = _compact_string(frame, pos + 4)
-        instance, pos = _compact_nullable_string(frame, pos)
-        _no_tags(frame, pos)
-        return client_id, HeartbeatRequestView(group_id, generation, member_id, instance)
-    client_id, pos = _header(frame, False)
-    group_id, pos = _string(frame, pos)
-    generation = _unpack_i32(frame, pos)[0]
-    member_id, pos = _string(frame, pos + 4)
-    instance = None
-    if version >= 3:
-        instance, pos = _nullable_string(frame, pos)
+    read = read_heartbeat_at(frame, 0, len(frame))
+    if read is None:
+        raise _Unhandled
+    client_id, group_id, generation, member_id, instance = read
     return client_id, HeartbeatRequestView(group_id, generation, member_id, instance)
+
+
+def heartbeat_ok_parts(version: int) -> tuple[bytes, bytes]:
+    """A successful Heartbeat answer of ``version`` around its correlation id: (size prefix, header tag
+    buffer and body). The frame loop answers with ``prefix + the request's 4 correlation id bytes + tail``."""
+    frame = _write_heartbeat(version, 0, {"throttle_time": 0, "error_code": 0})
+    assert frame is not None
+    return frame[:4], frame[8:]
 
 
 _heartbeat_tails: dict[tuple[int, int, int], bytes] = {}

@@ -20,42 +20,58 @@ class FrameTooLarge(ProtocolError):
 
 
 class FrameDecoder:
-    """Incremental frame splitter; `feed` returns the frames completed by the new bytes."""
+    """Incremental frame splitter. ``spans`` hands back the frames completed by the new bytes where they
+    lie, without copying each one out (the server's frame loop reads pipelined requests in place);
+    ``feed`` hands them back as separate ``bytes``."""
 
     __slots__ = ("max_frame_size", "_buf", "_need")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self.max_frame_size = max_frame_size
-        self._buf = bytearray()
-        self._need = -1  # size of the frame being assembled, -1 while the prefix is incomplete
+        self._buf = bytearray()  # the start of an incomplete frame, size prefix included
+        self._need = 0  # bytes _buf must hold before a frame can complete (4 while the prefix is partial)
 
     @property
     def buffered(self) -> int:
         return len(self._buf)
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def spans(self, data: bytes) -> tuple[bytes, list[int]]:
+        """(buffer, bounds): the frames completed by ``data`` are ``buffer[bounds[i]:bounds[i + 1]]`` for
+        even ``i`` (size prefixes excluded). ``buffer`` is ``data`` itself unless part of a frame was waiting
+        from earlier reads; a frame still incomplete is kept for the next call, and while its size is
+        known, further pieces of it are only appended (a large frame is not re-scanned per read)."""
         buf = self._buf
-        buf += data
-        frames: list[bytes] = []
+        if buf:
+            buf += data
+            if len(buf) < self._need:
+                return data, []
+            data = bytes(buf)
+            buf.clear()
+        bounds: list[int] = []
         pos = 0
-        end = len(buf)
-        while True:
-            if self._need < 0:
-                if end - pos < 4:
-                    break
-                (size,) = _SIZE.unpack_from(buf, pos)
-                if size < 0 or size > self.max_frame_size:
-                    raise FrameTooLarge(f"frame size {size} outside 0..{self.max_frame_size}")
-                self._need = size
-                pos += 4
-            if end - pos < self._need:
-                break
-            frames.append(bytes(buf[pos : pos + self._need]))
-            pos += self._need
-            self._need = -1
-        if pos:
-            del buf[:pos]
-        return frames
+        end = len(data)
+        limit = self.max_frame_size
+        unpack = _SIZE.unpack_from
+        while end - pos >= 4:
+            size = unpack(data, pos)[0]
+            if size < 0 or size > limit:
+                raise FrameTooLarge(f"frame size {size} outside 0..{limit}")
+            stop = pos + 4 + size
+            if stop > end:
+                self._need = 4 + size
+                buf += memoryview(data)[pos:]
+                return data, bounds
+            bounds.append(pos + 4)
+            bounds.append(stop)
+            pos = stop
+        if pos < end:
+            self._need = 4
+            buf += memoryview(data)[pos:]
+        return data, bounds
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buffer, bounds = self.spans(data)
+        return [buffer[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]
 
 
 def encode_frame(payload: bytes) -> bytes:

@@ -60,6 +60,16 @@ API_MODULES: tuple[str, ...] = (
     "describe_producers",
     "delete_records",
     "describe_log_dirs",
+    "share_fetch",
+    "share_acknowledge",
+    "initialize_share_group_state",
+    "read_share_group_state",
+    "write_share_group_state",
+    "delete_share_group_state",
+    "read_share_group_state_summary",
+    "describe_share_group_offsets",
+    "alter_share_group_offsets",
+    "delete_share_group_offsets",
     "describe_topic_partitions",
     "incremental_alter_configs",
     "alter_configs",
@@ -78,8 +88,16 @@ class Registrar(Protocol):
 def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiModule] = APIS) -> None:
     """Bind each API's handler to ``services`` and register it with its version range. A module may also
     declare ``FAST``, a hand-written codec (protocol/fast_codecs.py) for its hottest versions: the dispatcher
-    reads and answers with it and calls the same ``handle``; what it declines takes the general path."""
+    reads and answers with it and calls the same ``handle``; what it declines takes the general path. And
+    ``lane(services)``, a ``Lane`` (server/dispatch.py) through which the connection's frame loop answers the
+    API's commonest request itself; whatever the lane declines takes the ordinary way."""
     for module in apis:
         api = module.API
         dispatcher.register(api.key, partial(module.handle, services), api.min_version, api.max_version,
                             fast=getattr(module, "FAST", None))
+        make_lane = getattr(module, "lane", None)
+        add_lane = getattr(dispatcher, "add_lane", None)
+        if make_lane is not None and add_lane is not None:
+            lane = make_lane(services)
+            if lane is not None:
+                add_lane(lane)

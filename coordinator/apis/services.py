@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ..groups.service import GroupCoordinatorService
     from ..quotas.store import ClientQuotaStore
     from ..security.authorizer import Authorizer
+    from ..share.coordinator_service import ShareCoordinator
+    from ..share.partition_manager import SharePartitionManager
     from ..transactions.service import TransactionCoordinator
 
 ENCODED_BODIES_PER_API = 256
@@ -75,6 +77,10 @@ class Services:
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     authorizer: Authorizer | None = None
     quotas: ClientQuotaStore | None = None  # the client quotas (Describe/AlterClientQuotas); the broker always sets it
+    share_coordinator: ShareCoordinator | None = None  # the __share_group_state coordinator (KIP-932)
+    share_partitions: SharePartitionManager | None = None  # share partitions and share sessions (ShareFetch)
+    share_persister: Any = None  # coordinator/share/persister.py: what the group side calls
+    share_offsets: Any = None  # coordinator/share/offsets_admin.py: the share-group offsets admin APIs
 
     def identity_for(self, listener: str) -> ClusterIdentity:
         """This broker as the clients of one listener must reach it (its advertised address)."""

@@ -16,6 +16,7 @@ import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.admin import described_error
+from groupcoord.coordinator.groups.classic.heartbeat import beat_stable
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.groups.consumer import describe as consumer_describe
 from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
@@ -160,6 +161,23 @@ class GroupCoordinatorService:
         the wire handler calls, so that a heartbeat costs no future."""
         return self._runtime.run_inline(partition_for(req.group_id, self.num_partitions),
                                         lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)
+
+    def heartbeat_lane(self) -> Callable[[str, int, str], bool]:
+        """``beat(group_id, generation, member_id) -> bool`` for the server's frame loop: True when the
+        heartbeat of a dynamic member was the common success (a member of a Stable group at its generation,
+        its shard loaded with no write waiting to be made durable), its session extended and NONE the
+        answer; False when nothing was done and the request must go through `heartbeat_inline`, which
+        judges every other case. A few look-ups, no request object, no Effects."""
+        n = self.num_partitions
+        states = [shard.state for shard in self._shards]
+        quiet = self._runtime.quiet
+        wall_ms = self._runtime.clock.wall_ms
+
+        def beat(group_id: str, generation: int, member_id: str) -> bool:
+            partition = partition_for(group_id, n)
+            return quiet(partition) and beat_stable(states[partition], group_id, generation, member_id, wall_ms())
+
+        return beat
 
     def leave_group(self, req: LeaveGroup) -> asyncio.Future[dict]:
         return self._run(

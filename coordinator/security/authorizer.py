@@ -140,15 +140,33 @@ class Authorizer:
         self._members: dict[str, tuple[KafkaPrincipal, str]] = {}
         self._cache: dict[tuple, bool] = {}
         self._cache_generation = -1
+        self._open_generation = -1  # the ACL generation at which the set was found empty with allow_if_no_acl
+
+    def allows_everything(self) -> bool:
+        """True while every decision is ALLOW whatever is asked: no ACL at all and
+        ``allow.everyone.if.no.acl.found`` (Kafka's answer for a resource without ACLs, and there is none).
+        Constant time: the request paths test this first, so an authorizer with nothing to enforce costs one
+        comparison a check (and the hot lanes stay open)."""
+        store = self.store
+        if self._open_generation == store.generation:
+            return True
+        if self.allow_if_no_acl and len(store) == 0:
+            self._open_generation = store.generation
+            return True
+        return False
 
     # -- decisions --------------------------------------------------------------------------------
     def decide(self, principal: KafkaPrincipal, host: str, op: AclOperation, rtype: ResourceType, name: str) -> bool:
         """StandardAuthorizerData.authorize for one literal resource, without logging. Decisions are
         remembered until the ACL set changes (a heartbeat's READ on its group is then one dict look-up)."""
         store = self.store
+        if self._open_generation == store.generation:
+            return True  # no ACL and allow.everyone.if.no.acl.found (allows_everything)
         if self._cache_generation != store.generation:
             self._cache.clear()
             self._cache_generation = store.generation
+            if self.allows_everything():
+                return True
         key = (principal, host, op, rtype, name)
         known = self._cache.get(key)
         if known is not None:
@@ -195,6 +213,8 @@ class Authorizer:
     def authorize(self, ctx: "RequestContext", op: AclOperation, rtype: ResourceType, name: str,
                   log_if_denied: bool = True) -> bool:
         """AuthHelper.authorize: one operation on one literal resource; a denial is counted and logged."""
+        if self._open_generation == self.store.generation:
+            return True  # no ACL and allow.everyone.if.no.acl.found (allows_everything)
         ok = self.decide(ctx.principal, _host(ctx.client_host), op, rtype, name)
         if not ok and log_if_denied:
             self._denied(ctx, op, rtype, name)

@@ -113,28 +113,59 @@ class KafkaConnection(asyncio.Protocol):
         self._update_reading()
 
     def data_received(self, data: bytes) -> None:
+        """The frame loop: every request the read completed, in order, answered with one write at the end.
+        While no answer is owed (nothing parked ahead, no SASL exchange under way), a request an API lane
+        takes (dispatch.Lane: the commonest heartbeat) is answered right here from the frame's bytes, and
+        answers the ordinary way gives at once join the same write; the rest take a slot in the queue."""
         if self._closed or self._closing:
             return
-        deadlines = self.server.deadlines
+        server = self.server
+        deadlines = server.deadlines
         deadlines.active(self, time.monotonic())
+        decoder = self._decoder
         try:
-            frames = self._decoder.feed(data)
+            buffer, bounds = decoder.spans(data)
         except FrameTooLarge as exc:
             if self.security is None and data[:1] == b"\x16" and data[1:2] == b"\x03":
                 self._abort("TLS handshake on a plaintext listener")  # a ClientHello read as a frame size
             else:
                 self._abort("oversized frame", error=str(exc))
             return
-        if self._decoder.buffered:
+        if decoder.buffered:
             deadlines.frame_incomplete(self, time.monotonic())
         else:
             deadlines.frame_complete(self)
-        quotas = self.server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)
-        if quotas is not None:
-            self._serve_under_quotas(frames, quotas)
+        if not bounds:
             return
-        dispatcher = self.server.dispatcher
-        for frame in frames:
+        quotas = server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)
+        if quotas is not None:  # no lanes then: every request is charged to its client's quotas
+            self._serve_under_quotas([buffer[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)], quotas)
+            return
+        dispatcher = server.dispatcher
+        lanes = dispatcher.lanes
+        pending = self._pending
+        out: list[bytes] = []  # answers given at once, in request order, ahead of anything in `pending`
+        laned = 0
+        lane_api = ""
+        started = 0.0
+        for i in range(0, len(bounds), 2):
+            start = bounds[i]
+            end = bounds[i + 1]
+            if not pending and self._gate is None and lanes:
+                lane = lanes.get(buffer[start:start + 4])
+                if lane is not None:
+                    if not laned:
+                        started = time.perf_counter()
+                    elif lane[1] != lane_api:
+                        dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
+                        laned, started = 0, time.perf_counter()
+                    answer = lane[0](buffer, start, end)
+                    if answer is not None:
+                        out.append(answer)
+                        laned += 1
+                        lane_api = lane[1]
+                        continue
+            frame = buffer[start:end]
             if self._gate is not None and gate_frame(self, self._gate, frame):
                 if self._closed:
                     return
@@ -151,8 +182,21 @@ class KafkaConnection(asyncio.Protocol):
                 return
             if self._closing:
                 break
-        self._flush()
+            if pending[0].done and not pending[0].close:
+                self._take_ready(out)  # answered at once: keeps the lanes open for what follows
+        if laned:
+            dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
+        self._flush(out)
         self._update_reading()
+
+    def _take_ready(self, out: list[bytes]) -> None:
+        """Move the answers at the front of the queue that are ready (and close nothing) into ``out``."""
+        pending = self._pending
+        while pending and pending[0].done and not pending[0].close:
+            slot = pending.popleft()
+            self._ready_bytes -= slot.size
+            if slot.payload is not None:
+                out.append(slot.payload)
 
     # -- request lifecycle ----------------------------------------------------------------------
     def _run(self, decoded: Decoded) -> None:
@@ -251,12 +295,14 @@ class KafkaConnection(asyncio.Protocol):
         slot.size = len(payload) if payload else 0
         self._ready_bytes += slot.size
 
-    def _flush(self) -> None:
+    def _flush(self, out: list[bytes] | None = None) -> None:
+        """Write the answers ready at the front of the queue, after ``out`` (answers given at once, which
+        come before everything queued), in one write."""
         if self._closed or self.transport is None:
             return
         pending = self._pending
-        out: list[bytes] = []
-        sent = 0
+        if out is None:
+            out = []
         close = False
         while pending and pending[0].done and not close:
             slot = pending.popleft()
@@ -264,10 +310,10 @@ class KafkaConnection(asyncio.Protocol):
             close = slot.close
             if slot.payload is not None:
                 out.append(slot.payload)
-                sent += slot.size
         if out:
-            self.transport.write(out[0] if len(out) == 1 else b"".join(out))
-            self.server.bytes_sent(sent)
+            data = out[0] if len(out) == 1 else b"".join(out)
+            self.transport.write(data)
+            self.server.bytes_sent(len(data))
             self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
-from groupcoord.protocol.fast_codecs import HEARTBEAT, OFFSET_COMMIT
+from groupcoord.protocol.fast_codecs import HEARTBEAT, OFFSET_COMMIT, heartbeat_ok_parts, read_heartbeat_at
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
 from groupcoord.protocol.values import as_ms
@@ -169,3 +169,38 @@ def test_offset_commit_answer_is_byte_for_byte_the_general_one(version, throttle
         assert version >= 8 and any(len(t["name"].encode()) >= 0x7F for t in topics)
         return
     assert fast == general_answer(8, version, correlation, body)
+
+
+# --------------------------------------------------------------------------- Heartbeat read in place (the lane)
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, client_id=client_ids,
+       before=st.binary(max_size=8), after=st.binary(max_size=40))
+def test_heartbeat_read_in_place_reads_as_kio_reads_it_and_never_past_its_frame(version, group, generation, member,
+                                                                                instance, client_id, before, after):
+    """Among other bytes (the frames before and after it in one read): the same values as kio's reader,
+    and any cut of the frame is declined (never completed from the bytes of the next frame)."""
+    body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance}
+    frame = request_frame(12, version, body, client_id)
+    data = before + frame + after
+    start, end = len(before), len(before) + len(frame)
+    fast = read_heartbeat_at(data, start, end)
+    kio_client, kio_req = kio_read(frame, 12, version)
+    if fast is None:
+        assert max(len(group.encode()), len(member.encode()), len((instance or "").encode())) >= 0x7F - 1
+    else:
+        assert fast == (kio_client, kio_req.group_id, kio_req.generation_id, kio_req.member_id,
+                        getattr(kio_req, "group_instance_id", None))
+    for cut in range(start, end):
+        assert read_heartbeat_at(data, start, cut) is None
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(correlation=int32)
+def test_heartbeat_success_parts_make_the_general_answer(version, correlation):
+    prefix, tail = heartbeat_ok_parts(version)
+    answer = prefix + struct.pack(">i", correlation) + tail
+    assert answer == general_answer(12, version, correlation, {"throttle_time": 0, "error_code": 0})

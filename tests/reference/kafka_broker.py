@@ -108,6 +108,9 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
+        # The share coordinator's __share_group_state (KIP-932) on a single node, as the two internal topics above.
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
         # Timed-out transactions are looked for every half second (Kafka's default is 10 s), so that the
         # transaction conformance suite's timeout scenario takes seconds; groupcoord's runs with the same.
         "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",

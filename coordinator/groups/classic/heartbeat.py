@@ -34,3 +34,19 @@ def _heartbeat(state: ShardState, req: Heartbeat, now: int) -> ErrorCode:
     if group.state is GroupState.PREPARING_REBALANCE:
         return ErrorCode.rebalance_in_progress
     return ErrorCode.none  # CompletingRebalance and Stable: alive, nothing to do
+
+
+def beat_stable(state: ShardState, group_id: str, generation: int, member_id: str, now: int) -> bool:
+    """The commonest heartbeat, decided in a few look-ups: a known dynamic member of a Stable group at its
+    generation, whose session deadline only moves later. Its session is extended (as ``_heartbeat`` does)
+    and True says the answer is NONE; False changes nothing and leaves the request to ``handle_heartbeat``
+    (every other case, errors included, is judged there only)."""
+    if state.loading or state.unavailable is not None:
+        return False
+    group = state.groups.get(group_id)
+    if group is None or group.state is not GroupState.STABLE or group.generation != generation:
+        return False
+    member = group.members.get(member_id)
+    if member is None or member.is_new:
+        return False
+    return state.timer.extend((rebalance.HEARTBEAT, group_id, member_id), now + member.session_timeout_ms)

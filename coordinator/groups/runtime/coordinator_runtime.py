@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -35,6 +36,7 @@ from groupcoord.storage.config import LogConfig
 _log = structlog.get_logger("groupcoord.groups")
 
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
+APPENDS_IN_FLIGHT = 2  # one waiting for (or in) its fsync, the next turn's written meanwhile
 
 ErrorShape = Callable[[ErrorCode], dict]
 
@@ -337,6 +339,12 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ running operations
 
+    def quiet(self, partition: int) -> bool:
+        """Nothing of the shard waits to be made durable: an operation that writes nothing may be answered at
+        once (what `run_inline` checks too), without queueing behind earlier writes."""
+        rt = self._runtimes[partition]
+        return not rt.queue and not rt.writing
+
     def run_inline(self, partition: int, op: Operation, on_error: ErrorShape) -> dict | asyncio.Future[dict]:
         """As `run`, for an operation that answers within the call and never keeps its reply token (a
         Heartbeat): when it wrote nothing and nothing of the shard is waiting to be made durable, its
@@ -409,78 +417,123 @@ class CoordinatorRuntime:
                 future.set_result(response)
 
     async def _write_loop(self, rt: _ShardRuntime) -> None:
+        """Group commit, pipelined: everything the shard's operations queued since the last turn becomes one
+        append (one record batch where it fits), and while that append waits for its fsync the next turn's
+        records are appended behind it (the log shares fsyncs among appends queued meanwhile, and runs at
+        most one at a time), so a slow fsync does not stop the shard from accepting and writing. At most
+        ``APPENDS_IN_FLIGHT`` appends are outstanding; replies are released strictly in order, each once
+        its own records and every earlier one are durable."""
         linger = getattr(self.config, "group_coordinator_append_linger_ms", 0) / 1000.0
-        while self._started or rt.queue:
-            if not rt.queue:
-                rt.wakeup.clear()
-                await rt.wakeup.wait()
+        inflight: deque[tuple[asyncio.Future, list[Effects]]] = deque()
+        wakeup = rt.wakeup
+        while self._started or rt.queue or inflight:
+            while inflight and inflight[0][0].done():
+                task, batch = inflight.popleft()
+                if task.exception() is not None:
+                    await self._append_failed(rt, task.exception(), batch, inflight)  # type: ignore[arg-type]
+                    continue
+                self._durable(rt, task.result(), batch)
+            rt.writing = bool(inflight)
+            if rt.queue and len(inflight) < APPENDS_IN_FLIGHT:
+                if linger > 0:
+                    await asyncio.sleep(linger)
+                batch, rt.queue = rt.queue, []
+                rt.writing = True
+                task = asyncio.ensure_future(self._append(rt, [w for fx in batch for w in fx.writes()]))
+                task.add_done_callback(lambda _t: wakeup.set())
+                inflight.append((task, batch))
                 continue
-            if linger > 0:
-                await asyncio.sleep(linger)
-            batch, rt.queue = rt.queue, []
-            rt.writing = True
-            try:
-                await self._append(rt, [w for fx in batch for w in fx.writes()])
-            except Exception as exc:  # the write is not durable: answer with errors and reload from the log
-                shard = rt.shard
-                shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
-                                error=repr(exc))
-                for fx in batch:
-                    for future, response in fx.replies:
-                        if not future.done():
-                            future.set_result(fail_response(response, ErrorCode.not_coordinator))
-                await self._reload_after_failure(rt)
-            else:
-                for fx in batch:
-                    self._release(fx.replies)
-                if self._snapshot_due(rt):
-                    self._start_snapshot(rt)
-            finally:
-                rt.writing = False
+            wakeup.clear()
+            if (rt.queue and len(inflight) < APPENDS_IN_FLIGHT) or (inflight and inflight[0][0].done()):
+                continue
+            if not (self._started or rt.queue or inflight):
+                break
+            await wakeup.wait()
+        rt.writing = False
 
-    async def _append(self, rt: _ShardRuntime, writes: list) -> None:
+    def _durable(self, rt: _ShardRuntime, appended: list[tuple[Any, list | None]], batch: list[Effects]) -> None:
+        """A batch's records are durable: remember them for the next snapshot, then release its replies."""
+        add = rt.latest.add
+        for result, chunk in appended:
+            if chunk is not None:
+                for delta, (key, value, _headers) in enumerate(chunk):
+                    add(result.base_offset + delta, key, value)
+        for fx in batch:
+            self._release(fx.replies)
+        if self._snapshot_due(rt):
+            self._start_snapshot(rt)
+
+    async def _append_failed(self, rt: _ShardRuntime, exc: BaseException, batch: list[Effects],
+                             inflight: deque[tuple[asyncio.Future, list[Effects]]]) -> None:
+        """The write is not durable: answer with errors (and so every batch appended behind it, whatever
+        became of it) and reload the shard from its log, the truth."""
+        rt.shard.log.error("coordinator append failed; reloading shard from its log", topic=self.topic,
+                           error=repr(exc))
+        batches = [batch]
+        while inflight:
+            task, later = inflight.popleft()
+            await asyncio.wait((task,))
+            if not task.cancelled():
+                task.exception()  # retrieved: its failure, if any, is this one's consequence
+            batches.append(later)
+        for each in batches:
+            for fx in each:
+                for future, response in fx.replies:
+                    if not future.done():
+                        future.set_result(fail_response(response, ErrorCode.not_coordinator))
+        rt.writing = False
+        await self._reload_after_failure(rt)
+
+    async def _append(self, rt: _ShardRuntime, writes: list) -> list[tuple[Any, list | None]]:
         """Plain records go out in as few batches as fit; a transactional batch or an end marker is a batch
-        of its own, in the order the operations asked for them."""
+        of its own, in the order the operations asked for them. Every batch's append is started here, in
+        order, before anything is awaited: the log reserves offsets in call order, so a batch of the next
+        turn, appended while this one waits for its fsync, always lands after all of this one. Returns each
+        batch's append result with its plain records (None for a transactional batch or a marker)."""
         now = self.clock.wall_ms()
         compression = self.compression
         encode_key, encode_value = self.codec.encode_key, self.codec.encode_value
+        append = rt.log.append
+        started: list[tuple[asyncio.Future, list | None]] = []
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
+
+        def flush_chunk() -> None:
+            nonlocal chunk, size
+            if chunk:
+                started.append((asyncio.ensure_future(append(encode_batch(chunk, base_timestamp=now,
+                                                                          compression=compression))), chunk))
+                chunk, size = [], 0
+
         for item in writes:
             if isinstance(item, EndMarker):
-                if chunk:
-                    await self._append_batch(rt, chunk, now, compression)
-                    chunk, size = [], 0
+                flush_chunk()
                 rt.transactional = True
-                await rt.log.append(end_txn_marker_batch(item.producer_id, item.producer_epoch,
-                                                          item.coordinator_epoch, item.committed, now))
+                started.append((asyncio.ensure_future(append(end_txn_marker_batch(
+                    item.producer_id, item.producer_epoch, item.coordinator_epoch, item.committed, now))), None))
                 continue
             if isinstance(item, TransactionalRecords):
-                if chunk:
-                    await self._append_batch(rt, chunk, now, compression)
-                    chunk, size = [], 0
+                flush_chunk()
                 rt.transactional = True
                 records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
-                await rt.log.append(encode_batch(records, base_timestamp=now, compression=compression,
-                                                 producer_id=item.producer_id, producer_epoch=item.producer_epoch,
-                                                 is_transactional=True))
+                started.append((asyncio.ensure_future(append(encode_batch(
+                    records, base_timestamp=now, compression=compression, producer_id=item.producer_id,
+                    producer_epoch=item.producer_epoch, is_transactional=True))), None))
                 continue
             key, value = encode_key(item[0]), encode_value(item[1])
             n = len(key) + (len(value) if value else 0) + 32
             if chunk and size + n > MAX_BATCH_BYTES:
-                await self._append_batch(rt, chunk, now, compression)
-                chunk, size = [], 0
+                flush_chunk()
             chunk.append((key, value, ()))
             size += n
-        if chunk:
-            await self._append_batch(rt, chunk, now, compression)
-
-    async def _append_batch(self, rt: _ShardRuntime, chunk: list[tuple[bytes, bytes | None, tuple]], now: int,
-                            compression: int) -> None:
-        result = await rt.log.append(encode_batch(chunk, base_timestamp=now, compression=compression))
-        add = rt.latest.add
-        for delta, (key, value, _headers) in enumerate(chunk):
-            add(result.base_offset + delta, key, value)
+        flush_chunk()
+        if not started:
+            return []
+        results = await asyncio.gather(*(future for future, _ in started), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [(result, records) for result, (_, records) in zip(results, started)]
 
     async def _reload_after_failure(self, rt: _ShardRuntime) -> None:
         for pending in list(rt.outstanding):

@@ -45,6 +45,16 @@ class TimerHeap:
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._live):
             self._compact()
 
+    def extend(self, key: Hashable, deadline_ms: int) -> bool:
+        """Move a live key's deadline to ``deadline_ms`` if that is no earlier than its heap entry (a
+        heartbeat): a dict update, nothing pushed, and the earliest deadline unchanged, so nobody's timer
+        needs re-arming. False (nothing changed) when the key is not live or the move would need a push."""
+        live = self._live.get(key)
+        if live is None or live[0] > deadline_ms:
+            return False
+        self._live[key] = (live[0], live[1], deadline_ms)
+        return True
+
     def cancel(self, key: Hashable) -> None:
         self._live.pop(key, None)
 
@@ -105,6 +115,11 @@ class CoordinatorTimer(Generic[State]):
     def schedule(self, key: Hashable, deadline_ms: int, operation: Operation) -> None:
         self._operations[key] = operation
         self._deadlines.schedule(key, deadline_ms)
+
+    def extend(self, key: Hashable, deadline_ms: int) -> bool:
+        """Move the deadline of a scheduled key later, keeping its operation (see ``TimerHeap.extend``):
+        the earliest deadline does not change. False when the key is not scheduled or would move earlier."""
+        return self._deadlines.extend(key, deadline_ms)
 
     def cancel(self, key: Hashable) -> None:
         self._deadlines.cancel(key)

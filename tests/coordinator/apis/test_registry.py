@@ -29,6 +29,8 @@ SERVED = {
     24: (0, 5), 25: (0, 4), 26: (0, 4), 27: (1, 1), 28: (0, 4), 65: (0, 0), 66: (0, 1),
     # share groups, the group side (KIP-932)
     76: (1, 1), 77: (1, 1),
+    # share partitions and share-group state (KIP-932)
+    78: (1, 2), 79: (1, 2), 83: (0, 0), 84: (0, 0), 85: (0, 1), 86: (0, 0), 87: (0, 1), 90: (0, 1), 91: (0, 0), 92: (0, 0),
 }
 
 
@@ -48,7 +50,7 @@ def test_every_api_module_is_registered_exactly_once():
     modules = [importlib.import_module(f"{apis.__name__}.{m.name}") for m in pkgutil.iter_modules(apis.__path__)]
     serving = sorted(m.__name__.rsplit(".", 1)[1] for m in modules if hasattr(m, "API"))
     assert sorted(API_MODULES) == serving
-    assert len(set(API_MODULES)) == len(API_MODULES) == 48
+    assert len(set(API_MODULES)) == len(API_MODULES) == 58
     keys = [m.API.key for m in APIS]
     assert len(set(keys)) == len(keys)
     assert all(callable(m.handle) and isinstance(m.API.key, ApiKey) for m in APIS)

@@ -8,6 +8,7 @@ metadata too large) — over the connection code itself, and must send the same 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
@@ -96,4 +97,118 @@ async def test_the_fast_codecs_answer_exactly_as_the_general_path():
         await general.stop()
     assert len(with_fast) == len(without)
     for i, (a, b) in enumerate(zip(with_fast, without)):
+        assert a == b, f"answer {i} differs"
+
+
+# --------------------------------------------------------------------------- the heartbeat lane
+
+
+class RecordingTransport:
+    """Keeps every byte written, for pipelined requests answered in several writes."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+        self.inner.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def split_frames(data: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        size = int.from_bytes(data[pos:pos + 4], "big", signed=True)
+        out.append(bytes(data[pos:pos + 4 + size]))
+        pos += 4 + size
+    return out
+
+
+async def lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
+    """Pipelined reads mixing heartbeats the lane takes (a dynamic member of a Stable group) with ones it
+    must leave to the handler (wrong generation, unknown member, a static member's instance id, an empty
+    group id) and with a commit whose write is pending (the heartbeats behind it wait for it). Returns every
+    answer in order and how many the lane gave."""
+    taken = [0]
+    for key, (answer, name) in list(broker.dispatcher.lanes.items()):
+        def counted(data, start, end, answer=answer):
+            result = answer(data, start, end)
+            taken[0] += result is not None
+            return result
+        broker.dispatcher.lanes[key] = (counted, name)
+    conn, counting = connect(broker)
+    transport = RecordingTransport(counting)
+    conn.transport = transport
+    corr = itertools.count(500)
+    await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                                                   "assignments": [], "configs": []}],
+                                       "timeout": 10000, "validate_only": False}, next(corr))
+    from groupcoord.protocol.headers import parse_response_header
+    from groupcoord.protocol.registry import response_reader
+
+    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
+    join = {"group_id": "dyn", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
+    for _ in range(2):  # MEMBER_ID_REQUIRED, then the join with the id
+        raw = (await send(conn, counting, 11, 9, join, next(corr)))[4:]
+        _, pos = parse_response_header(raw, 11, True)
+        joined = response_reader(11, 9)(raw, pos)[0]
+        join["member_id"] = joined.member_id
+    await send(conn, counting, 14, 5, {"group_id": "dyn", "generation_id": joined.generation_id,
+                                       "member_id": joined.member_id, "group_instance_id": None,
+                                       "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+                                       "assignments": [{"member_id": joined.member_id, "assignment": b""}]},
+               next(corr))
+    gen, mid = joined.generation_id, joined.member_id
+
+    def beat(version: int, generation: int = gen, member: str = mid, group: str = "dyn",
+             instance: str | None = None) -> bytes:
+        return encode(12, version, {"group_id": group, "generation_id": generation, "member_id": member,
+                                    "group_instance_id": instance}, next(corr))
+
+    commit = encode(8, 8, {"group_id": "dyn", "generation_id_or_member_epoch": gen, "member_id": mid,
+                           "group_instance_id": None,
+                           "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                                      "committed_leader_epoch": -1,
+                                                                      "committed_metadata": ""}]}]}, next(corr))
+    reads = [
+        b"".join(beat(v) for v in HEARTBEAT.versions),
+        beat(4) + beat(4, generation=gen + 1) + beat(2) + beat(4, member="stranger") + beat(3, instance="nope")
+        + beat(4, group="") + beat(1),
+        beat(4) + commit + beat(4) + beat(0),  # behind the pending commit: the ordinary way, in order
+        beat(4)[:9],  # a frame split across reads
+    ]
+    last = beat(4)
+    reads[-1] = last[:9]
+    reads.append(last[9:] + beat(4))
+    transport.data.clear()
+    expected = sum(len(split_frames(r)) for r in reads[:-2]) + 2
+    for chunk in reads:
+        conn.data_received(chunk)
+    for _ in range(1000):
+        if len(split_frames(bytes(transport.data))) >= expected:
+            break
+        await asyncio.sleep(0.001)
+    sent = [int.from_bytes(f[8:12], "big") for f in split_frames(b"".join(reads))]
+    answers = split_frames(bytes(transport.data))
+    assert [int.from_bytes(a[4:8], "big") for a in answers] == sent  # every answer, in request order
+    return answers, taken[0]
+
+
+async def test_the_heartbeat_lane_answers_exactly_as_the_handler_and_in_order():
+    fast, general = await start(True), await start(False)
+    assert fast.dispatcher.lanes and not general.dispatcher.lanes
+    try:
+        with_lane, taken = await lane_scenario(fast)
+        without, none_taken = await lane_scenario(general)
+    finally:
+        await fast.stop()
+        await general.stop()
+    assert none_taken == 0
+    assert taken >= 9  # the five versions, three of the second read, the one ahead of the commit
+    assert len(with_lane) == len(without) == 18
+    for i, (a, b) in enumerate(zip(with_lane, without)):
         assert a == b, f"answer {i} differs"

@@ -1,0 +1,25 @@
+"""The stock Java KafkaShareConsumer (kafka-clients 4.3.1, KIP-932): three members share a topic as a queue,
+every record acknowledged exactly once; a member killed (its own JVM) while holding records has them delivered
+again to the survivors, none lost.
+
+Against Apache Kafka it proves the Java test itself is right; against groupcoord it proves the broker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
+
+pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
+
+
+@pytest.mark.reference
+def test_java_share_consumers_against_kafka(kafka_reference):
+    assert_java_test_passes(kafka_reference, "ShareConsumerTest")
+
+
+# A killed member is fenced after its share session times out: 6 s, as the reference broker runs.
+@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000)
+async def test_java_share_consumers_against_groupcoord(groupcoord_bootstrap):
+    assert_java_test_passes(groupcoord_bootstrap, "ShareConsumerTest")
