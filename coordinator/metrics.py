@@ -342,6 +342,10 @@ class BrokerMetrics:
     def attach_purgatory(self, name: str, size: Callable[[], int]) -> None:
         self.state_collector.purgatories[name] = size
 
+    def attach_quotas(self, managers: Any) -> None:
+        """The client quota managers (coordinator/quotas/managers.py), read at scrape time."""
+        self.registry.register(_QuotaCollector(managers))
+
     def attach_fetch_sessions(self, cache: Any) -> None:
         """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`)."""
         self.state_collector.fetch_sessions = cache
@@ -537,3 +541,34 @@ def _log_end(log_of: Callable[[str, int], Any], topic: str, partition: int) -> i
         return None
     end = getattr(log, "log_end_offset", None)
     return None if end is None else int(end)
+
+
+class _QuotaCollector(Collector):
+    """Kafka's per-client quota metrics (``byte-rate``/``request-time`` and ``throttle-time`` tagged by user and
+    client-id, the connection-rate throttles) from the quota managers, at scrape time."""
+
+    def __init__(self, managers: Any) -> None:
+        self._managers = managers
+
+    def collect(self) -> Iterator[Any]:
+        labels = ["quota_type", "user", "client_id"]
+        rate = GaugeMetricFamily(f"{PREFIX}_client_quota_rate",
+                                 "Measured rate of a client quota sensor: bytes/s (Produce, Fetch), percent of a "
+                                 "second of request time (Request)", labels=labels)
+        bound = GaugeMetricFamily(f"{PREFIX}_client_quota_bound", "The quota that sensor is held to", labels=labels)
+        throttle = CounterMetricFamily(f"{PREFIX}_client_quota_throttle_time_ms",
+                                       "Throttle time given to clients over their quota", labels=labels)
+        throttled = CounterMetricFamily(f"{PREFIX}_client_quota_throttled_requests",
+                                        "Requests answered with a throttle time", labels=labels)
+        for manager in self._managers.client_managers():
+            for (user, client_id), measured, limit in manager.rates():
+                rate.add_metric([manager.quota_type, user, client_id], measured)
+                if limit is not None:
+                    bound.add_metric([manager.quota_type, user, client_id], limit)
+            for (user, client_id), stats in manager.throttles.items():
+                throttle.add_metric([manager.quota_type, user, client_id], stats.throttle_ms)
+                throttled.add_metric([manager.quota_type, user, client_id], stats.throttled)
+        connections = CounterMetricFamily(f"{PREFIX}_client_quota_connections_throttled",
+                                          "Connections closed for exceeding an ip's connection_creation_rate")
+        connections.add_metric([], self._managers.connections.throttled)
+        yield from (rate, bound, throttle, throttled, connections)

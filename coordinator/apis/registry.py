@@ -73,6 +73,8 @@ API_MODULES: tuple[str, ...] = (
     "describe_topic_partitions",
     "incremental_alter_configs",
     "alter_configs",
+    "describe_client_quotas",
+    "alter_client_quotas",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)

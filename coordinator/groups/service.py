@@ -101,6 +101,12 @@ class GroupCoordinatorService:
         for shard in self._shards:
             shard.state.share_member_listener = listener
 
+    def use_group_configs(self, source: Any) -> None:
+        """Per-group configs (``consumer.session.timeout.ms`` …, set with IncrementalAlterConfigs on GROUP
+        resources) take effect for their group: ``source`` answers the effective values per group id."""
+        for shard in self._shards:
+            shard.state.group_configs = source
+
     def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
         """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
         keeps for that member (the authorizer's DESCRIBE check for the member's principal)."""

@@ -25,7 +25,7 @@ def assign_or_defer(state: ShardState, group: ConsumerGroup, epoch: int, fx: Eff
     leave it to a timer at the end of the interval, which computes one target for every epoch bump in
     between (1,000 joins, one computation). Meanwhile the group is Assigning and members reconcile towards
     the target they have, as in Kafka; the heartbeat itself never waits for the assignor."""
-    interval = state.config.group_consumer_assignment_interval_ms
+    interval = state.consumer_assignment_interval_ms(group.group_id)
     due = group.last_assignment_ms + interval
     key = (ASSIGNMENT, group.group_id)
     if interval <= 0 or group.last_assignment_ms < 0 or now >= due:

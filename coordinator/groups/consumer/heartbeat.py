@@ -247,7 +247,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
 
     schedule_session(state, group.group_id, member_id, now)
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
-                "member_epoch": after.member_epoch, "heartbeat_interval": config.group_consumer_heartbeat_interval_ms,
+                "member_epoch": after.member_epoch, "heartbeat_interval": state.consumer_heartbeat_interval_ms(group.group_id),
                 "assignment": None}
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1
