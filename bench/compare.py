@@ -3,6 +3,7 @@
     python -m bench.compare                       # every figure, medians of 3 runs (estimated 45-60 minutes)
     python -m bench.compare --quick               # small sizes, 1 run: a smoke test of the harness
     python -m bench.compare --only heartbeat,commit --runs 5
+    python -m bench.compare --only big_group,small_groups,kip848,ctp,ctp_combinations   # the group-scale figures
     python -m bench.compare --brokers groupcoord  # without Kafka (no Java needed)
 
 For each figure and each run, groupcoord and then Kafka (the cached 4.3.1 jars, production JVM flags, see

@@ -126,6 +126,18 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
     return figures
 
 
+def _ctp_combinations(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """The issue's client test: the same workload under each of six assignor/protocol/static combinations,
+    one after another (fresh topics and group each); the row is their sum, the JSON keeps each one."""
+    figures = {}
+    for records in sizes.ctp_records:
+        results = ctp_bench.run_combinations(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members,
+                                             client_cores=client_cores)
+        figures[f"ctp6_{records}_s"] = sum(r.seconds for r in results.values())
+        figures.update({f"ctp6_{records}_{name}_s": r.seconds for name, r in results.items()})
+    return figures
+
+
 def _memory(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     """The broker process's RSS before and after `memory_groups` x `memory_partitions` standalone commits
     (bench.memory_bench's first phase; for Kafka, the JVM's RSS with its 1 GiB heap)."""
@@ -180,6 +192,11 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                                f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
                              for n in s.ctp_records],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
+    Figure("ctp_combinations", lambda s: [
+        Row(f"ctp6_{n}_s", f"consume-transform-produce {n:,} records x 6 combinations (range, cooperative-sticky, "
+                           "both static, KIP-848, KIP-848 static)", "s", False) for n in s.ctp_records],
+           _ctp_combinations, description="bench.ctp_bench.run_combinations: the ctp workload once per "
+                                          "assignor/protocol/static combination, summed"),
     Figure("memory", lambda s: [
         Row("rss_after_commits_mb", f"RSS holding {s.memory_groups:,} groups x {s.memory_partitions} committed offsets",
             "MiB", False, fsync="never"),

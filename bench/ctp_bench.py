@@ -33,6 +33,27 @@ READY_LIMIT_S = 60.0
 POLL_BATCH = 1000
 
 
+@dataclass(frozen=True)
+class Combination:
+    """How the group's members are configured: the issue's client test ran the same workload under six
+    such assignor/protocol/membership combinations, one after the other."""
+
+    name: str
+    protocol: str = "classic"                  # group.protocol: classic or consumer (KIP-848)
+    assignor: str = "cooperative-sticky"       # partition.assignment.strategy (classic only)
+    static: bool = False                       # group.instance.id per member (KIP-345)
+
+
+COMBINATIONS = (
+    Combination("range", assignor="range"),
+    Combination("cooperative-sticky"),
+    Combination("range-static", assignor="range", static=True),
+    Combination("cooperative-sticky-static", static=True),
+    Combination("kip848", protocol="consumer"),
+    Combination("kip848-static", protocol="consumer", static=True),
+)
+
+
 @dataclass
 class CtpResult:
     records: int
@@ -82,20 +103,25 @@ def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 
 def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, cores: list[int] | None,
-            ready, go, stop) -> None:
+            ready, go, stop, assignor: str = "cooperative-sticky", instance_id: str | None = None,
+            start_delay_s: float = 0.0) -> None:
     """One group member: consume a batch, produce each record on, flush, commit the batch, repeat."""
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
     settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
                 "auto.offset.reset": "earliest", "group.protocol": protocol}
     if protocol == "classic":
-        settings["partition.assignment.strategy"] = "cooperative-sticky"
+        settings["partition.assignment.strategy"] = assignor
+    if instance_id is not None:
+        settings["group.instance.id"] = instance_id
     consumer = Consumer(settings)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": False,
                          "queue.buffering.max.messages": 200_000})
     ready.release()
     if not go.wait(READY_LIMIT_S):
         return
+    if start_delay_s:
+        time.sleep(start_delay_s)  # members joining one after another: the group rebalances as each arrives
     consumer.subscribe([source])
     deadline = time.monotonic() + PHASE_LIMIT_S
     try:
@@ -129,7 +155,11 @@ def committed_total(probe: Consumer, source: str, partitions: int) -> int:
 
 
 def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
-        protocol: str = "classic", client_cores: list[int] | None = None) -> CtpResult:
+        protocol: str = "classic", client_cores: list[int] | None = None,
+        combination: Combination | None = None, stagger_s: float = 0.0) -> CtpResult:
+    """``combination`` (else classic cooperative-sticky, or ``protocol``) configures the members;
+    ``stagger_s`` starts member i that many seconds after member i-1, so the group rebalances while it works."""
+    combination = combination or Combination(protocol, protocol=protocol)
     stamp = uuid.uuid4().hex[:8]
     source, sink, group = f"ctp-in-{stamp}", f"ctp-out-{stamp}", f"ctp-group-{stamp}"
     create_topics(bootstrap, [source, sink], partitions)
@@ -139,8 +169,10 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
         raise RuntimeError(f"{source} holds {total:,} records, expected {records:,}")
     ctx = mp.get_context("spawn")
     ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
-    crew = [ctx.Process(target=_member, args=(bootstrap, group, source, sink, protocol, client_cores, ready, go, stop),
-                        daemon=True) for _ in range(members)]
+    crew = [ctx.Process(target=_member, args=(bootstrap, group, source, sink, combination.protocol, client_cores, ready,
+                                              go, stop, combination.assignor,
+                                              f"{group}-{i}" if combination.static else None, i * stagger_s),
+                        daemon=True) for i in range(members)]
     for process in crew:
         process.start()
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
@@ -171,6 +203,14 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
     return CtpResult(records, partitions, members, elapsed, out)
 
 
+def run_combinations(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
+                     client_cores: list[int] | None = None, stagger_s: float = 0.0,
+                     combinations: tuple[Combination, ...] = COMBINATIONS) -> dict[str, CtpResult]:
+    """The issue's shape: the same workload once per combination, each on fresh topics and a fresh group."""
+    return {c.name: run(bootstrap, records, partitions, members, record_bytes, client_cores=client_cores,
+                        combination=c, stagger_s=stagger_s) for c in combinations}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.ctp_bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bootstrap", default=None, help="measure this broker instead of starting groupcoord")
@@ -180,15 +220,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record-bytes", type=int, default=100)
     parser.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic")
     parser.add_argument("--fsync", choices=["always", "batch", "never"], default="batch")
+    parser.add_argument("--combinations", action="store_true",
+                        help="run the six assignor/protocol/static combinations one after another")
+    parser.add_argument("--stagger", type=float, default=0.0, help="seconds between members joining")
     ns = parser.parse_args(argv)
     server_cores, client_cores = _cores()
-    if ns.bootstrap:
-        print(run(ns.bootstrap, ns.records, ns.partitions, ns.members, ns.record_bytes, ns.group_protocol,
-                  client_cores).line())
-        return
-    with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=0) as (address, _):
+
+    def measure(address: str) -> None:
+        if ns.combinations:
+            results = run_combinations(address, ns.records, ns.partitions, ns.members, ns.record_bytes, client_cores,
+                                       ns.stagger)
+            for name, result in results.items():
+                print(f"{name:>26}: {result.line()}")
+            print(f"six combinations: {sum(r.seconds for r in results.values()):.2f} s")
+            return
         print(run(address, ns.records, ns.partitions, ns.members, ns.record_bytes, ns.group_protocol,
-                  client_cores).line())
+                  client_cores, stagger_s=ns.stagger).line())
+
+    if ns.bootstrap:
+        measure(ns.bootstrap)
+        return
+    with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=0,
+                    group_consumer_heartbeat_interval_ms=1000) as (address, _):
+        measure(address)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 """One heavy request against everyone else's latency (issue 17, "one request stalls every client").
 
-A daemon, a classic-group member heartbeating every 10 ms on its own connection (the prober), and then one
-OffsetCommit of ``--partitions`` partitions (1,000,000: about 18 MB) from another connection, ``--repeat``
-times. Prints the prober's worst heartbeat round trip during each heavy request (the stall it caused), the
-heavy request's own time, and the daemon's RSS before, at its peak and ``--settle`` seconds after.
+A daemon, a classic-group member heartbeating every 10 ms on its own connection (the prober), and then
+``--concurrent`` heavy requests at once, each from its own connection, ``--repeat`` times: an OffsetCommit of
+``--partitions`` partitions (1,000,000: about 18 MB), or with ``--kind join`` a JoinGroup of ``--protocols``
+protocols with ``--metadata-bytes`` of metadata each. Prints, for each round, the heavy requests' own time,
+the prober's heartbeat round trips while they ran (worst and p99: the stall they caused; issue 17 wants
+≤ 100 ms), and the daemon's RSS at the baseline, at its peak and ``--settle`` seconds after (issue 17 wants
+it back within 20 % of the baseline).
 
     .venv/bin/python -m bench.heavy_request_bench --partitions 1000000
-    .venv/bin/python -m bench.heavy_request_bench --kind join --members 100000   # a huge JoinGroup instead
+    .venv/bin/python -m bench.heavy_request_bench --partitions 1000000 --concurrent 4
+    .venv/bin/python -m bench.heavy_request_bench --kind join --protocols 100000 --metadata-bytes 100
 """
 
 from __future__ import annotations
@@ -67,8 +71,13 @@ class Prober(threading.Thread):
                     raise RuntimeError(f"heartbeat failed: {answer.error_code}")
                 time.sleep(0.01)
 
-    def worst_between(self, start: float, end: float) -> float:
-        return max((rtt for sent, rtt in self.samples if start <= sent + rtt and sent <= end), default=0.0)
+    def between(self, start: float, end: float) -> list[float]:
+        """Round trips of the heartbeats in flight at any moment of [start, end], sorted."""
+        return sorted(rtt for sent, rtt in self.samples if start <= sent + rtt and sent <= end)
+
+
+def percentile(values: list[float], q: float) -> float:
+    return values[min(int(len(values) * q), len(values) - 1)] if values else 0.0
 
 
 def heavy_commit(partitions: int, group: str) -> bytes:
@@ -78,15 +87,27 @@ def heavy_commit(partitions: int, group: str) -> bytes:
                               "committed_metadata": ""} for p in range(partitions)]}]})
 
 
-def send_and_wait(port: int, frame: bytes, api_key: int, version: int) -> tuple[float, object]:
+def heavy_join(protocols: int, metadata_bytes: int, group: str) -> bytes:
+    return encode(11, 9, {"group_id": group, "session_timeout": 30000, "rebalance_timeout": 30000,
+                          "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+                          "protocols": [{"name": f"p{n}", "metadata": bytes(metadata_bytes)} for n in range(protocols)],
+                          "reason": None})
+
+
+def send_and_wait(port: int, frame: bytes) -> tuple[float, bytes]:
+    """The answer's bytes, left undecoded: decoding a million partitions holds this process's GIL for a
+    while, which would stall the prober thread and be counted as the broker's stall."""
     with socket.create_connection(("127.0.0.1", port), timeout=600) as sock:
         started = time.perf_counter()
         sock.sendall(frame)
         size = struct.unpack(">i", _read(sock, 4))[0]
         data = _read(sock, size)
-        elapsed = time.perf_counter() - started
+        return time.perf_counter() - started, data
+
+
+def decode_answer(data: bytes, api_key: int, version: int) -> object:
     _, pos = parse_response_header(data, api_key, is_flexible(api_key, version))
-    return elapsed, response_reader(api_key, version)(data, pos)[0]
+    return response_reader(api_key, version)(data, pos)[0]
 
 
 def _read(sock: socket.socket, n: int) -> bytes:
@@ -101,7 +122,11 @@ def _read(sock: socket.socket, n: int) -> bytes:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kind", choices=["commit", "join"], default="commit")
     parser.add_argument("--partitions", type=int, default=1_000_000)
+    parser.add_argument("--protocols", type=int, default=100_000)
+    parser.add_argument("--metadata-bytes", type=int, default=100)
+    parser.add_argument("--concurrent", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--settle", type=float, default=5.0)
     parser.add_argument("--python", default=sys.executable)
@@ -128,8 +153,22 @@ def main(argv: list[str] | None = None) -> int:
             prober.start()
             prober.ready.wait(60)
             time.sleep(1.0)
+            quiet_from = time.perf_counter()
+            time.sleep(3.0)
+            quiet = prober.between(quiet_from, time.perf_counter())
+            print(f"quiet machine check: {len(quiet)} heartbeats in 3 s with no heavy request, worst "
+                  f"{percentile(quiet, 1.0) * 1000:.1f} ms, p99 {percentile(quiet, 0.99) * 1000:.1f} ms", flush=True)
             baseline = rss_kib(proc.pid)
-            frame = heavy_commit(ns.partitions, "heavy")
+            if ns.kind == "commit":
+                frames = [heavy_commit(ns.partitions, f"heavy-{n}") for n in range(ns.concurrent)]
+                key, version = 8, 8
+                what = f"{ns.partitions}-partition OffsetCommit ({len(frames[0]) / 1e6:.1f} MB)"
+            else:
+                frames = [heavy_join(ns.protocols, ns.metadata_bytes, f"heavy-{n}") for n in range(ns.concurrent)]
+                key, version = 11, 9
+                what = f"{ns.protocols}-protocol JoinGroup ({len(frames[0]) / 1e6:.1f} MB)"
+            if ns.concurrent > 1:
+                what = f"{ns.concurrent} x {what}"
             rows = []
             for n in range(ns.repeat):
                 peak = [baseline]
@@ -141,19 +180,40 @@ def main(argv: list[str] | None = None) -> int:
                         time.sleep(0.01)
 
                 threading.Thread(target=watch, daemon=True).start()
+                results: list[tuple[float, bytes]] = [None] * len(frames)  # type: ignore[list-item]
+
+                def one(i: int) -> None:
+                    results[i] = send_and_wait(port, frames[i])
+
                 started = time.perf_counter()
-                elapsed, answer = send_and_wait(port, frame, 8, 8)
+                senders = [threading.Thread(target=one, args=(i,)) for i in range(len(frames))]
+                for t in senders:
+                    t.start()
+                for t in senders:
+                    t.join()
                 ended = time.perf_counter()
                 done.set()
-                errors = {p.error_code for t in answer.topics for p in t.partitions}
+                errors: set[int] = set()
+                for _elapsed, data in results:
+                    answer = decode_answer(data, key, version)
+                    if key == 8:
+                        errors |= {int(p.error_code) for t in answer.topics for p in t.partitions}
+                    else:
+                        errors.add(int(answer.error_code))
                 time.sleep(ns.settle)
-                rows.append({"request_s": round(elapsed, 3), "worst_heartbeat_ms": round(
-                    prober.worst_between(started, ended) * 1000, 1), "errors": sorted(int(e) for e in errors),
-                    "rss_peak_mib": round(peak[0] / 1024, 1), "rss_after_mib": round(rss_kib(proc.pid) / 1024, 1)})
-                print(f"{ns.partitions}-partition OffsetCommit #{n + 1}: {rows[-1]['request_s']} s, worst heartbeat "
-                      f"{rows[-1]['worst_heartbeat_ms']} ms, RSS baseline {baseline / 1024:.1f} MiB, peak "
-                      f"{rows[-1]['rss_peak_mib']} MiB, {ns.settle:g} s after {rows[-1]['rss_after_mib']} MiB "
-                      f"(errors {rows[-1]['errors']})", flush=True)
+                beats = prober.between(started, ended)
+                rows.append({"request_s": round(max(r[0] for r in results), 3),
+                             "heartbeats": len(beats),
+                             "worst_heartbeat_ms": round(percentile(beats, 1.0) * 1000, 1),
+                             "p99_heartbeat_ms": round(percentile(beats, 0.99) * 1000, 1),
+                             "errors": sorted(errors), "rss_peak_mib": round(peak[0] / 1024, 1),
+                             "rss_after_mib": round(rss_kib(proc.pid) / 1024, 1)})
+                row = rows[-1]
+                print(f"{what} #{n + 1}: {row['request_s']} s; {row['heartbeats']} heartbeats meanwhile, worst "
+                      f"{row['worst_heartbeat_ms']} ms, p99 {row['p99_heartbeat_ms']} ms; RSS baseline "
+                      f"{baseline / 1024:.1f} MiB, peak {row['rss_peak_mib']} MiB, {ns.settle:g} s after "
+                      f"{row['rss_after_mib']} MiB ({(row['rss_after_mib'] * 1024 / baseline - 1) * 100:+.0f} %) "
+                      f"(error codes {row['errors']})", flush=True)
             prober.stop.set()
             if ns.json:
                 print(json.dumps({"baseline_rss_mib": round(baseline / 1024, 1), "rows": rows}))

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import structlog
 
@@ -34,11 +34,15 @@ from .config import BrokerConfig
 from .ops.data_dir_lock import DataDirLock
 from .ops.logging import use_standard_logging_unless_configured
 from .dataplane.service import DataPlane
+from .dataplane.group_configs import GroupConfigSource
 from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .security.authorizer import Authorizer, authorizer_from_config
 from .security.credentials import CredentialStore
+from .quotas.managers import QuotaManagers
+from .quotas.store import ClientQuotaStore
+from .quotas.throttling import Throttler
 from .server import listener_security
 from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
@@ -48,6 +52,8 @@ from .share.coordinator_service import ShareCoordinator
 from .share.partition_manager import SharePartitionManager
 from .share.offsets_admin import ShareOffsetsAdmin
 from .share.persister import SharePersister
+
+_NONE: dict[str, str] = {}
 
 log = structlog.get_logger("groupcoord.broker")
 
@@ -73,6 +79,7 @@ class Broker:
         self.groups: GroupCoordinatorService | None = None
         self.authorizer: Authorizer | None = None
         self.credentials: CredentialStore | None = None
+        self.quotas: ClientQuotaStore | None = None
         self.listeners: list[Listener] = []
         self.transactions: TransactionCoordinator | None = None
         self.share_coordinator: ShareCoordinator | None = None
@@ -111,18 +118,23 @@ class Broker:
                 partitions.sessions.remove_member(group_id, member_id)
                 asyncio.ensure_future(partitions.release_member(group_id, member_id))
             groups.share_member_listener = member_gone
+        if hasattr(groups, "share_group_deleted_listener"):
+            # A deleted share group's cached share partitions go too (its state was deleted first).
+            groups.share_group_deleted_listener = lambda group_id: partitions.forget(group_id)
 
-    async def start(self) -> "Broker":
+    async def start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is
-        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does. A start that fails part
-        way releases what it took (the port, the data directory lock, open logs)."""
+        still replaying answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka's does. Returns once they are
+        loaded; ``on_serving`` is called as soon as connections are accepted and every API answers (the
+        daemon says ``listening on`` then). A start that fails part way releases what it took (the port,
+        the data directory lock, open logs)."""
         try:
-            return await self._start()
+            return await self._start(on_serving)
         except BaseException:
             await self.stop()
             raise
 
-    async def _start(self) -> "Broker":
+    async def _start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         t0 = time.perf_counter()
         if not self.config.data_dir:
             self._temp_dir = Path(tempfile.mkdtemp(prefix="groupcoord-"))
@@ -166,6 +178,8 @@ class Broker:
         await self.dataplane.start()
         self.groups = GroupCoordinatorService(cfg, self.log_manager, self.dataplane.topics, observer=self.metrics,
                                              topic_defaults=broker_log_config(cfg))
+        dynamic = self.dataplane.dynamic_configs
+        self.groups.use_group_configs(GroupConfigSource(cfg, lambda group_id: dynamic.groups.get(group_id, _NONE)))
         self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
         if self.authorizer is not None:
             self.groups.filter_regex_topics(self.authorizer.visible_to_member)
@@ -194,6 +208,7 @@ class Broker:
         self.share_persister = SharePersister(self.share_coordinator)
         self.share_partitions = SharePartitionManager(cfg, self.share_persister, self.dataplane)
         self._wire_share_groups()
+        self.quotas = self._open_client_quotas(data_dir)
         register_apis(self.dispatcher, Services(identity, self.dispatcher.registry, self.dataplane.topics,
                                                 self.groups, self.dataplane, credentials=self.credentials,
                                                 identities=identities, authorizer=self.authorizer,
@@ -202,7 +217,8 @@ class Broker:
                                                 share_partitions=self.share_partitions,
                                                 share_persister=self.share_persister,
                                                 share_offsets=ShareOffsetsAdmin(self.groups, self.share_persister,
-                                                                                catalog, self.share_partitions)))
+                                                                                catalog, self.share_partitions),
+                                                quotas=self.quotas))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)
@@ -211,6 +227,8 @@ class Broker:
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
         self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
         await self.server.serve()
+        if on_serving is not None:
+            on_serving()
         await self.groups.start()
         await self.transactions.start()
         await self.share_coordinator.start()
@@ -223,6 +241,24 @@ class Broker:
         log.info("broker started", bootstrap=self.bootstrap_servers, data_dir=str(data_dir),
                  metrics_port=self.metrics_port or None, seconds=round(self.startup_seconds, 4))
         return self
+
+    def _open_client_quotas(self, data_dir: Path) -> ClientQuotaStore:
+        """The persisted client quotas and their managers; the server throttles only while a quota exists."""
+        cfg = self.config
+        managers = QuotaManagers(cfg.quota_window_num, cfg.quota_window_size_seconds)
+        throttler = Throttler(managers)
+        server = self.server
+
+        def refresh() -> None:
+            if server is not None:
+                server.quotas = throttler if managers.enabled else None
+                server.connection_quotas = managers.connections if managers.connections.enabled else None
+
+        store = ClientQuotaStore.open(data_dir, managers, on_change=refresh)
+        refresh()
+        if self.metrics is not None:
+            self.metrics.attach_quotas(managers)
+        return store
 
     async def stop(self) -> None:
         """Stop accepting, let in-flight requests finish, flush and close every log."""

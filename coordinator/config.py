@@ -93,6 +93,18 @@ def _optional_password(value: Any) -> Password | None:
 LISTENER_PREFIX = "listener.name."
 
 
+def _int_between(low: int, high: int) -> Callable[[Any], int]:
+    """An int within [low, high], as Kafka's ConfigDef ``between`` (atLeast when high is the int maximum)."""
+
+    def convert(value: Any) -> int:
+        number = int(value)
+        if not low <= number <= high:
+            raise ValueError(f"value must be between {low} and {high}, got {number}")
+        return number
+
+    return convert
+
+
 def is_listener_setting(name: str) -> bool:
     """``listener.name.<listener>.<setting>``: Kafka's per-listener overrides (``...scram-sha-512.sasl.jaas.config``)."""
     return name.startswith(LISTENER_PREFIX) and name.count(".") >= 3
@@ -227,17 +239,27 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.min.session.timeout.ms", 6000, int, "smallest session timeout a member may ask for"),
     Setting("group.max.session.timeout.ms", 1800000, int, "largest session timeout a member may ask for"),
     Setting("group.max.size", 2147483647, int, "maximum members of a classic group"),
-    Setting("group.consumer.session.timeout.ms", 45000, int, "consumer-protocol (KIP-848) member session timeout"),
-    Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members"),
+    Setting("group.consumer.session.timeout.ms", 45000, int, "consumer-protocol (KIP-848) member session timeout "
+            "(a group's consumer.session.timeout.ms config overrides it)"),
+    Setting("group.consumer.min.session.timeout.ms", 45000, int, "smallest consumer.session.timeout.ms a group config may set"),
+    Setting("group.consumer.max.session.timeout.ms", 60000, int, "largest consumer.session.timeout.ms a group config may set"),
+    Setting("group.consumer.heartbeat.interval.ms", 5000, int, "heartbeat interval told to consumer-protocol members "
+            "(a group's consumer.heartbeat.interval.ms config overrides it)"),
+    Setting("group.consumer.min.heartbeat.interval.ms", 5000, int, "smallest consumer.heartbeat.interval.ms a group config may set"),
+    Setting("group.consumer.max.heartbeat.interval.ms", 15000, int, "largest consumer.heartbeat.interval.ms a group config may set"),
     Setting("group.consumer.max.size", 2147483647, int, "maximum members of a consumer-protocol group"),
     Setting("group.consumer.assignors", "uniform,range", str, "server-side assignors of consumer-protocol groups, the first is the default"),
     Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
             "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
             "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
-    Setting("group.share.session.timeout.ms", 45000, int, "share-group (KIP-932) member session timeout"),
-    Setting("group.share.heartbeat.interval.ms", 5000, int, "heartbeat interval told to share-group members"),
-    Setting("group.share.max.size", 200, int, "maximum members of a share group"),
-    Setting("group.share.initialize.retry.interval.ms", 30000, int, "how long a share partition may stay "
+    Setting("group.consumer.min.assignment.interval.ms", 0, int, "smallest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.consumer.max.assignment.interval.ms", 15000, int, "largest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.share.session.timeout.ms", 45000, _int_between(1, 2**31 - 1),
+            "share-group (KIP-932) member session timeout"),
+    Setting("group.share.heartbeat.interval.ms", 5000, _int_between(1, 2**31 - 1),
+            "heartbeat interval told to share-group members"),
+    Setting("group.share.max.size", 200, _int_between(1, 1000), "maximum members of a share group (1-1000)"),
+    Setting("group.share.initialize.retry.interval.ms", 30000, _int_between(1, 2**31 - 1), "how long a share partition may stay "
             "\"initializing\" before a heartbeat asks the share coordinator to initialise it again"),
     Setting("offsets.topic.num.partitions", 50, int, "partitions of __consumer_offsets (fixed once groups exist)"),
     Setting("offsets.topic.segment.bytes", 104857600, int, "segment size of __consumer_offsets"),
@@ -285,6 +307,8 @@ SETTINGS: tuple[Setting, ...] = (
             "how often expired transactional ids are looked for"),
     Setting("transaction.partition.verification.enable", True, _bool,
             "a transactional Produce is refused for a partition not added to its transaction (KIP-890 part 1)"),
+    Setting("quota.window.num", 11, int, "samples kept for client quotas (a rate is measured over them)"),
+    Setting("quota.window.size.seconds", 1, int, "time span of one client quota sample"),
     # share groups (KIP-932), the share-partition side (coordinator/share/)
     Setting("group.share.record.lock.duration.ms", 30000, int, "how long a share-group member holds the records "
             "it acquired before they are delivered again (a group's share.record.lock.duration.ms overrides it)"),

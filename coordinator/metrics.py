@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import enum
+import re
 from collections import Counter as _Tally
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -32,6 +33,20 @@ DISK_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.
 LOAD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0)
 KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
                       "Assigning", "Reconciling")  # the last two: KIP-848 consumer groups
+
+
+_MEMBER_ID = re.compile(r"\b(member|leader) (?!joining\b|during\b|expired\b|rejoined\b)\S+")
+_MEMBER_LIST = re.compile(r"\[[^\]]*\]")
+
+
+def rebalance_reason_label(reason: str) -> str:
+    """The `reason` label of the rebalance counter: what kind of event triggered it, never which member or
+    what the client wrote (``adding new member <id>; client reason: ...`` -> ``adding new member``), so the
+    series stay few however many groups and members come and go (one series per member id would grow the
+    registry, and the cost of each rebalance, with every group ever formed)."""
+    text = reason.split("; client reason:", 1)[0].strip()
+    text = _MEMBER_LIST.sub("members", _MEMBER_ID.sub(r"\1", text))
+    return text or "unknown"
 
 
 class MemberEvent(enum.Enum):
@@ -245,7 +260,7 @@ class BrokerMetrics:
         self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new)).inc()
 
     def on_rebalance(self, group_id: str, generation: int, duration_s: float, reason: str = "") -> None:
-        self.rebalances.labels(reason=reason or "unknown").inc()
+        self.rebalances.labels(reason=rebalance_reason_label(reason)).inc()
         self.rebalance_duration.observe(max(duration_s, 0.0))
 
     def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:
@@ -330,6 +345,9 @@ class BrokerMetrics:
     def attach_share_partitions(self, manager: Any) -> None:
         """The share partitions and sessions (KIP-932; ``stats()``), read at each scrape."""
         self.state_collector.share_partitions = manager
+    def attach_quotas(self, managers: Any) -> None:
+        """The client quota managers (coordinator/quotas/managers.py), read at scrape time."""
+        self.registry.register(_QuotaCollector(managers))
 
     def attach_fetch_sessions(self, cache: Any) -> None:
         """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`)."""
@@ -382,9 +400,10 @@ class StateCollector(Collector):
         for state in sorted(set(KNOWN_GROUP_STATES) | set(by_state)):
             states.add_metric([state], by_state.get(state, 0))
         yield states
-        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic and consumer)")
+        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic, consumer and share)")
         members.add_metric([], sum(_count(getattr(g, "members", ())) for g in groups))
         yield members
+        yield from self._share_groups(groups)
         yield self._lag(groups)
         purgatory = GaugeMetricFamily(f"{PREFIX}_purgatory_size", "Operations parked in a purgatory",
                                       labels=["purgatory"])
@@ -395,6 +414,19 @@ class StateCollector(Collector):
         yield from self._transactions()
         yield from self._share_partitions()
         yield from self._health()
+
+    @staticmethod
+    def _share_groups(groups: list[Any]) -> Iterator[Any]:
+        """KIP-932 share groups by state (Empty, Stable) and their members (also counted in the totals above)."""
+        share = [g for g in groups if getattr(g, "protocol_type", None) == "share"]
+        by_state = _Tally(getattr(g, "state", "Unknown") for g in share)
+        gauge = GaugeMetricFamily(f"{PREFIX}_share_groups", "Share groups by state", labels=["state"])
+        for state in sorted({"Empty", "Stable"} | set(by_state)):
+            gauge.add_metric([state], by_state.get(state, 0))
+        yield gauge
+        members = GaugeMetricFamily(f"{PREFIX}_share_group_members", "Members of all share groups")
+        members.add_metric([], sum(_count(getattr(g, "members", ())) for g in share))
+        yield members
 
     def _health(self) -> Iterator[Any]:
         if self.health is None:
@@ -542,3 +574,34 @@ def _log_end(log_of: Callable[[str, int], Any], topic: str, partition: int) -> i
         return None
     end = getattr(log, "log_end_offset", None)
     return None if end is None else int(end)
+
+
+class _QuotaCollector(Collector):
+    """Kafka's per-client quota metrics (``byte-rate``/``request-time`` and ``throttle-time`` tagged by user and
+    client-id, the connection-rate throttles) from the quota managers, at scrape time."""
+
+    def __init__(self, managers: Any) -> None:
+        self._managers = managers
+
+    def collect(self) -> Iterator[Any]:
+        labels = ["quota_type", "user", "client_id"]
+        rate = GaugeMetricFamily(f"{PREFIX}_client_quota_rate",
+                                 "Measured rate of a client quota sensor: bytes/s (Produce, Fetch), percent of a "
+                                 "second of request time (Request)", labels=labels)
+        bound = GaugeMetricFamily(f"{PREFIX}_client_quota_bound", "The quota that sensor is held to", labels=labels)
+        throttle = CounterMetricFamily(f"{PREFIX}_client_quota_throttle_time_ms",
+                                       "Throttle time given to clients over their quota", labels=labels)
+        throttled = CounterMetricFamily(f"{PREFIX}_client_quota_throttled_requests",
+                                        "Requests answered with a throttle time", labels=labels)
+        for manager in self._managers.client_managers():
+            for (user, client_id), measured, limit in manager.rates():
+                rate.add_metric([manager.quota_type, user, client_id], measured)
+                if limit is not None:
+                    bound.add_metric([manager.quota_type, user, client_id], limit)
+            for (user, client_id), stats in manager.throttles.items():
+                throttle.add_metric([manager.quota_type, user, client_id], stats.throttle_ms)
+                throttled.add_metric([manager.quota_type, user, client_id], stats.throttled)
+        connections = CounterMetricFamily(f"{PREFIX}_client_quota_connections_throttled",
+                                          "Connections closed for exceeding an ip's connection_creation_rate")
+        connections.add_metric([], self._managers.connections.throttled)
+        yield from (rate, bound, throttle, throttled, connections)

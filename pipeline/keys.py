@@ -41,11 +41,23 @@ def keyed_records(df: DataFrame) -> DataFrame:
 
 def latest_per_key(df: DataFrame, key_columns: list[str], *, order_offset: str = "log_offset",
                    order_timestamp: str = "timestamp") -> DataFrame:
-    """The last row per key: last in log order within an offsets partition, newest across partitions."""
+    """The last row per key: last in log order within an offsets partition, newest across partitions.
+
+    Rows that share `order_offset` (transactional commits applied at one marker) are ordered by their own
+    `log_offset`, as the coordinator applies them in log order.
+
+    Two phases, because picking a whole row is costly in Spark: `max_by` over a struct of strings cannot use
+    a hash aggregate, so it sorts every row. First a hash aggregate finds each key's newest `order_offset` per
+    offsets partition (a long: cheap, and the result is one row per key), and only the rows at that offset
+    (a broadcast join when the keys are few) go through the row-picking `max_by`.
+    """
+    scope = [*key_columns, "offsets_partition"]
+    newest = df.groupBy(*scope).agg(F.max(order_offset).alias("_newest"))
+    candidates = df.join(newest, scope).filter(F.col(order_offset) == F.col("_newest")).drop("_newest")
     payload = F.struct(*[F.col(name) for name in df.columns])
-    per_partition = df.groupBy(*key_columns, "offsets_partition").agg(
-        F.max_by(payload, F.col(order_offset)).alias("_row")
-    )
+    in_log_order = F.struct(F.col(order_offset), F.col("log_offset")) if order_offset != "log_offset" \
+        else F.col(order_offset)
+    per_partition = candidates.groupBy(*scope).agg(F.max_by(payload, in_log_order).alias("_row"))
     per_key = per_partition.groupBy(*key_columns).agg(
         F.max_by(F.col("_row"), F.struct(F.col(f"_row.{order_timestamp}"), F.col("offsets_partition"))).alias("_row")
     )

@@ -145,7 +145,10 @@ class RowDecoder:
         if section is None:
             if len(self._offset_keys) >= _KEY_CACHE_LIMIT:
                 self._offset_keys.clear()
-            decoded = self._decode_key(key)
+            try:
+                decoded = self._decode_key(key)
+            except Exception:  # a key that does not decode: `_record_row` reports it as malformed, with why
+                decoded = None
             section = (decoded.group, decoded.topic, decoded.partition) if type(decoded) is OffsetCommitKey else ()
             self._offset_keys[key] = section
         return section or None
@@ -157,28 +160,38 @@ class RowDecoder:
         context = (self.offsets_partition, self.segment_name, batch.position)
         max_timestamp = header.max_timestamp
         producer_id, transactional = header.producer_id, header.is_transactional
-        decode = self._control_row if header.is_control else self._record_row
-        offset_key_section = None if header.is_control else self._offset_key_section
-        rows = []
-        append = rows.append
-        for record in batch.records:
-            key, value = record.key, record.value
-            timestamp = record.timestamp if append_time is None else append_time
-            # The commonest record by far, a live offset commit of value v0-v3, straight from its bytes
-            # (the same readers as the coordinator's replay, without building its objects).
-            if offset_key_section is not None and key is not None and value is not None:
-                offset_key = offset_key_section(key)
-                if offset_key is not None:
-                    fields = offset_value_fields(value)
-                    if fields is not None:
-                        append((*context, record.offset, timestamp, max_timestamp, _OFFSET_COMMIT_KIND, producer_id,
-                                transactional, len(key) + len(value), *offset_key, *fields, *_OFFSET_ROW_END))
-                        continue
-            size = (len(key) if key else 0) + (len(value) if value else 0)
-            kind, decoded = decode(record)
-            append((*context, record.offset, timestamp, max_timestamp, kind, producer_id, transactional, size,
-                    *decoded))
-        return rows
+        if header.is_control:
+            return [self.control_row(context, record, append_time, max_timestamp, producer_id, transactional)
+                    for record in batch.records]
+        return [self.record_row(context, record, append_time, max_timestamp, producer_id, transactional)
+                for record in batch.records]
+
+    def record_row(self, context: tuple, record: Record, append_time: int | None, max_timestamp: int,
+                   producer_id: int, transactional: bool) -> tuple:
+        """The row of one record of a data batch; `context` is (offsets partition, segment, batch position)."""
+        key, value = record.key, record.value
+        timestamp = record.timestamp if append_time is None else append_time
+        # The commonest record by far, a live offset commit of value v0-v3, straight from its bytes
+        # (the same readers as the coordinator's replay, without building its objects).
+        if key is not None and value is not None:
+            offset_key = self._offset_key_section(key)
+            if offset_key is not None:
+                fields = offset_value_fields(value)
+                if fields is not None:
+                    return (*context, record.offset, timestamp, max_timestamp, _OFFSET_COMMIT_KIND, producer_id,
+                            transactional, len(key) + len(value), *offset_key, *fields, *_OFFSET_ROW_END)
+        size = (len(key) if key else 0) + (len(value) if value else 0)
+        kind, decoded = self._record_row(record)
+        return (*context, record.offset, timestamp, max_timestamp, kind, producer_id, transactional, size, *decoded)
+
+    def control_row(self, context: tuple, record: Record, append_time: int | None, max_timestamp: int,
+                    producer_id: int, transactional: bool) -> tuple:
+        """The row of one record of a control batch (a transaction marker)."""
+        key, value = record.key, record.value
+        timestamp = record.timestamp if append_time is None else append_time
+        size = (len(key) if key else 0) + (len(value) if value else 0)
+        kind, decoded = self._control_row(record)
+        return (*context, record.offset, timestamp, max_timestamp, kind, producer_id, transactional, size, *decoded)
 
     @staticmethod
     def _control_row(record: Record) -> tuple[str, tuple]:

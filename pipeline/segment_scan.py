@@ -55,19 +55,28 @@ def _describe_tail(buf: bytes, position: int) -> str:
 
 def scan_batches(buf: bytes, *, verify: bool = True) -> Iterator[GoodBatch | Damage]:
     """Yield every batch of a segment image in file order, or the damage found in its place."""
+    for position, size, damage in frame_batches(buf):
+        yield damage if damage is not None else check_batch(buf, position, size, verify)
+
+
+def frame_batches(buf: bytes) -> Iterator[tuple[int, int, Damage | None]]:
+    """The framing alone: (position, size, None) for each stretch its length field delimits, or
+    (position, 0, damage) where the framing itself is broken (which ends the walk)."""
     position, end = 0, len(buf)
     while position < end:
         if end - position < LOG_OVERHEAD:
-            yield Damage(position, RecordKind.TORN_TAIL, _describe_tail(buf, position), bytes_affected=end - position)
+            yield position, 0, Damage(position, RecordKind.TORN_TAIL, _describe_tail(buf, position),
+                                      bytes_affected=end - position)
             return
         base_offset = int.from_bytes(buf[position : position + 8], "big", signed=True)
         batch_length = int.from_bytes(buf[position + 8 : position + 12], "big", signed=True)
         size = batch_length + LOG_OVERHEAD
         if batch_length < MIN_BATCH_LENGTH:
             if not any(buf[position:]):
-                yield Damage(position, RecordKind.TORN_TAIL, _describe_tail(buf, position), bytes_affected=end - position)
+                yield position, 0, Damage(position, RecordKind.TORN_TAIL, _describe_tail(buf, position),
+                                          bytes_affected=end - position)
             else:
-                yield Damage(
+                yield position, 0, Damage(
                     position,
                     RecordKind.CORRUPT,
                     f"batch length {batch_length} at position {position} is below the minimum {MIN_BATCH_LENGTH};"
@@ -77,7 +86,7 @@ def scan_batches(buf: bytes, *, verify: bool = True) -> Iterator[GoodBatch | Dam
                 )
             return
         if position + size > end:
-            yield Damage(
+            yield position, 0, Damage(
                 position,
                 RecordKind.TORN_TAIL,
                 _describe_tail(buf, position) + f" (batch needs {size})",
@@ -85,11 +94,13 @@ def scan_batches(buf: bytes, *, verify: bool = True) -> Iterator[GoodBatch | Dam
                 bytes_affected=end - position,
             )
             return
-        yield _check_batch(buf, position, base_offset, size, verify)
+        yield position, size, None
         position += size
 
 
-def _check_batch(buf: bytes, position: int, base_offset: int, size: int, verify: bool) -> GoodBatch | Damage:
+def check_batch(buf: bytes, position: int, size: int, verify: bool) -> GoodBatch | Damage:
+    """The batch framed at `position`: its records, or why it yields none."""
+    base_offset = int.from_bytes(buf[position : position + 8], "big", signed=True)
     magic = buf[position + MAGIC_OFFSET]
     if magic != MAGIC:
         return Damage(

@@ -98,9 +98,12 @@ def _add_groups(subparsers: argparse._SubParsersAction) -> None:
     listing = _leaf(sub, "list", commands.groups_list, "list consumer groups")
     listing.add_argument("--state", action="append", metavar="STATE",
                          help="only groups in this state (Stable, Empty, PreparingRebalance, ...); repeatable")
+    listing.add_argument("--type", action="append", metavar="TYPE", choices=("classic", "consumer", "share"),
+                         help="only groups of this type (classic, consumer, share); repeatable")
 
     describe = _leaf(sub, "describe", commands.groups_describe,
-                     "offsets and lag per partition of a group (like kafka-consumer-groups --describe)")
+                     "offsets and lag per partition of a group (like kafka-consumer-groups --describe; a share "
+                     "group as kafka-share-groups --describe shows it)")
     describe.add_argument("group", metavar="GROUP")
     view = describe.add_mutually_exclusive_group()
     view.add_argument("--members", action="store_true", help="one row per member instead of per partition")

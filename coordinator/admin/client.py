@@ -52,6 +52,8 @@ class ApiKey(IntEnum):
     SASL_AUTHENTICATE = 36
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
+    SHARE_GROUP_DESCRIBE = 77
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
 
 
 # Highest version the admin commands build requests for. Later versions switch to topic ids

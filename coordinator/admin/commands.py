@@ -13,6 +13,7 @@ from groupcoord.protocol.errors import kafka_name
 
 from . import operations as ops
 from . import render
+from . import share_groups
 from . import transactions as txns
 from .client import AdminClient, AdminError, ApiKey
 from .client_security import ClientConfigError, ClientSecurity
@@ -81,7 +82,7 @@ async def _broker_health(host: str, port: int, timeout: float) -> dict:
 
 async def groups_list(args: argparse.Namespace, out: TextIO) -> None:
     async with _client(args) as client:
-        groups = await ops.list_groups(client, args.state or ())
+        groups = await ops.list_groups(client, args.state or (), getattr(args, "type", None) or ())
     if args.json:
         _emit(out, render.to_json(render.groups_json(groups)))
     else:
@@ -90,6 +91,13 @@ async def groups_list(args: argparse.Namespace, out: TextIO) -> None:
 
 async def groups_describe(args: argparse.Namespace, out: TextIO) -> None:
     async with _client(args) as client:
+        share = None
+        if ApiKey.SHARE_GROUP_DESCRIBE in (await client.connection(None)).api_ranges:
+            share = await share_groups.describe_share_group(client, args.group)
+        if share is not None:
+            offsets = None if args.members or args.state else await share_groups.describe_share_offsets(client, args.group)
+            _share_describe(args, out, share, offsets)
+            return
         if args.members or args.state:
             group = await ops.describe_group(client, args.group)
             rows = None
@@ -116,6 +124,30 @@ async def groups_describe(args: argparse.Namespace, out: TextIO) -> None:
             _emit(out, note)
         if rows:
             _emit(out, render.lag_table(rows))
+
+
+def _share_describe(args: argparse.Namespace, out: TextIO, group, offsets) -> None:
+    """kafka-share-groups.sh --describe: offsets (START-OFFSET, LAG) by default, --members, --state. Where the
+    broker cannot describe share-partition offsets the default view shows the members."""
+    members_view = args.members or (not args.state and offsets is None)
+    if args.json:
+        if args.state:
+            document = render.share_state_json(group)
+        elif members_view:
+            document = render.share_members_json(group)
+        else:
+            document = render.share_offsets_json(offsets)
+        _emit(out, render.to_json(document))
+        return
+    if not group.members and not args.state:
+        _emit(out, f"Share group '{group.group_id}' has no active members.")
+    if args.state:
+        _emit(out, render.share_state_table(group))
+    elif members_view:
+        if group.members:
+            _emit(out, render.share_members_table(group))
+    elif offsets:
+        _emit(out, render.share_offsets_table(offsets))
 
 
 def _no_members_note(group: GroupDescription) -> str:

@@ -31,13 +31,15 @@ CONSUMER_PROTOCOL = "consumer"
 DEAD_STATE = "Dead"
 
 
-async def list_groups(client: AdminClient, states: Iterable[str] = ()) -> list[GroupListing]:
-    """Groups on every broker, optionally only those in `states` (filtered here too, for old brokers)."""
+async def list_groups(client: AdminClient, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[GroupListing]:
+    """Groups on every broker, optionally only those in `states` (filtered here too, for old brokers) and of
+    `types` (classic, consumer, share: ListGroups v5's types filter)."""
     wanted = {s.lower() for s in states}
     cluster = await client.metadata([])
     found: dict[str, GroupListing] = {}
+    body = {"states_filter": sorted(states), "types_filter": sorted(t.lower() for t in types)}
     for node in sorted(cluster.brokers) or [None]:
-        _, response = await client.request(ApiKey.LIST_GROUPS, {"states_filter": sorted(states)}, node=node)
+        _, response = await client.request(ApiKey.LIST_GROUPS, body, node=node)
         check_error(response.error_code, "ListGroups")
         for g in response.groups:
             state = getattr(g, "group_state", None) or None

@@ -143,3 +143,54 @@ def transaction_json(d: Any, now_ms: int) -> dict:
             "start_time_ms": d.start_time_ms,
             "duration_ms": None if d.start_time_ms is None else now_ms - d.start_time_ms,
             "partitions": [{"topic": t, "partition": p} for t, p in d.partitions]}
+
+
+# kafka-share-groups.sh's columns (ShareGroupCommand, Kafka 4.3.1).
+SHARE_STATE_HEADERS = ("GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "#MEMBERS")
+SHARE_MEMBER_HEADERS = ("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT")
+SHARE_OFFSET_HEADERS = ("GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET", "LAG")
+
+
+def share_assignment(assignment: Sequence[tuple[str, int]]) -> str:
+    """ShareGroupCommand.getAssignmentString: ``topic:0,1;other:2`` (topics sorted, partitions sorted)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in assignment:
+        by_topic.setdefault(topic, []).append(partition)
+    return ";".join(sorted(f"{t}:{','.join(str(p) for p in sorted(ps))}" for t, ps in by_topic.items()))
+
+
+def share_state_table(group: Any) -> str:
+    coordinator = None
+    if group.coordinator is not None:
+        node, host, port = group.coordinator
+        coordinator = f"{host}:{port} ({node})"
+    return table(SHARE_STATE_HEADERS, [(group.group_id, coordinator, group.state, group.group_epoch,
+                                        group.assignment_epoch, len(group.members))])
+
+
+def share_state_json(group: Any) -> dict:
+    node, host, port = group.coordinator or (None, None, None)
+    return {"group": group.group_id, "type": "share",
+            "coordinator": None if node is None else {"id": node, "host": host, "port": port},
+            "state": group.state, "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
+            "members": len(group.members)}
+
+
+def share_members_table(group: Any) -> str:
+    return table(SHARE_MEMBER_HEADERS, [(group.group_id, m.member_id, m.host, m.client_id, len(m.assignment),
+                                         m.member_epoch, share_assignment(m.assignment) or None) for m in group.members])
+
+
+def share_members_json(group: Any) -> list[dict]:
+    return [{"group": group.group_id, "consumer_id": m.member_id, "host": m.host, "client_id": m.client_id,
+             "partitions": len(m.assignment), "member_epoch": m.member_epoch,
+             "assignment": [{"topic": t, "partition": p} for t, p in m.assignment]} for m in group.members]
+
+
+def share_offsets_table(rows: Sequence[Any]) -> str:
+    return table(SHARE_OFFSET_HEADERS, [(r.group, r.topic, r.partition, r.leader_epoch, r.start_offset, r.lag)
+                                        for r in rows])
+
+
+def share_offsets_json(rows: Sequence[Any]) -> list[dict]:
+    return [dataclasses.asdict(r) for r in rows]

@@ -5,22 +5,33 @@ v10 names topics by id (KIP-848), which this coordinator does not serve; kio has
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
+import structlog
+
 from groupcoord.protocol.api_keys import ApiKey
-from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.encode import EncodedBody
+from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.fast_codecs import OFFSET_COMMIT
+from groupcoord.protocol.offset_commit_slices import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit
 from ..security.acl import AclOperation, ResourceType
-from ..server.dispatch import RequestContext
+from ..server.dispatch import CLOSE_CONNECTION, HeavyRequest, RequestContext
 from .api import Api
+from .heavy_requests import trim_later, turn
 from .services import Services
 
 FAST = OFFSET_COMMIT  # the common versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.OFFSET_COMMIT, 2, 9)
+
+SLICE_PARTITIONS = 1000
+"""Partitions read, committed and answered per turn of the event loop by ``handle_heavy`` (a few ms)."""
+
+log = structlog.get_logger("groupcoord.offset_commit")
 
 
 def commit_request(ctx: RequestContext, r: Any) -> OffsetCommit:
@@ -84,3 +95,72 @@ async def _authorized_commit(services: Services, auth: Any, ctx: RequestContext,
         return {"throttle_time": 0, "topics": errors}
     response = await services.groups.commit_offsets(replace(req, topics=kept))
     return {**response, "topics": errors + list(response["topics"])}
+
+
+async def handle_heavy(services: Services, ctx: RequestContext, request: HeavyRequest) -> Any:
+    """A very large OffsetCommit (the dispatcher's HEAVY_REQUEST_BYTES or more: tens of thousands of
+    partitions), read, committed and answered ``SLICE_PARTITIONS`` at a time with the event loop handed back
+    in between, so that other clients' requests (a heartbeat on another connection) are served meanwhile and
+    only one slice of Python objects is alive at once. The body is first checked whole, slice by slice, so
+    a malformed request commits nothing (the connection is closed, as a request kio could not read).
+
+    Each slice is one commit on the group's shard, answered once durable; the answer is the same as the
+    ordinary path's, partition for partition. What differs: the slices are separate operations, so the
+    group is checked for each slice (a member fenced half-way has the rest of its partitions refused) and
+    another request on the same shard may run between two slices."""
+    try:
+        reader = OffsetCommitSlices(request.frame, request.body_offset, ctx.api_version)
+        checking = reader.slices(SLICE_PARTITIONS, build=False)
+        more = True
+        while more:
+            async with turn():
+                more = next(checking, None) is not None
+    except ProtocolError as exc:
+        log.warning("closing connection", reason="undecodable request", api="OffsetCommit",
+                    api_version=ctx.api_version, peer=ctx.client_host, connection=ctx.connection_id, error=str(exc))
+        return CLOSE_CONNECTION
+    head = reader.head
+    answer = OffsetCommitAnswer(ctx.api_version, reader.topic_count)
+    auth = services.authorizer
+    group_allowed = auth is None or auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, head.group_id)
+    topic_error: ErrorCode | None = None
+    current = -1
+    slices = reader.slices(SLICE_PARTITIONS)
+    while True:
+        async with turn():
+            taken = next(slices, None)
+            if taken is None:
+                break
+            position, name, count, entries = taken
+            if position != current:
+                current = position
+                answer.topic(name, count)
+                topic_error = None
+                if not group_allowed:
+                    topic_error = ErrorCode.group_authorization_failed
+                elif auth is not None and not auth.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC,
+                                                                     (name,)):
+                    topic_error = ErrorCode.topic_authorization_failed
+            if not entries:
+                continue
+            if topic_error is not None:
+                answer.partitions([(e[0], topic_error) for e in entries])
+                continue
+            committed = services.groups.commit_offsets(OffsetCommit(
+                group_id=head.group_id,
+                topics=((name, tuple(CommitPartition(*e) for e in entries)),),
+                generation_id=head.generation_id_or_member_epoch,
+                member_id=head.member_id,
+                group_instance_id=head.group_instance_id,
+                retention_time_ms=head.retention_time_ms,
+                version=ctx.api_version,
+            ))
+            del taken, entries
+        response = await committed  # durable (or failed) before the next slice: memory stays one slice
+        for topic in response["topics"]:
+            answer.partitions([(p["partition_index"], p["error_code"]) for p in topic["partitions"]])
+    trim_later()
+    return EncodedBody(answer.body())
+
+
+HEAVY = handle_heavy

@@ -73,6 +73,8 @@ API_MODULES: tuple[str, ...] = (
     "describe_topic_partitions",
     "incremental_alter_configs",
     "alter_configs",
+    "describe_client_quotas",
+    "alter_client_quotas",
 )
 
 APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package__}.{name}")) for name in API_MODULES)
@@ -80,19 +82,25 @@ APIS: tuple[ApiModule, ...] = tuple(cast("ApiModule", import_module(f"{__package
 
 class Registrar(Protocol):
     def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
-                 fast: FastCodec | None = None) -> None: ...
+                 fast: FastCodec | None = None, heavy: Handler | None = None) -> None: ...
 
 
 def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiModule] = APIS) -> None:
     """Bind each API's handler to ``services`` and register it with its version range. A module may also
     declare ``FAST``, a hand-written codec (protocol/fast_codecs.py) for its hottest versions: the dispatcher
     reads and answers with it and calls the same ``handle``; what it declines takes the general path. And
+    ``HEAVY``, ``heavy(services, ctx, HeavyRequest)``: the handler of its very large requests, read and
+    answered a slice at a time so that one of them does not stall every other connection. And
     ``lane(services)``, a ``Lane`` (server/dispatch.py) through which the connection's frame loop answers the
     API's commonest request itself; whatever the lane declines takes the ordinary way."""
     for module in apis:
         api = module.API
+        extra = {}
+        heavy = getattr(module, "HEAVY", None)
+        if heavy is not None:
+            extra["heavy"] = partial(heavy, services)
         dispatcher.register(api.key, partial(module.handle, services), api.min_version, api.max_version,
-                            fast=getattr(module, "FAST", None))
+                            fast=getattr(module, "FAST", None), **extra)
         make_lane = getattr(module, "lane", None)
         add_lane = getattr(dispatcher, "add_lane", None)
         if make_lane is not None and add_lane is not None:

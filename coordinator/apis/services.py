@@ -19,6 +19,7 @@ from ..security.credentials import CredentialStore
 if TYPE_CHECKING:
     from ..dataplane.service import DataPlane
     from ..groups.service import GroupCoordinatorService
+    from ..quotas.store import ClientQuotaStore
     from ..security.authorizer import Authorizer
     from ..share.coordinator_service import ShareCoordinator
     from ..share.partition_manager import SharePartitionManager
@@ -75,6 +76,7 @@ class Services:
     credentials: CredentialStore = field(default_factory=CredentialStore.in_memory)
     identities: dict[str, ClusterIdentity] = field(default_factory=dict)
     authorizer: Authorizer | None = None
+    quotas: ClientQuotaStore | None = None  # the client quotas (Describe/AlterClientQuotas); the broker always sets it
     share_coordinator: ShareCoordinator | None = None  # the __share_group_state coordinator (KIP-932)
     share_partitions: SharePartitionManager | None = None  # share partitions and share sessions (ShareFetch)
     share_persister: Any = None  # coordinator/share/persister.py: what the group side calls

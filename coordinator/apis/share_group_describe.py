@@ -20,7 +20,8 @@ API = Api(ApiKey.SHARE_GROUP_DESCRIBE, 1, 1)
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     """With an authorizer, the groups without DESCRIBE answer GROUP_AUTHORIZATION_FAILED (listed first), and a
-    group naming a topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED (KafkaApis)."""
+    group whose members are assigned a topic the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
+    (KafkaApis)."""
     names = [as_str(g) for g in request.group_ids]
     include = bool(request.include_authorized_operations)
     auth = services.authorizer
@@ -33,11 +34,10 @@ async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
     out = []
     for g in groups:
         if auth is not None and g["error_code"] == ErrorCode.none:
-            topics = {t for m in g["members"] for t in m["subscribed_topic_names"]}
-            topics |= {tp["topic_name"] for m in g["members"] for tp in m["assignment"]["topic_partitions"]}
+            topics = {tp["topic_name"] for m in g["members"] for tp in m["assignment"]["topic_partitions"]}
             if topics and len(auth.filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topics)) < len(topics):
                 out.append(error_row(g["group_id"], ErrorCode.topic_authorization_failed,
-                                     "The described group uses topics that the client is not authorized to describe."))
+                                     "The group has described topic(s) that the client is not authorized to describe."))
                 continue
         if include and g["error_code"] == ErrorCode.none:
             g = {**g, "authorized_operations": group_operations(auth, ctx, g["group_id"])}

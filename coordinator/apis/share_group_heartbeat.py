@@ -32,13 +32,20 @@ def heartbeat_request(ctx: RequestContext, r: Any) -> ShareGroupHeartbeat:
     )
 
 
+MEMBER_ID_MAX_LENGTH = 36  # KafkaApis.isMemberIdValid: the Java client sends a 22-character Uuid
+
+
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
-    """With an authorizer, as Kafka 4.3's KafkaApis: READ on the group (GROUP_AUTHORIZATION_FAILED), then
-    DESCRIBE on every subscribed topic (any missing: TOPIC_AUTHORIZATION_FAILED, nothing changed)."""
+    """As Kafka 4.3's KafkaApis: with an authorizer READ on the group (GROUP_AUTHORIZATION_FAILED); a member id
+    that is empty or longer than 36 characters is INVALID_REQUEST (Kafka's error response drops the message);
+    with an authorizer DESCRIBE on every subscribed topic (any missing: TOPIC_AUTHORIZATION_FAILED)."""
     auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+        return error_response(ErrorCode.group_authorization_failed, None)
+    member_id = as_str(request.member_id)
+    if not member_id or len(member_id) > MEMBER_ID_MAX_LENGTH:
+        return error_response(ErrorCode.invalid_request, None)
     if auth is not None:
-        if not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
-            return error_response(ErrorCode.group_authorization_failed, None)
         names = request.subscribed_topic_names
         if names:
             wanted = set(names)

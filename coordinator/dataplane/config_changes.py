@@ -19,7 +19,7 @@ from groupcoord.storage.config import InvalidConfigError
 from groupcoord.coordinator.dataplane import topic_configs
 from groupcoord.coordinator.dataplane.configs import DYNAMIC_BROKER_CONFIGS, ResourceType
 from groupcoord.coordinator.dataplane.dynamic_configs import CLUSTER_DEFAULT, DynamicConfigs
-from groupcoord.coordinator.dataplane.group_configs import validate_group_config
+from groupcoord.coordinator.dataplane.group_configs import InvalidGroupConfig, validate_group_configs
 from groupcoord.coordinator.dataplane.names import topic_name_error
 from groupcoord.coordinator.dataplane.topic_configs import ConfigType
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
@@ -106,8 +106,7 @@ class ConfigChangeService:
         if resource_type == ResourceType.BROKER:
             if name not in (CLUSTER_DEFAULT, str(self._config.node_id)):
                 raise _Refused(ErrorCode.invalid_request,
-                               f"Unexpected broker id, expected {self._config.node_id} or empty string, but "
-                               f"received {name}")
+                               f"Unexpected broker id, expected {self._config.node_id}, but received {name}")
             return dict(self._dynamic.broker_level(name))
         if resource_type == ResourceType.GROUP:
             if not name:
@@ -167,7 +166,7 @@ class ConfigChangeService:
             not_dynamic = sorted(n for n in values if n not in DYNAMIC_BROKER_CONFIGS)
             if not_dynamic:
                 raise _Refused(ErrorCode.invalid_request,
-                               f"Cannot update these configs dynamically: Set({', '.join(not_dynamic)})")
+                               f"Cannot update these configs dynamically: [{', '.join(not_dynamic)}]")
             for key, value in values.items():
                 self._validate_broker_value(key, value)
             if not validate_only:
@@ -177,10 +176,10 @@ class ConfigChangeService:
                 self._dynamic.persist()
                 await self._catalog.refresh_log_configs()
             return AlterResult()
-        for key, value in values.items():
-            problem = validate_group_config(key, value)
-            if problem is not None:
-                raise _Refused(ErrorCode.invalid_config, problem)
+        try:
+            validate_group_configs(values, self._config)
+        except InvalidGroupConfig as exc:
+            raise _Refused(ErrorCode.invalid_config, str(exc)) from None
         if not validate_only:
             self._dynamic.groups[name] = dict(values)
             self._dynamic.persist()
@@ -192,8 +191,9 @@ class ConfigChangeService:
         try:
             topic_configs.parse_value(defn.name, value)
         except InvalidConfigError as exc:
-            raise _Refused(ErrorCode.invalid_config, str(exc).replace(f"configuration {defn.name}",
-                                                                      f"configuration {key}")) from None
+            # Kafka 4.3's controller answers a broker config's bad value INVALID_REQUEST (a topic's: INVALID_CONFIG)
+            raise _Refused(ErrorCode.invalid_request, str(exc).replace(f"configuration {defn.name}",
+                                                                       f"configuration {key}")) from None
 
 
 def ops_from_request(configs: Iterable[Any]) -> list[ConfigOp]:

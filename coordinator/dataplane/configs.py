@@ -68,7 +68,9 @@ class DescribeConfigsService:
             if keys is not None:
                 wanted = set(keys)
                 configs = [c for c in configs if c["name"] in wanted]
-            results.append({"error_code": error, "error_message": message, "resource_type": resource_type,
+            # Kafka answers "" where it has no message (success, an unknown topic)
+            results.append({"error_code": error, "error_message": "" if message is None else message,
+                            "resource_type": resource_type,
                             "resource_name": name, "configs": configs})
         return {"throttle_time": 0, "results": results}
 
@@ -79,7 +81,7 @@ class DescribeConfigsService:
                 return ErrorCode.invalid_topic_exception, problem, []
             topic = self._catalog.get(name)
             if topic is None:
-                return ErrorCode.unknown_topic_or_partition, f"Topic '{name}' does not exist.", []
+                return ErrorCode.unknown_topic_or_partition, "", []
             return ErrorCode.none, None, self.topic_configs(topic.configs, synonyms)
         if resource_type == ResourceType.BROKER:
             if name not in ("", str(self._config.node_id)):
@@ -108,15 +110,14 @@ class DescribeConfigsService:
         out = []
         for name in sorted(GROUP_CONFIGS):
             defn = GROUP_CONFIGS[name]
-            attr = defn.broker_synonym.replace(".", "_")
-            default = getattr(self._config, attr, defn.default)
+            default = defn.broker_default(self._config)
             source = ConfigSource.DEFAULT_CONFIG if default == defn.default else ConfigSource.STATIC_BROKER_CONFIG
-            chain = [(defn.broker_synonym, str(default), source)]
+            chain = [(defn.broker_synonym or name, _render(default), source)]
             if name in overrides:
                 chain.insert(0, (name, overrides[name], ConfigSource.GROUP_CONFIG))
             synonyms = ([{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else [])
             chain = [(v, s) for _, v, s in chain]
-            out.append(_entry(name, chain[0][0], chain[0][1], ConfigType.INT, False, synonyms))
+            out.append(_entry(name, chain[0][0], chain[0][1], defn.type, False, synonyms))
         return out
 
     def broker_configs(self, include_synonyms: bool) -> list[dict]:
@@ -143,14 +144,16 @@ class DescribeConfigsService:
                       include_synonyms: bool) -> dict:
         chain = [(name, value, source)]
         if source == ConfigSource.DEFAULT_CONFIG and name in topic_configs.SIBLING_DEFAULTS:
-            chain = [(*topic_configs.SIBLING_DEFAULTS[name], source)]  # as Kafka names the default
+            # as Kafka names the default: the sibling (log.retention.hours) carries it, the config itself none
+            chain = [(*topic_configs.SIBLING_DEFAULTS[name], source)]
+            value = None
         set_dynamically = dynamic.broker_source(name) if dynamic is not None else None
         if set_dynamically is not None:
             chain.insert(0, (name, *set_dynamically))
         synonyms = [{"name": n, "value": v, "source": int(s)} for n, v, s in chain] if include_synonyms else []
-        chain = [(v, s) for _, v, s in chain]
+        shown = value if set_dynamically is None else set_dynamically[0]
         read_only = name not in DYNAMIC_BROKER_CONFIGS
-        return _entry(name, chain[0][0], chain[0][1], type_, read_only, synonyms)
+        return _entry(name, shown, chain[0][2], type_, read_only, synonyms)
 
 
 # The broker settings IncrementalAlterConfigs may change at run time: the topic configs' broker-level

@@ -46,6 +46,10 @@ class DescribeProducersService:
         log = self._catalog.log(name, partition)
         if log is None:
             answer["error_code"] = self._catalog.missing_partition_error(name, partition)
+            if self._catalog.get(name) is None:
+                # KafkaApis answers a topic it does not know with the error's default message; a missing
+                # partition of a known topic (the replica manager's answer) has none
+                answer["error_message"] = "This server does not host this topic-partition."
             return answer
         try:
             state = await self._states.state_for(log)

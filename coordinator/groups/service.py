@@ -25,6 +25,8 @@ from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartiti
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.offsets.fetch import partition_answer
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import (
     ConsumerGroupHeartbeat,
     Heartbeat,
@@ -75,12 +77,15 @@ class GroupCoordinatorService:
         self._shards = shards
         self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, clock or SystemClock(),
                                            ObserverAdapter(observer), topic=OFFSETS_TOPIC, codec=offsets_records,
-                                           compression=getattr(config, "offsets_topic_compression_codec", 0))
+                                           compression=getattr(config, "offsets_topic_compression_codec", 0),
+                                           write_timeout_ms=getattr(config, "offsets_commit_timeout_ms", 5000))
         # The share coordinator's persister (SHARE_CONTRACT.md: initialize/delete), set by the broker when
         # share-partition state is served; None: there is no state to initialise or delete, so subscribed
         # partitions count as initialised at once.
         self.share_persister: Any = None
         self._share_member_listener: Callable[[str, str], None] | None = None
+        # Told a share group's id once DeleteGroups removed it (the share partitions drop what they cached).
+        self.share_group_deleted_listener: Callable[[str], None] | None = None
         self._background: set[asyncio.Task] = set()
         self._log = structlog.get_logger("groupcoord.groups.share")
 
@@ -95,6 +100,12 @@ class GroupCoordinatorService:
         self._share_member_listener = listener
         for shard in self._shards:
             shard.state.share_member_listener = listener
+
+    def use_group_configs(self, source: Any) -> None:
+        """Per-group configs (``consumer.session.timeout.ms`` …, set with IncrementalAlterConfigs on GROUP
+        resources) take effect for their group: ``source`` answers the effective values per group id."""
+        for shard in self._shards:
+            shard.state.group_configs = source
 
     def filter_regex_topics(self, visible: Callable[[str, set[str]], set[str]] | None) -> None:
         """With ACLs on, a consumer group member's regex subscription resolves only to the topics ``visible``
@@ -118,6 +129,8 @@ class GroupCoordinatorService:
         await self._runtime.start()
 
     async def stop(self) -> None:
+        for task in list(self._background):  # share-partition initialisations still in flight: a later heartbeat retries
+            task.cancel()
         await self._runtime.stop()
 
     def shards(self) -> list:
@@ -361,14 +374,51 @@ class GroupCoordinatorService:
         )
 
     def fetch_offsets(self, req: OffsetFetch) -> asyncio.Future[dict]:
-        """Answered after the shard's pending writes are durable, so a fetch never shows an offset that could be lost."""
+        """Answered from durable state (Kafka's read operation at the last committed offset): an offset whose
+        record is still being written, or queued behind a stalled write, is answered as it was before that
+        write, at once, so a fetch never shows an offset that could be lost and never waits on another
+        client's write. With ``require_stable`` (Kafka's write operation) the answer waits for the shard's
+        pending writes, and answers NOT_COORDINATOR if they are not durable within
+        ``offsets.commit.timeout.ms`` (GroupCoordinatorService.handleOffsetFetchException). A partition whose
+        durable state cannot be told from plain records (it holds transactional ones) waits as well."""
+        partition = partition_for(req.group_id, self.num_partitions)
+        pending = None if req.require_stable else self._runtime.pending_records(partition)
+        if pending is not None:
+            future = asyncio.get_running_loop().create_future()
+            future.set_result(self._durable_fetch(partition, req, pending))
+            return future
 
         def op(shard: GroupShard, token: Any, now: int) -> Effects:
             fx = Effects()
+            fx.on_timeout = lambda _response: {"group_id": req.group_id, "error_code": ErrorCode.not_coordinator,
+                                               "topics": []}
             fx.reply(token, shard.fetch_offsets(req))
             return fx
 
         return self._run(req.group_id, op, lambda e: {"group_id": req.group_id, "error_code": e, "topics": []})
+
+    def _durable_fetch(self, partition: int, req: OffsetFetch, pending: list[tuple[Any, Any]]) -> dict:
+        """The live answer with every offset of a not-yet-durable record put back to its durable value (an
+        offset that is not durable at all is left out of an all-topics answer, and answered -1 otherwise)."""
+        answer = self._runtime.shard(partition).fetch_offsets(req)
+        group_id = req.group_id
+        undurable = {key for key, _value in pending if isinstance(key, OffsetCommitKey) and key.group == group_id}
+        if not undurable or answer.get("error_code"):
+            return answer
+        topics_out = []
+        for topic in answer["topics"]:
+            parts = []
+            for p in topic["partitions"]:
+                key = OffsetCommitKey(group_id, topic["name"], p["partition_index"])
+                if key in undurable and p["error_code"] == ErrorCode.none:
+                    value = self._runtime.durable_value(partition, key)
+                    if value is None and req.topics is None:
+                        continue
+                    p = partition_answer(p["partition_index"], value)
+                parts.append(p)
+            if parts or req.topics is not None:
+                topics_out.append({**topic, "partitions": parts})
+        return {**answer, "topics": topics_out}
 
     def delete_offsets(self, req: OffsetDelete) -> asyncio.Future[dict]:
         return self._run(
@@ -377,13 +427,19 @@ class GroupCoordinatorService:
 
     async def delete_groups(self, group_ids: list[str]) -> list[dict]:
         async def one(group_id: str) -> dict:
-            if group_id:
-                share_error = await self._delete_share_state(group_id)
-                if share_error is not None and share_error != ErrorCode.none:
-                    return {"group_id": group_id, "error_code": share_error}
-            return await self._run(
+            share_error = await self._delete_share_state(group_id) if group_id else None
+            if share_error is not None and share_error != ErrorCode.none:
+                return {"group_id": group_id, "error_code": share_error}
+            result = await self._run(
                 group_id, lambda s, t, now: s.handle_delete_group(group_id, t, now), lambda e: {"group_id": group_id, "error_code": e}
             )
+            listener = self.share_group_deleted_listener
+            if share_error is not None and result["error_code"] == ErrorCode.none and listener is not None:
+                try:
+                    listener(group_id)
+                except Exception as exc:  # the deletion is durable; a listener's failure is only logged
+                    self._log.error("share group deletion listener failed", group_id=group_id, error=repr(exc))
+            return result
 
         return list(await asyncio.gather(*(one(g) for g in group_ids)))
 

@@ -49,6 +49,35 @@ class ShardState:
     offset_order: dict[tuple[str, str, int], int] = field(default_factory=dict)
     next_offset_order: int = 0
 
+    # Per-group configs (KIP-848, Kafka's GroupConfigManager): an object answering
+    # consumer_session_timeout_ms / consumer_heartbeat_interval_ms / consumer_assignment_interval_ms per group
+    # id (dataplane/group_configs.GroupConfigSource); None: the broker's settings for every group.
+    group_configs: Any = None
+
+    def consumer_session_timeout_ms(self, group_id: str) -> int:
+        source = self.group_configs
+        if source is None:
+            return self.config.group_consumer_session_timeout_ms
+        return source.consumer_session_timeout_ms(group_id)
+
+    def consumer_heartbeat_interval_ms(self, group_id: str) -> int:
+        source = self.group_configs
+        if source is None:
+            return self.config.group_consumer_heartbeat_interval_ms
+        return source.consumer_heartbeat_interval_ms(group_id)
+
+    def consumer_assignment_interval_ms(self, group_id: str) -> int:
+        source = self.group_configs
+        if source is None:
+            return self.config.group_consumer_assignment_interval_ms
+        return source.consumer_assignment_interval_ms(group_id)
+
+    def group_config(self, group_id: str, name: str) -> Any:
+        """The effective value of any per-group config for ``group_id`` (share.* included: the share-group
+        settings read it), or None without a source."""
+        source = self.group_configs
+        return None if source is None else source.value(group_id, name)
+
     def availability_error(self) -> ErrorCode | None:
         """Why this shard cannot answer for its groups right now, if it cannot."""
         return availability_error(self.loading, self.unavailable)

@@ -52,16 +52,22 @@ def _serve(ns: argparse.Namespace) -> int:
     stop = asyncio.Event()
     started = False
 
-    async def main() -> None:
-        nonlocal started
-        await broker.start()
-        started = True
-        settle_heap()
+    def serving() -> None:
+        # Said as soon as every API answers; the coordinator partitions load behind it (their groups answer
+        # COORDINATOR_LOAD_IN_PROGRESS meanwhile, and clients retry, as with Kafka), then `ready` is said.
+        # A stop asked for from here on waits for the load to finish, then stops cleanly.
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         print(f"listening on {broker.bootstrap_servers}", flush=True)
         for listener in broker.listeners:
             print(f"listener {listener.name} on {listener.advertised_host}:{listener.advertised_port}", flush=True)
+
+    async def main() -> None:
+        nonlocal started
+        await broker.start(on_serving=serving)
+        started = True
+        settle_heap()
+        print(f"ready: coordinator partitions loaded in {broker.startup_seconds:.3f} s", flush=True)
         await stop.wait()
         await broker.stop()
 

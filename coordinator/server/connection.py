@@ -73,6 +73,9 @@ class KafkaConnection(asyncio.Protocol):
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flush_scheduled = False
+        self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
+        self._muted_until = 0.0
+        self._held: list[bytes] = []  # frames read with a throttled one, served once the throttle time is over
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -133,6 +136,10 @@ class KafkaConnection(asyncio.Protocol):
         else:
             deadlines.frame_complete(self)
         if not bounds:
+            return
+        quotas = server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)
+        if quotas is not None:  # no lanes then: every request is charged to its client's quotas
+            self._serve_under_quotas([buffer[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)], quotas)
             return
         dispatcher = server.dispatcher
         lanes = dispatcher.lanes
@@ -325,12 +332,70 @@ class KafkaConnection(asyncio.Protocol):
                 self.transport.pause_reading()
         elif (
             not self._closing
+            and not self._muted
             and not self._writing_paused
             and owed <= cfg.connection_max_inflight_requests // 2
             and buffered <= cfg.connection_max_buffered_bytes // 2
         ):
             self._reading_paused = False
             self.transport.resume_reading()
+
+    # -- client quotas (coordinator/quotas/throttling.py) -------------------------------------------
+    def _serve_under_quotas(self, frames: list[bytes], quotas: Any) -> None:
+        """data_received's loop while client quotas exist. Kafka reads one request at a time from a
+        connection and mutes it for a throttle time, so nothing a client pipelined behind a throttled request
+        is served before that time has passed: such frames are held and served at unmute."""
+        if self._held:
+            frames = self._held + frames
+            self._held = []
+        dispatcher = self.server.dispatcher
+        for index, frame in enumerate(frames):
+            if self._muted:
+                self._held = frames[index:]
+                break
+            if self._gate is not None and gate_frame(self, self._gate, frame):
+                if self._closed:
+                    return
+                if self._closing:
+                    break
+                continue
+            try:
+                decoded = dispatcher.decode(frame, self.peer, self.id, self.principal, self.listener)
+            except CloseConnection as exc:
+                self._abort(exc.reason, **exc.details)
+                return
+            self._run(decoded if quotas is None else quotas.wrap(self, decoded, len(frame)))
+            if self._closed:
+                return
+            if self._closing:
+                break
+        self._flush()
+        self._update_reading()
+
+    def mute_for(self, seconds: float) -> None:
+        """A client quota was exceeded: read and serve nothing more from this client for ``seconds`` (Kafka
+        mutes the channel for the throttle time; the answer carrying the throttle time still leaves at once)."""
+        if self._closed or self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        if self._muted and until <= self._muted_until:
+            return
+        self._muted = True
+        self._muted_until = until
+        if not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        loop.call_at(until, self._unmute, until)
+
+    def _unmute(self, until: float) -> None:
+        if not self._muted or until != self._muted_until or self._closed:
+            return  # a later throttle extended the mute
+        self._muted = False
+        if self._held:
+            self._serve_under_quotas([], self.server.quotas)
+        else:
+            self._update_reading()
 
     @property
     def reading_paused(self) -> bool:

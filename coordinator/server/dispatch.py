@@ -37,6 +37,20 @@ _KEY_VERSION = struct.Struct(">hh")
 _CORRELATION = struct.Struct(">i")
 
 
+HEAVY_REQUEST_BYTES = 256 * 1024
+"""A request frame at least this large goes to its API's ``HEAVY`` handler where it has one (issue 17): that
+handler reads and answers it a slice at a time, handing the event loop back in between, instead of
+decoding it whole in one uninterruptible call. Below it nothing changes (one length comparison)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeavyRequest:
+    """What a ``HEAVY`` handler gets instead of a decoded request: the frame and where its body starts."""
+
+    frame: bytes
+    body_offset: int
+
+
 class _NoResponse(enum.Enum):
     NO_RESPONSE = "no response"
     CLOSE_CONNECTION = "no response, then close the connection"
@@ -126,16 +140,22 @@ class Dispatcher:
         self._handlers: dict[int, Handler] = {}
         # api key and version as the frame spells them (4 bytes) -> handler, codec, version
         self._fast: dict[bytes, tuple[Handler, FastCodec, int]] = {}
+        self._heavy: dict[int, Handler] = {}  # api key -> the handler of its very large requests
         # api key and version bytes -> (lane, api name): what the connection's frame loop answers itself
         self.lanes: dict[bytes, tuple[Callable[[bytes, int, int], bytes | None], str]] = {}
         self.observer = observer
 
     def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
-                 fast: FastCodec | None = None) -> None:
+                 fast: FastCodec | None = None, heavy: Handler | None = None) -> None:
         """``fast``: the API's hand-written codec (protocol/fast_codecs.py) for the versions it covers; the
-        handler is the same either way, and whatever the codec declines takes the general path."""
+        handler is the same either way, and whatever the codec declines takes the general path. ``heavy``:
+        the handler of this API's frames of ``HEAVY_REQUEST_BYTES`` or more, given a ``HeavyRequest``."""
         self.registry.add(api_key, min_version, max_version)
         self._handlers[api_key] = handler
+        if heavy is not None:
+            self._heavy[api_key] = heavy
+        else:
+            self._heavy.pop(api_key, None)
         for prefix, (_, codec, _) in list(self._fast.items()):
             if codec.api_key == api_key:
                 del self._fast[prefix]
@@ -176,6 +196,10 @@ class Dispatcher:
                listener: str = "PLAINTEXT") -> Decoded:
         """``principal`` and ``listener`` are the connection's (who authenticated on it, and which listener it
         came in on); they go into the request's context as they are."""
+        if len(frame) >= HEAVY_REQUEST_BYTES and self._heavy:
+            heavy = self._decode_heavy(frame, client_host, connection_id, principal, listener)
+            if heavy is not None:
+                return heavy
         fast = self._fast.get(frame[:4])  # one look-up by the frame's api key and version bytes
         if fast is not None:
             handler, codec, version = fast
@@ -211,6 +235,27 @@ class Dispatcher:
         ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
                              principal, listener)
         return Decoded(ctx, request, handler, started=time.perf_counter())
+
+    def _decode_heavy(self, frame: bytes, client_host: str, connection_id: int, principal: KafkaPrincipal,
+                      listener: str) -> Decoded | None:
+        """Only the header is read here; None (the ordinary path) for an API without a heavy handler or a
+        version it does not serve."""
+        try:
+            api_key, api_version, correlation_id = peek_api(frame)
+        except ProtocolError:
+            return None
+        handler = self._heavy.get(api_key)
+        served = self.registry.get(api_key)
+        if handler is None or served is None or api_version not in served:
+            return None
+        try:
+            header = parse_request_header(frame, is_flexible(api_key, api_version))
+        except ProtocolError as exc:
+            raise CloseConnection("undecodable request header", api=api_name(api_key), api_version=api_version,
+                                  error=str(exc)[:200]) from exc
+        ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
+                             principal, listener)
+        return Decoded(ctx, HeavyRequest(frame, header.body_offset), handler, started=time.perf_counter())
 
     def _unsupported_version(
         self, frame: bytes, api_key: int, api_version: int, correlation_id: int, host: str, conn: int

@@ -77,6 +77,10 @@ class KafkaServer:
         self._sweep: asyncio.TimerHandle | None = None
         self.close_listeners: list[Callable[[int], None]] = []
         """Told the id of every connection that closes (share sessions end with their connection, KIP-932)."""
+        # Client quotas (coordinator/quotas): a Throttler while any client quota exists, else None — the
+        # connections' one check per request; the per-IP connection rate while an ip quota exists.
+        self.quotas: Any = None
+        self.connection_quotas: Any = None
 
     async def start(self, serve: bool = True) -> tuple[str, int]:
         """Bind every listener (and with `serve`, accept). Binding first lets the broker learn a port-0
@@ -137,6 +141,16 @@ class KafkaServer:
                      else self.config.max_connections)
             self.bursts.event(key, f"connection refused: {refusal} reached", peer=ip, limit=limit)
             return
+        if self.connection_quotas is not None:
+            hold = self.connection_quotas.admit(ip)
+            if hold > 0:
+                # ConnectionQuotas: past the address's connection_creation_rate the socket is kept unread for
+                # the throttle time, then closed (Kafka's DelayedCloseSocket)
+                self.observer.connection_refused("connection_creation_rate")
+                self.bursts.event(("rate", ip), "connection refused: connection_creation_rate reached", peer=ip,
+                                  throttle_ms=hold)
+                asyncio.get_running_loop().call_later(hold / 1000.0, sock.close)
+                return
         self._admitted += 1
         self._per_ip[ip] += 1
         with contextlib.suppress(OSError):

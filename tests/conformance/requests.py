@@ -38,6 +38,7 @@ class Api(IntEnum):
     DESCRIBE_GROUPS = 15
     LIST_GROUPS = 16
     CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
     DELETE_GROUPS = 42
     OFFSET_DELETE = 47
     CONSUMER_GROUP_HEARTBEAT = 68
@@ -58,6 +59,7 @@ DEFAULT_VERSIONS: dict[Api, int] = {
     Api.DESCRIBE_GROUPS: 5,
     Api.LIST_GROUPS: 4,
     Api.CREATE_TOPICS: 7,
+    Api.DELETE_TOPICS: 5,
     Api.DELETE_GROUPS: 2,
     Api.OFFSET_DELETE: 0,
     Api.METADATA: 12,
@@ -235,3 +237,7 @@ def share_group_heartbeat(group_id: str, member_id: str, epoch: int, *, topics=N
 def share_group_describe(*group_ids: str):
     return schema(Api.SHARE_GROUP_DESCRIBE).ShareGroupDescribeRequest(group_ids=group_ids,
                                                                       include_authorized_operations=False)
+
+
+def delete_topics(*names: str, timeout_ms: int = 30000):
+    return schema(Api.DELETE_TOPICS).DeleteTopicsRequest(topic_names=names, timeout=timedelta(milliseconds=timeout_ms))

@@ -15,8 +15,8 @@ from tests.conformance import requests as rq
 from tests.conformance.consumer import ConsumerMember, describe_consumer_group, list_groups_typed, topic_with_id
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
-from tests.conformance.share import ShareMember, describe_share_group
-from tests.conformance.transcript import Observation
+from tests.conformance.share import ShareMember, describe_share_group, member_id as share_member_id
+from tests.conformance.transcript import Observation, error_name
 
 ROUNDROBIN = Protocol("roundrobin")
 STICKY = Protocol("sticky")
@@ -762,27 +762,32 @@ async def share_group_two_members_split_partitions(s: Session) -> None:
 @scenario(*SHARE_APIS)
 async def share_group_three_members(s: Session) -> None:
     """Three members on six partitions get two each; on two partitions they share them (Kafka's
-    desiredSharing: each partition goes to ceil(members / partitions) members)."""
+    desiredSharing: each partition goes to ceil(members / partitions) members). The first member waits
+    for its partitions, so the others join a group whose share-partition state exists."""
     labels: dict = {}
     six, _ = await topic_with_id(s, "sg-six", 6, labels)
     group = await s.group("sg-three")
-    members = [await ShareMember.create(s, label, group, labels) for label in ("A", "B", "C")]
-    for m in members:
+    a, b, c = [await ShareMember.create(s, label, group, labels) for label in ("A", "B", "C")]
+    await a.join((six,))
+    await a.until_assigned(_at_least(6))
+    for m in (b, c):
         await m.join((six,), exact=False)
-    for m in members:
+    for m in (a, b, c):
         await m.until_assigned(lambda n: n == 2, exact=False)
     await describe_share_group(s, "ShareGroupDescribe, three members on six partitions", group, labels, exact=False)
-    for m in members:
+    for m in (a, b, c):
         await m.leave()
     two, _ = await topic_with_id(s, "sg-two", 2, labels)
     shared = await s.group("sg-shared")
-    members = [await ShareMember.create(s, label, shared, labels) for label in ("D", "E", "F")]
-    for m in members:
-        await m.join((two,), exact=False)
-    for m in members:
-        await m.until_assigned(_at_least(1), exact=False)
-    await describe_share_group(s, "ShareGroupDescribe, three members sharing two partitions", shared, labels, exact=False)
-    for m in members:
+    d, e, f = [await ShareMember.create(s, label, shared, labels) for label in ("D", "E", "F")]
+    await d.join((two,))
+    await d.until_assigned(_at_least(2))
+    for m in (e, f):
+        await m.join((two,), exact=None)
+    for m in (d, e, f):
+        await m.until_assigned(_at_least(1), exact=None)
+    await describe_share_group(s, "ShareGroupDescribe, three members sharing two partitions", shared, labels, exact=None)
+    for m in (d, e, f):
         await m.leave()
 
 
@@ -814,14 +819,15 @@ async def share_group_epochs_and_unknown_members(s: Session) -> None:
     await a.heartbeat(step="A with a future epoch", epoch=a.epoch + 5)
     await a.heartbeat(step="A with the previous epoch", epoch=a.epoch - 1)
     await a.heartbeat(step="A with an old epoch", epoch=1)
-    await a.send("a member that never joined", a.epoch, member_id=s.name("member", "ghost"))
-    await a.send("a member that never joined leaves", -1, member_id=s.name("member", "ghost"))
+    await a.send("a member that never joined", a.epoch, member_id=share_member_id(s, "ghost"))
+    await a.send("a member that never joined leaves", -1, member_id=share_member_id(s, "ghost"))
+    await a.send("a member id longer than 36 characters", a.epoch, member_id="m" * 37)
     await a.send("A rejoins with epoch 0", 0, topics=(topic,))
     await a.leave()
 
 
-@scenario(*SHARE_APIS, Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.JOIN_GROUP, Api.OFFSET_COMMIT,
-          Api.OFFSET_FETCH, Api.LIST_GROUPS, Api.DELETE_GROUPS)
+@scenario(*SHARE_APIS, Api.CONSUMER_GROUP_HEARTBEAT, Api.CONSUMER_GROUP_DESCRIBE, Api.JOIN_GROUP, Api.HEARTBEAT,
+          Api.SYNC_GROUP, Api.LEAVE_GROUP, Api.OFFSET_COMMIT, Api.OFFSET_FETCH, Api.LIST_GROUPS, Api.DELETE_GROUPS)
 async def share_group_type_conflicts(s: Session) -> None:
     """A group id belongs to one group type: the other types' APIs refuse it with Kafka's errors."""
     labels: dict = {}
@@ -841,6 +847,9 @@ async def share_group_type_conflicts(s: Session) -> None:
     await describe_consumer_group_step(s, "ConsumerGroupDescribe of a share group", shared, labels)
     classic = await s.member("L", shared)
     await classic.join()
+    await classic.heartbeat(generation=1, member_id="classic-member", step="Heartbeat to a share group")
+    await classic.sync(generation=1, member_id="classic-member", step="SyncGroup to a share group")
+    await s.leave("LeaveGroup from a share group", shared, (("classic-member", None),))
     await s.commit_offsets("OffsetCommit to a share group", shared, {(topic, 0): 5})
     await s.fetch_offsets("OffsetFetch of a share group", shared, {topic: (0,)})
     await s.describe(shared, "DescribeGroups v5 of a share group")
@@ -869,3 +878,56 @@ async def share_group_session_timeout(s: Session) -> None:
     await a.until_assigned(_at_least(2), step="A has every partition again")
     await b.heartbeat(step="B heartbeats after its session ran out")
     await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_topic_created_after_the_subscription(s: Session) -> None:
+    """A member subscribed to a topic that does not exist yet has nothing; once the topic exists its
+    share-partition state is initialised and the member gets it."""
+    labels: dict = {}
+    group = await s.group("sg-later")
+    a = await ShareMember.create(s, "A", group, labels)
+    missing = s.name("topic", "sg-later")
+    await a.join((missing,))
+    await a.heartbeat(step="A heartbeats while the topic is missing")
+    await describe_share_group(s, "ShareGroupDescribe while the topic is missing", group, labels)
+    await topic_with_id(s, "sg-later", 2, labels)
+    await a.until_assigned(_at_least(2), step="A has the new topic's partitions")
+    await a.leave()
+
+
+@scenario(*SHARE_APIS, Api.DELETE_TOPICS)
+async def share_group_subscribed_topic_deleted(s: Session) -> None:
+    """A subscribed topic that is deleted leaves the member's assignment (the group epoch moves on)."""
+    labels: dict = {}
+    keep, _ = await topic_with_id(s, "sg-keep", 2, labels)
+    drop, _ = await topic_with_id(s, "sg-drop", 2, labels)
+    group = await s.group("sg-deleted-topic")
+    a = await ShareMember.create(s, "A", group, labels)
+    await a.join((keep, drop))
+    await a.until_assigned(_at_least(4))
+    response = await s.admin(rq.delete_topics(drop))
+    s.transcript.record("DeleteTopics sg-drop", errors=[error_name(r.error_code) for r in response.responses])
+    await asyncio.sleep(1.0)  # Kafka's coordinator learns of the deletion from its next metadata image
+    await a.until_assigned(lambda n: n == 2, step="A after the topic was deleted")
+    await describe_share_group(s, "ShareGroupDescribe after the topic was deleted", group, labels)
+    await a.leave()
+
+
+@scenario(*SHARE_APIS)
+async def share_group_members_with_different_subscriptions(s: Session) -> None:
+    """Heterogeneous subscriptions: each topic is shared out among the members subscribed to it."""
+    labels: dict = {}
+    both, _ = await topic_with_id(s, "sg-het-both", 4, labels)
+    only_b, _ = await topic_with_id(s, "sg-het-b", 2, labels)
+    group = await s.group("sg-het")
+    a, b = [await ShareMember.create(s, label, group, labels) for label in ("A", "B")]
+    await a.join((both,))
+    await a.until_assigned(_at_least(4))
+    await b.join((both, only_b), exact=False)
+    await b.until_assigned(lambda n: n == 4, exact=False)
+    await a.until_assigned(lambda n: n == 2, exact=False)
+    await describe_share_group(s, "ShareGroupDescribe with different subscriptions", group, labels, exact=False)
+    await a.leave()
+    await b.until_assigned(lambda n: n == 6, step="B after A left")
+    await b.leave()

@@ -23,6 +23,14 @@ from tests.conformance.wire import Connection
 ASSIGNMENT_WAIT_S = 20.0
 
 
+def member_id(s: Session, label: str) -> str:
+    """A run-unique member id within Kafka's limit for share members (KafkaApis.isMemberIdValid: 1-36 chars;
+    the Java client sends a 22-character Uuid)."""
+    raw = f"{label}-{s.run_id}"
+    s.transcript.learn(raw, label)
+    return raw
+
+
 @dataclass
 class ShareMember:
     label: str
@@ -38,11 +46,13 @@ class ShareMember:
     @classmethod
     async def create(cls, s: Session, label: str, group_id: str, topic_labels: dict) -> "ShareMember":
         member = cls(label, group_id, s, await s.connect(), topic_labels)
-        member.member_id = s.name("member", label)
+        member.member_id = member_id(s, label)
         return member
 
-    async def send(self, step: str | None, epoch: int, *, exact: bool = True, record: bool = True,
+    async def send(self, step: str | None, epoch: int, *, exact: bool | None = True, record: bool = True,
                    **fields: Any) -> Any:
+        """``exact``: True records the partitions, False their count per topic, None only whether the member
+        holds any (members sharing partitions: which member holds two is Kafka's hash order)."""
         if fields.get("topics"):
             self.topics = tuple(fields["topics"])
         request = rq.share_group_heartbeat(self.group_id, fields.pop("member_id", self.member_id), epoch, **fields)
@@ -55,6 +65,7 @@ class ShareMember:
                          epoch=int(response.member_epoch),
                          heartbeat_interval_ms=int(response.heartbeat_interval.total_seconds() * 1000),
                          assignment=None if response.assignment is None else
+                         bool(response.assignment.topic_partitions) if exact is None else
                          _assignment(self.topic_labels, response.assignment.topic_partitions, exact))
             if response.member_epoch >= 0:
                 self.epoch = int(response.member_epoch)
@@ -91,7 +102,7 @@ class ShareMember:
         return sum(len(ps) for ps in self.assigned.values())
 
 
-async def describe_share_group(s: Session, step: str, group_id: str, topic_labels: dict, exact: bool = True) -> Any:
+async def describe_share_group(s: Session, step: str, group_id: str, topic_labels: dict, exact: bool | None = True) -> Any:
     described = (await s.admin(rq.share_group_describe(group_id))).groups[0]
     t = s.transcript
     facts: dict[str, Any] = {"error": error_name(described.error_code), "message": message(s, described.error_message)}
@@ -100,8 +111,12 @@ async def describe_share_group(s: Session, step: str, group_id: str, topic_label
                      assignment_epoch=int(described.assignment_epoch), assignor=described.assignor_name,
                      members=sorted([t.alias(m.member_id), int(m.member_epoch),
                                      sorted(t.alias(n) for n in m.subscribed_topic_names), m.client_id,
+                                     bool(m.assignment.topic_partitions) if exact is None else
                                      _assignment(topic_labels, m.assignment.topic_partitions, exact)]
                                     for m in described.members))
+        if exact is None:
+            counts = sorted(sum(len(tp.partitions) for tp in m.assignment.topic_partitions) for m in described.members)
+            facts["partition_counts"] = counts
         if not exact:
             held = [(tp.topic_id, p) for m in described.members for tp in m.assignment.topic_partitions
                     for p in tp.partitions]

@@ -89,6 +89,22 @@ def test_rebalance_and_member_events_move_their_counters():
     assert s[("groupcoord_rebalance_duration_seconds_sum", ())] == 1.5
 
 
+
+def test_rebalance_reasons_are_labelled_by_kind_not_by_member():
+    # Every group's first rebalance names its own member ids (and what the client wrote): one series per
+    # kind of trigger, not one per member ever seen.
+    m = BrokerMetrics()
+    for i in range(50):
+        m.on_rebalance(f"g{i}", 1, 0.0, f"adding new member consumer-{i}-x; client reason: rebalance failed")
+        m.on_rebalance(f"g{i}", 2, 0.0, f"member consumer-{i}-x expired: no heartbeat within its session timeout")
+    m.on_rebalance("h", 3, 0.0, "removing ['a', 'b'] on pending sync request expiration")
+    m.on_rebalance("h", 4, 0.0, "leader a re-joining group during Stable")
+    s = {labels: value for (name, labels), value in samples(m).items() if name == "groupcoord_rebalances_total"}
+    assert s == {(("reason", "adding new member"),): 50,
+                 (("reason", "member expired: no heartbeat within its session timeout"),): 50,
+                 (("reason", "removing members on pending sync request expiration"),): 1,
+                 (("reason", "leader re-joining group during Stable"),): 1}
+
 def test_offsets_storage_and_traffic_counters():
     m = BrokerMetrics()
     m.on_offsets_committed("g", 3)
@@ -216,3 +232,22 @@ def test_fetch_sessions_are_counted_from_the_session_cache():
     assert s[("groupcoord_fetch_session_partitions", ())] == 0
     assert s[("groupcoord_fetch_sessions_created_total", ())] == 2
     assert s[("groupcoord_fetch_session_evictions_total", ())] == 1
+
+
+def test_share_groups_are_counted_by_state_with_their_members():
+    from groupcoord.coordinator.groups.views import MemberView, share_group_view
+    from groupcoord.coordinator.groups.share.group import ShareGroup
+    from groupcoord.coordinator.groups.share.member import ShareMember
+
+    busy = ShareGroup("queue")
+    busy.members = {"m1": ShareMember("m1"), "m2": ShareMember("m2")}
+    groups = FakeGroups(groups=[share_group_view(busy), share_group_view(ShareGroup("idle")),
+                                FakeGroup("classic", GroupState.STABLE, ["c1"])], offsets={})
+    m = BrokerMetrics()
+    m.attach_state_sources(groups, FakeTopics({}))
+    s = samples(m)
+    assert s[("groupcoord_share_groups", (("state", "Stable"),))] == 1
+    assert s[("groupcoord_share_groups", (("state", "Empty"),))] == 1
+    assert s[("groupcoord_share_group_members", ())] == 2
+    assert s[("groupcoord_members", ())] == 3
+    assert isinstance(share_group_view(busy).members[0], MemberView)

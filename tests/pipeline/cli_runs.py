@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 
-def run_cli(runs: list[list[str]]) -> subprocess.CompletedProcess:
+def run_cli(runs: list[list[str]], timeout: float = 600) -> subprocess.CompletedProcess:
     code = textwrap.dedent(f"""
         import sys
         from groupcoord.coordinator.ops.cli import main
@@ -19,5 +19,5 @@ def run_cli(runs: list[list[str]]) -> subprocess.CompletedProcess:
             if code:
                 sys.exit(code)
     """)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYSPARK_PYTHON": sys.executable})

@@ -80,3 +80,33 @@ def test_transaction_markers_are_rows_of_their_own():
                           base_timestamp=5, producer_id=9, producer_epoch=0, is_transactional=True, is_control=True)
     (row,) = _rows(marker)
     assert (row["kind"], row["producer_id"], row["is_transactional"], row["log_offset"]) == ("txn_commit", 9, True, 40)
+
+
+def test_share_group_records_are_decoded_with_their_group_member_and_epoch():
+    import uuid
+
+    from groupcoord.coordinator.groups.offsets_records import (
+        ShareGroupCurrentMemberAssignmentKey,
+        ShareGroupCurrentMemberAssignmentValue,
+        ShareGroupMetadataKey,
+        ShareGroupMetadataValue,
+        ShareGroupStatePartitionMetadataKey,
+        ShareGroupStatePartitionMetadataValue,
+        TopicPartitions,
+        TopicPartitionsInfo,
+    )
+
+    topic = uuid.UUID(int=7)
+    batch = encode_batch([
+        (encode_key(ShareGroupMetadataKey("queue")), encode_value(ShareGroupMetadataValue(3, 99)), ()),
+        (encode_key(ShareGroupCurrentMemberAssignmentKey("queue", "m1")),
+         encode_value(ShareGroupCurrentMemberAssignmentValue(3, 2, 0, (TopicPartitions(topic, (0, 1)),))), ()),
+        (encode_key(ShareGroupStatePartitionMetadataKey("queue")),
+         encode_value(ShareGroupStatePartitionMetadataValue((), (TopicPartitionsInfo(topic, "jobs", (0, 1)),), ())), ()),
+        (encode_key(ShareGroupMetadataKey("queue")), None, ()),
+    ], base_timestamp=5)
+    meta, current, state, gone = _rows(batch)
+    assert (meta["kind"], meta["group"], meta["generation"]) == ("share_group_metadata", "queue", 3)
+    assert (current["kind"], current["member_id"], current["generation"]) == ("share_group_current_member_assignment", "m1", 3)
+    assert json.loads(state["detail"])["initialized_topics"][0]["topic_name"] == "jobs"
+    assert (state["kind"], gone["kind"]) == ("share_group_state_partition_metadata", "share_group_metadata_tombstone")

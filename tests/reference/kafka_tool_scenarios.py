@@ -177,9 +177,51 @@ def delete_records_and_log_dirs(story: Story) -> None:
     story.transcript.append(("kafka-log-dirs --describe --topic-list trimmed", json.dumps(shape, sort_keys=True)))
 
 
+def client_quotas(story: Story) -> None:
+    """``kafka-configs`` on users, clients and ips (DescribeClientQuotas/AlterClientQuotas). The bounded subset
+    sets, shows and deletes quotas of this run's own names; the full run adds the refusals, ip quotas and a
+    user default (removed again: the reference broker is shared, and its value is far above any test's rate)."""
+    user, client = story.name("alice"), story.name("app")
+
+    def configs(*args: str, **options) -> None:
+        story.run("kafka-configs", *args, **options)
+
+    configs("--alter", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152",
+            "--entity-type", "users", "--entity-name", user)
+    configs("--describe", "--entity-type", "users", "--entity-name", user)
+    configs("--alter", "--add-config", "request_percentage=50", "--entity-type", "users", "--entity-name", user,
+            "--entity-type", "clients", "--entity-name", client)
+    configs("--describe", "--entity-type", "users", "--entity-name", user, "--entity-type", "clients",
+            "--entity-name", client)
+    configs("--alter", "--add-config", "producer_byte_rate=4096", "--entity-type", "clients", "--entity-name", client)
+    configs("--describe", "--entity-type", "clients", "--entity-name", client)
+    configs("--alter", "--delete-config", "consumer_byte_rate", "--entity-type", "users", "--entity-name", user)
+    configs("--describe", "--entity-type", "users", "--entity-name", user)
+    if not story.full:
+        return
+    configs("--alter", "--add-config", "producer_byte_rate=1.5", "--entity-type", "users", "--entity-name", user,
+            expect_ok=False, keep=lambda line: "Error" in line or "fractional" in line)
+    configs("--alter", "--add-config", "no_such_quota=1", "--entity-type", "clients", "--entity-name", client,
+            expect_ok=False, keep=lambda line: "Error" in line or "Invalid" in line)
+    configs("--alter", "--add-config", "connection_creation_rate=1000", "--entity-type", "ips", "--entity-name",
+            "127.0.0.77")
+    configs("--describe", "--entity-type", "ips", "--entity-name", "127.0.0.77")
+    configs("--describe", "--entity-type", "users", keep=_mine(story))
+    configs("--describe", "--entity-type", "clients", keep=_mine(story))
+    configs("--alter", "--add-config", "controller_mutation_rate=1000000", "--entity-type", "users",
+            "--entity-default")
+    configs("--describe", "--entity-type", "users", "--entity-default")
+    configs("--alter", "--delete-config", "controller_mutation_rate", "--entity-type", "users", "--entity-default")
+    configs("--alter", "--delete-config", "connection_creation_rate", "--entity-type", "ips", "--entity-name",
+            "127.0.0.77")
+    configs("--alter", "--delete-config", "producer_byte_rate", "--entity-type", "users", "--entity-name", user)
+    configs("--describe", "--entity-type", "users", "--entity-name", user)
+
+
 STORIES: dict[str, Callable[[Story], None]] = {
     "topics": topics,
     "console_and_groups": console_and_groups,
     "configs": configs,
     "delete_records_and_log_dirs": delete_records_and_log_dirs,
+    "client_quotas": client_quotas,
 }

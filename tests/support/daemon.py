@@ -14,6 +14,7 @@ from typing import Any
 
 _LISTENING = re.compile(r"^listening on (\S+):(\d+)$")
 _LISTENER = re.compile(r"^listener (\S+) on (\S+:\d+)$")
+_READY = re.compile(r"^ready: ")
 
 
 class Daemon:
@@ -43,6 +44,7 @@ class Daemon:
             self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )
         found = threading.Event()
+        ready = threading.Event()
 
         def pump() -> None:
             assert self.proc is not None and self.proc.stdout is not None
@@ -52,6 +54,8 @@ class Daemon:
                 named = _LISTENER.match(line)
                 if named:
                     self.listeners[named.group(1)] = named.group(2)
+                if _READY.match(line):
+                    ready.set()
                 m = _LISTENING.match(line)
                 if m and not found.is_set():
                     self.bootstrap_servers = f"{m.group(1)}:{m.group(2)}"
@@ -63,6 +67,11 @@ class Daemon:
             deadline = time.monotonic() + 5
             while len(self.listeners) < self._expected_listeners() and time.monotonic() < deadline:
                 time.sleep(0.01)
+            # Serving starts before the coordinator partitions are loaded; the scenarios start from a broker
+            # whose groups answer, so wait for that too (a daemon that exits meanwhile ends the wait).
+            waited = time.monotonic() + timeout
+            while not ready.is_set() and time.monotonic() < waited and self.proc.poll() is None:
+                ready.wait(0.05)
         else:
             self.kill()
             raise RuntimeError("daemon did not start:\n" + "\n".join(self.output[-40:]))

@@ -23,6 +23,14 @@ def handle_leave(state: ShardState, req: LeaveGroup, token: Any, now: int) -> Ef
     consumer_group = state.consumer_groups.get(req.group_id) if not state.loading else None
     if consumer_group is not None:
         top_error = None
+    if req.group_id in state.share_groups and not state.loading:
+        # Kafka's classicGroupLeave refuses a share group as "not found", which its service answers member by
+        # member: UNKNOWN_MEMBER_ID for each, nothing at the top.
+        results = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                    "error_code": ErrorCode.unknown_member_id} for m in req.members]
+        top_error = results[0]["error_code"] if req.version < BATCH_VERSION and results else ErrorCode.none
+        fx.reply(token, {"throttle_time": 0, "error_code": top_error, "members": results})
+        return fx
     if top_error is None:
         group = state.groups.get(req.group_id)
         for leaving in req.members:

@@ -26,6 +26,11 @@ def handle_sync(state: ShardState, req: SyncGroup, token: Any, now: int) -> Effe
     if req.group_id in state.consumer_groups and not state.loading:
         fx.reply(token, sync_error(consumer_classic_apis.SYNC_ERROR))
         return fx
+    share_group = state.share_groups.get(req.group_id) if not state.loading else None
+    if share_group is not None:  # Kafka's classicGroupSync on a share group: empty -> unknown member
+        fx.reply(token, sync_error(ErrorCode.inconsistent_group_protocol if share_group.members
+                                   else ErrorCode.unknown_member_id))
+        return fx
     group = member_group(state, req.group_id)
     if isinstance(group, ErrorCode):
         fx.reply(token, sync_error(group))

@@ -25,7 +25,7 @@ def assign_or_defer(state: ShardState, group: ConsumerGroup, epoch: int, fx: Eff
     leave it to a timer at the end of the interval, which computes one target for every epoch bump in
     between (1,000 joins, one computation). Meanwhile the group is Assigning and members reconcile towards
     the target they have, as in Kafka; the heartbeat itself never waits for the assignor."""
-    interval = state.config.group_consumer_assignment_interval_ms
+    interval = state.consumer_assignment_interval_ms(group.group_id)
     due = group.last_assignment_ms + interval
     key = (ASSIGNMENT, group.group_id)
     if interval <= 0 or group.last_assignment_ms < 0 or now >= due:
@@ -48,27 +48,44 @@ def _deferred_assignment(group_id: str, state: ShardState, now: int) -> Effects:
 
 def update_target_assignment(state: ShardState, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
                              fx: Effects, now: int) -> None:
-    specs, partitions = [], {}
+    partitions: dict = {}
     resolved: dict[str, tuple | None] = {}  # each subscribed topic looked up once, however many members name it
     # Members of a group nearly always subscribe alike: each distinct subscription is resolved once, and
     # its members share one frozenset of topic ids (which also makes the assignor's "homogeneous" test cheap).
     by_subscription: dict[tuple, frozenset] = {}
-    for m in sorted(members.values(), key=lambda m: m.member_id):
-        subscription = (m.subscribed_topic_names, m.subscribed_topic_regex)
-        topic_ids = by_subscription.get(subscription)
-        if topic_ids is None:
+    ids_in_order = sorted(members)
+    last: tuple | None = None
+    for member_id in ids_in_order:
+        m = members[member_id]
+        names, regex = m.subscribed_topic_names, m.subscribed_topic_regex
+        if last is not None and names == last[0] and regex == last[1]:
+            continue  # as the member before (nearly always): nothing to resolve or hash
+        subscription = last = (names, regex)
+        if subscription not in by_subscription:
             ids = set()
             for name in subscribed_names(state, m):
                 found = resolved[name] if name in resolved else resolved.setdefault(name, resolve(state.topics, name))
                 if found is not None:
                     ids.add(found[0])
                     partitions[found[0]] = found[1]
-            topic_ids = by_subscription[subscription] = frozenset(ids)
-        specs.append(assignors.MemberSpec(m.member_id, topic_ids, group.target.get(m.member_id, {})))
-    new = assignors.assign(preferred_assignor(state, members), specs, partitions)
+            by_subscription[subscription] = frozenset(ids)
+    target = group.target
+    assignor = preferred_assignor(state, members)
+    if assignor == assignors.UNIFORM and len(by_subscription) == 1:
+        # One subscription (the usual group): no per-member spec, and a member whose target stays within
+        # its quota gets its very target object back, so that one join costs the members it moves.
+        current = {mid: target[mid] for mid in ids_in_order if mid in target}
+        new = assignors.uniform_homogeneous(ids_in_order, next(iter(by_subscription.values())), current, partitions)
+    else:
+        specs = [assignors.MemberSpec(m.member_id, by_subscription[(m.subscribed_topic_names, m.subscribed_topic_regex)],
+                                      target.get(m.member_id, {}))
+                 for m in (members[member_id] for member_id in ids_in_order)]
+        new = assignors.assign(assignor, specs, partitions)
     for member_id in sorted(new):
-        if member_id not in group.target or group.target[member_id] != new[member_id]:
-            emit(state, fx, records.target_assignment(group.group_id, member_id, new[member_id]), now)
+        assignment = new[member_id]
+        old = target.get(member_id)
+        if old is not assignment and (old is None or old != assignment):
+            emit(state, fx, records.target_assignment(group.group_id, member_id, assignment), now)
     emit(state, fx, records.target_assignment_epoch(group.group_id, epoch), now)
     state.log.info("consumer group target assignment computed", group_id=group.group_id, epoch=epoch)
 

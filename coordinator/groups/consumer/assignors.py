@@ -71,11 +71,12 @@ def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) 
     while that narrows the gap by more than one partition (Kafka's heterogeneous
     builder follows the same goals with a different algorithm).
     """
-    result = _empty(members)
     if not members:
         return {}
     ordered = sorted(members, key=lambda m: m.member_id)
-    homogeneous = len({m.topics for m in ordered}) == 1
+    if len({m.topics for m in ordered}) == 1:
+        return _uniform_homogeneous(ordered, partitions)
+    result = _empty(members)
     all_partitions = [(t, p) for t in sorted(partitions, key=str) for p in range(partitions[t])]
     load = {m.member_id: 0 for m in ordered}
     owner: dict[tuple[uuid.UUID, int], str] = {}
@@ -84,9 +85,6 @@ def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) 
         result[member_id].setdefault(tp[0], set()).add(tp[1])
         load[member_id] += 1
         owner[tp] = member_id
-
-    if homogeneous:
-        return _uniform_homogeneous(ordered, partitions)
 
     for m in ordered:  # heterogeneous: keep what is still subscribed and exists
         for t in sorted(m.current, key=str):
@@ -115,65 +113,92 @@ def uniform_assign(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) 
 
 
 def _uniform_homogeneous(ordered: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
-    """Kafka's UniformHomogeneousAssignmentBuilder, visiting members by id and topics by id.
+    return uniform_homogeneous([m.member_id for m in ordered], ordered[0].topics,
+                               {m.member_id: m.current for m in ordered}, partitions)
+
+
+def uniform_homogeneous(member_ids: list[str], subscribed: frozenset[uuid.UUID], current: dict[str, Assignment],
+                        partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
+    """Kafka's UniformHomogeneousAssignmentBuilder, visiting members by id (``member_ids`` sorted) and topics
+    by id; every member subscribes to ``subscribed`` and holds ``current[member_id]`` (absent: nothing).
 
     Each member in turn gets the quota (the first ``total % members`` of them one
     more), keeps what it holds up to it, and releases the rest; the partitions
     nobody holds then fill the members below their quota, in order.
 
-    It runs on every epoch bump of a group (a join of 1,000 members is 1,000 runs over 1,000 members), so it
-    works per topic with one flag per partition and sorts topic ids by their text once, instead of building
-    a (topic, partition) tuple and hashing a UUID for every partition of every member.
+    It runs on every epoch bump of a group (a join of 1,000 members is 1,000 runs over 1,000 members), so
+    a member whose holding is within its quota costs a few C-level calls and gets its very ``current``
+    object back (the caller tells an unchanged target by identity, without comparing or re-encoding it);
+    only members above their quota, and those below it, are worked out partition by partition.
     """
-    subscribed = ordered[0].topics
     text = {t: str(t) for t in partitions}
     topics = sorted((t for t in subscribed if t in partitions), key=text.__getitem__)
     if not topics:
-        return {m.member_id: {} for m in ordered}
-    held = {t: bytearray(partitions[t]) for t in topics}
-    for m in ordered:
-        for t, ps in m.current.items():
-            flags = held.get(t)
-            if flags is not None:
-                count = len(flags)
-                for p in ps:
-                    if p < count:
-                        flags[p] = 1
-    unassigned = [(t, p) for t in topics for p, flag in enumerate(held[t]) if not flag]
+        return {mid: {} for mid in member_ids}
+    # Keyed by the UUID's int: a UUID's own __hash__ is Python code, and these lookups run per member.
+    limits = {t.int: partitions[t] for t in topics}
+    held: dict[int, set[int]] = {t.int: set() for t in topics}
+    for assignment in current.values():
+        for t, ps in assignment.items():
+            into = held.get(t.int)
+            if into is not None:
+                into |= ps
+    unassigned = [(t, p) for t in topics for p in sorted(set(range(partitions[t])) - held[t.int])]
     total = sum(partitions[t] for t in topics)
-    minimum, extra = divmod(total, len(ordered))
-    result: dict[str, dict[uuid.UUID, set[int]]] = {}
+    minimum, extra = divmod(total, len(member_ids))
+    result: dict[str, Assignment] = {}
     unfilled: list[tuple[str, int]] = []
-    for m in ordered:
+    empty: Assignment = {}
+    for mid in member_ids:
         quota = minimum
         if extra > 0:
             quota, extra = quota + 1, extra - 1
-        kept: dict[uuid.UUID, set[int]] = {}
-        current = m.current
-        order = current if len(current) <= 1 else sorted(current, key=lambda t: text.get(t) or str(t))
+        mine = current.get(mid) or empty
+        # The common case: every topic held is still subscribed and exists, every partition number is in
+        # range, and the holding is within the quota: it is kept as it is (the same object).
+        count = 0
+        clean = True
+        for t, ps in mine.items():
+            limit = limits.get(t.int)
+            if limit is None or not ps or max(ps) >= limit:
+                clean = False
+                break
+            count += len(ps)
+        if clean and count <= quota:
+            result[mid] = mine
+            if quota > count:
+                unfilled.append((mid, quota - count))
+            continue
+        kept: dict[uuid.UUID, frozenset[int]] = {}
+        order = mine if len(mine) <= 1 else sorted(mine, key=lambda t: text.get(t) or str(t))
         for t in order:
-            if t not in subscribed or t not in partitions:
+            if t.int not in limits:
                 continue  # no longer subscribed (or gone): the whole topic goes
-            count = partitions[t]
-            ps = sorted(p for p in current[t] if p < count)
+            count = limits[t.int]
+            ps = sorted(p for p in mine[t] if p < count)
             if len(ps) <= quota:
                 quota -= len(ps)
                 if ps:
-                    kept[t] = set(ps)
+                    kept[t] = frozenset(ps)
                 continue
             if quota > 0:
-                kept[t] = set(ps[:quota])
+                kept[t] = frozenset(ps[:quota])
             unassigned.extend((t, p) for p in ps[quota:])
             quota = 0
-        result[m.member_id] = kept
+        result[mid] = kept
         if quota > 0:
-            unfilled.append((m.member_id, quota))
+            unfilled.append((mid, quota))
     index = 0
-    for member_id, quota in unfilled:
-        for _ in range(quota):
-            if index >= len(unassigned):
-                break
-            t, p = unassigned[index]
-            index += 1
-            result[member_id].setdefault(t, set()).add(p)
-    return _freeze(result)
+    for mid, quota in unfilled:
+        if index >= len(unassigned):
+            break
+        taken = unassigned[index:index + quota]
+        index += len(taken)
+        added: dict[uuid.UUID, list[int]] = {}
+        for t, p in taken:
+            added.setdefault(t, []).append(p)
+        grown: dict[uuid.UUID, frozenset[int]] = dict(result[mid])
+        for t, ps in added.items():
+            grown[t] = grown[t].union(ps) if t in grown else frozenset(ps)
+        result[mid] = grown
+    return result

@@ -40,7 +40,7 @@ def describe(state: ShardState, group_id: str, include_authorized_operations: bo
     group = state.consumer_groups.get(group_id)
     if group is None:
         classic = state.groups.get(group_id)
-        if classic is not None and classic.state is not GroupState.DEAD:
+        if classic is not None and classic.state is not GroupState.DEAD or group_id in state.share_groups:
             return error_row(group_id, ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
         return error_row(group_id, ErrorCode.group_id_not_found, f"Group {group_id} not found.")
     members = []

@@ -37,7 +37,7 @@ def fence_member(state: ShardState, group: ConsumerGroup, member: ConsumerMember
 
 def schedule_session(state: ShardState, group_id: str, member_id: str, now: int) -> None:
     """A member's session runs from its last heartbeat."""
-    deadline = now + state.config.group_consumer_session_timeout_ms
+    deadline = now + state.consumer_session_timeout_ms(group_id)
     state.timer.schedule((SESSION, group_id, member_id), deadline, partial(_member_deadline, _on_session_expired, group_id, member_id))
 
 

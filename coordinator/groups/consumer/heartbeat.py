@@ -30,7 +30,6 @@ from groupcoord.coordinator.groups.consumer.member import (
     is_subset,
 )
 from groupcoord.coordinator.groups.consumer.subscriptions import (
-    group_subscription_metadata,
     group_subscription_metadata_cached,
     supported_assignors,
 )
@@ -225,9 +224,9 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         emit(state, fx, records.member_subscription(group.group_id, updated), now)
         bump |= subscription_changed
     if is_new or subscription_changed:
-        members_after = dict(group.members)
-        members_after[member_id] = updated
-        metadata = group_subscription_metadata(state, members_after)
+        # The member's subscription record is applied already (a new member or a changed subscription
+        # always writes one), so the group's members are the members after this heartbeat.
+        metadata = group_subscription_metadata_cached(state, group, exact=True)
     else:  # the union of the group's subscriptions is what it was: no walk over every member
         metadata = group_subscription_metadata_cached(state, group)
     if metadata != group.subscription_metadata:
@@ -248,7 +247,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
 
     schedule_session(state, group.group_id, member_id, now)
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
-                "member_epoch": after.member_epoch, "heartbeat_interval": config.group_consumer_heartbeat_interval_ms,
+                "member_epoch": after.member_epoch, "heartbeat_interval": state.consumer_heartbeat_interval_ms(group.group_id),
                 "assignment": None}
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1

@@ -48,16 +48,20 @@ def group_subscription_metadata(state: ShardState, members: dict[str, ConsumerMe
     return subscription_metadata(state.topics, names)
 
 
-def group_subscription_metadata_cached(state: ShardState, group: Any) -> dict[str, int]:
+def group_subscription_metadata_cached(state: ShardState, group: Any, *, exact: bool = False) -> dict[str, int]:
     """`group_subscription_metadata` of the group's own members, from the union of their subscribed names
     and regexes kept per `subscriptions_version`: what a heartbeat that changes no subscription costs is
-    the topics looked up, not a walk over every member (1,000 members heartbeating made that O(N²))."""
+    the topics looked up, not a walk over every member (1,000 members heartbeating made that O(N²)).
+    ``exact``: a group with regexes is resolved member by member (each member's ACL filter applies), as
+    `group_subscription_metadata` does; plain topic names need no such walk."""
     cache = group.subscription_cache
     if cache is None or cache[0] != group.subscriptions_version:
         names = frozenset(t for m in group.members.values() for t in m.subscribed_topic_names)
         regexes = frozenset(m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex)
         cache = group.subscription_cache = (group.subscriptions_version, names, regexes)
     _, names, regexes = cache
+    if regexes and exact:
+        return group_subscription_metadata(state, group.members)
     if regexes:
         resolved = set(names)
         for regex in regexes:

@@ -11,7 +11,8 @@ from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
 
 
-def _partition(partition: int, value: OffsetCommitValue | None, error: ErrorCode = ErrorCode.none) -> dict:
+def partition_answer(partition: int, value: OffsetCommitValue | None, error: ErrorCode = ErrorCode.none) -> dict:
+    """One partition of an OffsetFetch answer (no offset: -1, as Kafka answers it)."""
     if value is None:
         return {"partition_index": partition, "committed_offset": -1, "committed_leader_epoch": -1, "metadata": "", "error_code": error}
     return {
@@ -31,8 +32,8 @@ def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
     transaction may still change.
     """
     error = state.request_error(req.group_id) or ErrorCode.none
-    if error == ErrorCode.none and req.group_id in state.share_groups:  # ShareGroup.validateOffsetFetch
-        return {"group_id": req.group_id, "error_code": ErrorCode.group_id_not_found, "topics": []}
+    # A share group has no committed offsets: Kafka's ShareGroup.validateOffsetFetch refusal makes every
+    # partition answer -1 with no error (OffsetMetadataManager's failAllPartitions), as an unknown group does.
     consumer_group = state.consumer_groups.get(req.group_id) if error == ErrorCode.none else None
     if consumer_group is not None:
         member_error = offset_checks.fetch_error(consumer_group, req.member_id, req.member_epoch)
@@ -55,8 +56,8 @@ def fetch_offsets(state: ShardState, req: OffsetFetch) -> dict:
 
     def one(topic: str, partition: int) -> dict:
         if req.require_stable and error == ErrorCode.none and has_pending(state, group_id, topic, partition):
-            return _partition(partition, None, ErrorCode.unstable_offset_commit)
-        return _partition(partition, offsets.get((topic, partition)), error)
+            return partition_answer(partition, None, ErrorCode.unstable_offset_commit)
+        return partition_answer(partition, offsets.get((topic, partition)), error)
 
     for topic, partitions in requested:
         topics_out.append({"name": topic, "partitions": [one(topic, p) for p in partitions]})

@@ -110,6 +110,10 @@ class _ShardRuntime:
     """The background CRC walk of the log below the snapshot a load started from."""
     last_load: tuple[int, int] = (0, 0)
     """Records the last load took from the snapshot and from the log."""
+    inflight: "deque[tuple[asyncio.Future, list[Effects]]]" = field(default_factory=deque)
+    """The appends under way (not durable yet), oldest first, with the Effects whose records each carries."""
+    expiry: asyncio.TimerHandle | None = None
+    """The write timeout's timer, armed while appends are under way."""
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -127,7 +131,16 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
                  clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
-                 name: str = "groups", snapshots: bool = True) -> None:
+                 name: str = "groups", snapshots: bool = True, write_timeout_ms: int | None = None,
+                 timeout_error: ErrorCode = ErrorCode.coordinator_not_available) -> None:
+        """``write_timeout_ms``: Kafka's write-operation timeout (``offsets.commit.timeout.ms`` for the group
+        coordinator): a reply still waiting for its records, or for an earlier write of the shard, to be
+        durable that long is answered with ``timeout_error`` instead (Kafka's TimeoutException, which
+        GroupCoordinatorService turns into COORDINATOR_NOT_AVAILABLE). The write itself goes on: if it
+        becomes durable, state and log agree as they would have; if it fails, the shard reloads from the
+        log as after any failed append. None: replies wait as long as the write takes."""
+        self.write_timeout_s = None if write_timeout_ms is None or write_timeout_ms <= 0 else write_timeout_ms / 1000
+        self.timeout_error = timeout_error
         self.topic = topic
         self.snapshots = snapshots
         """Whether the latest record of each key stands for the partition (a compacted topic's reading). Not so
@@ -411,6 +424,10 @@ class CoordinatorRuntime:
             self._release(fx.replies)
             return
         rt.queue.append(fx)
+        if self.write_timeout_s is not None:
+            fx.queued_at = asyncio.get_running_loop().time()
+            if rt.writing and rt.expiry is None:
+                self._arm_expiry(rt)
         rt.wakeup.set()
 
     @staticmethod
@@ -427,7 +444,7 @@ class CoordinatorRuntime:
         ``APPENDS_IN_FLIGHT`` appends are outstanding; replies are released strictly in order, each once
         its own records and every earlier one are durable."""
         linger = getattr(self.config, "group_coordinator_append_linger_ms", 0) / 1000.0
-        inflight: deque[tuple[asyncio.Future, list[Effects]]] = deque()
+        inflight = rt.inflight
         wakeup = rt.wakeup
         while self._started or rt.queue or inflight:
             while inflight and inflight[0][0].done():
@@ -437,6 +454,9 @@ class CoordinatorRuntime:
                     continue
                 self._durable(rt, task.result(), batch)
             rt.writing = bool(inflight)
+            if not inflight and rt.expiry is not None:
+                rt.expiry.cancel()
+                rt.expiry = None
             if rt.queue and len(inflight) < APPENDS_IN_FLIGHT:
                 if linger > 0:
                     await asyncio.sleep(linger)
@@ -445,6 +465,8 @@ class CoordinatorRuntime:
                 task = asyncio.ensure_future(self._append(rt, [w for fx in batch for w in fx.writes()]))
                 task.add_done_callback(lambda _t: wakeup.set())
                 inflight.append((task, batch))
+                if self.write_timeout_s is not None and rt.expiry is None:
+                    self._arm_expiry(rt)
                 continue
             wakeup.clear()
             if (rt.queue and len(inflight) < APPENDS_IN_FLIGHT) or (inflight and inflight[0][0].done()):
@@ -453,6 +475,72 @@ class CoordinatorRuntime:
                 break
             await wakeup.wait()
         rt.writing = False
+        if rt.expiry is not None:
+            rt.expiry.cancel()
+            rt.expiry = None
+
+    # ------------------------------------------------------------------ reads of durable state
+
+    def pending_records(self, partition: int) -> list[tuple[Any, Any]] | None:
+        """The plain records the shard has applied but not yet made durable (being appended, or queued
+        behind the appends), oldest first; None when that cannot be told from plain records alone (the
+        partition holds transactional records, or a transactional batch or marker is pending): then a read
+        of durable state must wait for the writes instead."""
+        rt = self._runtimes[partition]
+        if rt.transactional:
+            return None
+        out: list[tuple[Any, Any]] = []
+        for fx in self._waiting(rt):
+            if fx.batches:
+                return None
+            out.extend(fx.records)
+        return out
+
+    def durable_value(self, partition: int, key: Any) -> Any:
+        """The value of ``key``'s latest durable record (None: none, or a tombstone)."""
+        rt = self._runtimes[partition]
+        raw_key = self.codec.encode_key(key)
+        latest = rt.latest.records.get(raw_key)
+        if latest is None or latest[1] is None:
+            return None
+        return self.codec.decode_record(raw_key, latest[1])[1]
+
+    # ------------------------------------------------------------------ write timeout
+
+    @staticmethod
+    def _waiting(rt: _ShardRuntime) -> list[Effects]:
+        """Every Effects whose records are not durable yet: in the appends under way, then queued."""
+        return [fx for _task, batch in rt.inflight for fx in batch] + rt.queue
+
+    def _arm_expiry(self, rt: _ShardRuntime) -> None:
+        """A timer at the earliest deadline among the replies waiting for durability (one per append, not
+        one per request: the hot path pays one clock read per queued operation)."""
+        waiting = [fx.queued_at for fx in self._waiting(rt) if fx.replies]
+        if not waiting:
+            return
+        loop = asyncio.get_running_loop()
+        rt.expiry = loop.call_at(min(waiting) + self.write_timeout_s, self._expire, rt)
+
+    def _expire(self, rt: _ShardRuntime) -> None:
+        """Answer every reply whose write has not been durable within the timeout, then re-arm for the next."""
+        rt.expiry = None
+        assert self.write_timeout_s is not None
+        now = asyncio.get_running_loop().time()
+        expired = 0
+        for fx in self._waiting(rt):
+            if fx.replies and fx.queued_at + self.write_timeout_s <= now + 0.0005:
+                for future, response in fx.replies:
+                    if not future.done():
+                        future.set_result(fx.on_timeout(response) if fx.on_timeout is not None
+                                          else fail_response(response, self.timeout_error))
+                        expired += 1
+                fx.replies = []
+        if expired:
+            rt.shard.log.warning("coordinator write not durable within the write timeout; answered with an error, "
+                                 "the write goes on", partition=f"{self.topic}-{rt.shard.partition}",
+                                 timeout_ms=int(self.write_timeout_s * 1000), replies=expired)
+        if rt.writing:
+            self._arm_expiry(rt)
 
     def _durable(self, rt: _ShardRuntime, appended: list[tuple[Any, list | None]], batch: list[Effects]) -> None:
         """A batch's records are durable: remember them for the next snapshot, then release its replies."""

@@ -43,6 +43,10 @@ class Effects:
     records: list[tuple[Any, Any | None]] = field(default_factory=list)  # (key, value) of the shard's record codec
     replies: list[tuple[Any, dict]] = field(default_factory=list)
     batches: list[tuple[int, Batch]] = field(default_factory=list)  # (records written before it, batch)
+    queued_at: float = 0.0  # the loop's time when it started waiting for its write (the write timeout counts from it)
+    on_timeout: Any = None
+    """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
+    timeout error in every error field)."""
 
     def write(self, key: Any, value: Any | None) -> None:
         self.records.append((key, value))

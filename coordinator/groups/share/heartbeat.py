@@ -138,6 +138,8 @@ def heartbeat(state: ShardState, req: ShareGroupHeartbeat, now: int, fx: Effects
         _check_epoch(member, req.member_epoch)
 
     # ---- nothing can fail from here on
+    if existing is not None:
+        initialization.prune_deleted_topics(state, existing, fx, now)
     updated = member.copy(
         rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
         subscribed_topic_names=(frozenset(req.subscribed_topic_names) if req.subscribed_topic_names is not None

@@ -136,3 +136,20 @@ def forget_deleting(state: ShardState, group_id: str, topic_ids: set[uuid.UUID],
         emit(state, fx, state_metadata.record(group_id, dict(info.initializing), dict(info.initialized), deleting), now)
     fx.reply(token, {"error_code": 0})
     return fx
+
+
+def prune_deleted_topics(state: ShardState, group: ShareGroup, fx: Effects, now: int) -> None:
+    """Kafka's maybeCleanupShareGroupState for one group: topics that no longer exist leave "initializing",
+    "initialized" and "deleting" (their share-partition state goes with the topic, on the share coordinator's
+    side). Kafka runs it when its metadata image drops a topic; here the group's next heartbeat finds it."""
+    info = group.partitions
+    if info is None or state.topics is None or not hasattr(state.topics, "by_id"):
+        return
+    known = set(info.initializing) | set(info.initialized) | set(info.deleting)
+    gone = {t for t in known if state.topics.by_id(t) is None}
+    if not gone:
+        return
+    initializing = {t: v for t, v in info.initializing.items() if t not in gone}
+    initialized_map = {t: v for t, v in info.initialized.items() if t not in gone}
+    deleting = {t: info.deleting_names.get(t, _name(state, t)) for t in info.deleting if t not in gone}
+    emit(state, fx, state_metadata.record(group.group_id, initializing, initialized_map, deleting), now)

@@ -61,3 +61,20 @@ async def test_alter_configs_need_alter_configs_on_the_resource(broker, api_key,
         ("orders", E.none), ("secret", E.topic_authorization_failed), ("1", E.cluster_authorization_failed)]
     ops = await call_as(broker, "User:ops", api_key, version, {"resources": resources[2:], "validate_only": True})
     assert [x.error_code for x in ops.responses] == [E.none]
+
+
+async def test_client_quotas_need_describe_configs_and_alter_configs_on_the_cluster(broker):
+    """KafkaApis.handleDescribeClientQuotasRequest checks DESCRIBE_CONFIGS on the cluster, ControllerApis'
+    handleAlterClientQuotas ALTER_CONFIGS (ALTER_CONFIGS implies DESCRIBE_CONFIGS)."""
+    entry = {"entity": [{"entity_type": "user", "entity_name": "bob"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}
+    denied = await call_as(broker, "User:alice", 49, 1, {"entries": [entry], "validate_only": False})
+    assert [(e.error_code, e.error_message) for e in denied.entries] == [
+        (E.cluster_authorization_failed, "Cluster authorization failed.")]
+    allowed = await call_as(broker, "User:ops", 49, 1, {"entries": [entry], "validate_only": False})
+    assert [e.error_code for e in allowed.entries] == [E.none]
+    query = {"components": [{"entity_type": "user", "match_type": 2, "match": None}], "strict": False}
+    refused = await call_as(broker, "User:alice", 48, 1, query)
+    assert (refused.error_code, refused.entries) == (E.cluster_authorization_failed, None)
+    described = await call_as(broker, "User:ops", 48, 1, query)
+    assert described.error_code == E.none and [v.value for v in described.entries[0].values] == [1024.0]

@@ -410,3 +410,17 @@ def test_every_served_api_makes_kafka_s_checks():
     unchecked = {name for name, module in zip(API_MODULES, APIS) if not checks(module)}
     assert unchecked == UNCHECKED_BY_KAFKA
 
+
+
+async def test_share_group_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(broker):
+    body = {"group_id": "alice-sg", "member_id": "s" * 22, "member_epoch": 0, "rack_id": None,
+            "subscribed_topic_names": ["orders"]}
+    assert (await call_as(broker, "User:bob", 76, 1, body)).error_code == E.group_authorization_failed
+    r = await call_as(broker, "User:alice", 76, 1, {**body, "subscribed_topic_names": ["orders", "secret"]})
+    assert r.error_code == E.topic_authorization_failed
+    r = await call_as(broker, "User:alice", 76, 1, body)
+    assert r.error_code == E.none and r.member_epoch > 0
+    r = await call_as(broker, "User:bob", 77, 1, {"group_ids": ["alice-sg"], "include_authorized_operations": True})
+    assert [g.error_code for g in r.groups] == [E.group_authorization_failed]
+    r = await call_as(broker, "User:alice", 77, 1, {"group_ids": ["alice-sg"], "include_authorized_operations": True})
+    assert [(g.error_code, g.authorized_operations) for g in r.groups] == [(E.none, to_bitfield({Op.READ, Op.DESCRIBE}))]

@@ -24,6 +24,7 @@ SERVED = {
     17: (0, 1), 29: (1, 3), 30: (1, 3), 31: (1, 3), 36: (0, 2), 37: (0, 3), 42: (0, 2), 47: (0, 0), 50: (0, 0),
     51: (0, 0), 60: (0, 2), 61: (0, 0), 68: (0, 1), 69: (0, 1),
     21: (0, 2), 33: (0, 2), 35: (1, 5), 44: (0, 1), 75: (0, 0),
+    48: (0, 1), 49: (0, 1),  # DescribeClientQuotas, AlterClientQuotas
     # transactions (Transactions V1: EndTxn up to v4)
     24: (0, 5), 25: (0, 4), 26: (0, 4), 27: (1, 1), 28: (0, 4), 65: (0, 0), 66: (0, 1),
     # share groups, the group side (KIP-932)
@@ -49,7 +50,7 @@ def test_every_api_module_is_registered_exactly_once():
     modules = [importlib.import_module(f"{apis.__name__}.{m.name}") for m in pkgutil.iter_modules(apis.__path__)]
     serving = sorted(m.__name__.rsplit(".", 1)[1] for m in modules if hasattr(m, "API"))
     assert sorted(API_MODULES) == serving
-    assert len(set(API_MODULES)) == len(API_MODULES) == 56
+    assert len(set(API_MODULES)) == len(API_MODULES) == 58
     keys = [m.API.key for m in APIS]
     assert len(set(keys)) == len(keys)
     assert all(callable(m.handle) and isinstance(m.API.key, ApiKey) for m in APIS)

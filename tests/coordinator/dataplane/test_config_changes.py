@@ -53,7 +53,7 @@ async def test_validation_as_kafka_does_it(dataplane):
     assert (await error(ResourceType.TOPIC, "orders", ("retention.ms", SUBTRACT, "1")))[0] is ErrorCode.invalid_config
     assert (await error(ResourceType.BROKER, "2", ("log.retention.ms", SET, "1")))[0] is ErrorCode.invalid_request
     assert (await error(ResourceType.BROKER, "1", ("num.partitions", SET, "3")))[1] == \
-        "Cannot update these configs dynamically: Set(num.partitions)"
+        "Cannot update these configs dynamically: [num.partitions]"
     assert (await error(ResourceType.GROUP, "g", ("consumer.heartbeat.interval.ms", SET, "99999")))[1] == \
         "consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms"
     assert (await error(ResourceType.TOPIC, "orders", ("retention.ms", SET, "5"), validate_only=True))[0] \

@@ -45,7 +45,7 @@ class FakeDispatcher:
     def __init__(self):
         self.handlers = {}
 
-    def register(self, api_key, handler, low, high, fast=None):
+    def register(self, api_key, handler, low, high, fast=None, heavy=None):
         self.handlers[api_key] = (handler, low, high)
 
 

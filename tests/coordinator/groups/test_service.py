@@ -145,12 +145,16 @@ async def test_a_commit_is_answered_only_once_its_record_is_durable_and_later_an
     log = logs[partition_for("g", PARTITIONS)]
     log.gate.clear()
     commit = asyncio.ensure_future(service.commit_offsets(commit_req("g", 7)))
-    fetch = asyncio.ensure_future(service.fetch_offsets(OffsetFetch("g", None)))
+    stable_fetch = asyncio.ensure_future(service.fetch_offsets(OffsetFetch("g", None, require_stable=True)))
+    # a plain fetch is answered at once from durable state (Kafka's read operation): the commit is not in it
+    durable = service.fetch_offsets(OffsetFetch("g", None))
+    assert durable.done() and durable.result()["topics"] == []
     await asyncio.sleep(0.01)
-    assert not commit.done() and not fetch.done()
+    assert not commit.done() and not stable_fetch.done()
     log.gate.set()
     assert (await commit)["topics"][0]["partitions"][0]["error_code"] == ErrorCode.none
-    assert (await fetch)["topics"][0]["partitions"][0]["committed_offset"] == 7
+    assert (await stable_fetch)["topics"][0]["partitions"][0]["committed_offset"] == 7
+    assert (await service.fetch_offsets(OffsetFetch("g", None)))["topics"][0]["partitions"][0]["committed_offset"] == 7
     assert len(log.appended) == 1
     await service.stop()
 

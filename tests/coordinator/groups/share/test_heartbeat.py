@@ -167,7 +167,9 @@ def test_a_group_id_has_one_type(h):
     assert (r["error_code"], r["error_message"]) == (ErrorCode.group_id_not_found, "Group shared is not a consumer group.")
     assert h.join("shared").error == ErrorCode.inconsistent_group_protocol
     assert h.commit("shared", {("orders", 0): 5}) == {("orders", 0): ErrorCode.group_id_not_found}
-    assert h.fetch("shared")["error_code"] == ErrorCode.group_id_not_found
+    fetched = h.fetch("shared", (("orders", (0,)),))
+    assert fetched["error_code"] == ErrorCode.none  # Kafka: every partition -1, no error
+    assert [p["committed_offset"] for t in fetched["topics"] for p in t["partitions"]] == [-1]
 
 
 def test_a_restart_replays_the_same_group(h):
@@ -178,3 +180,44 @@ def test_a_restart_replays_the_same_group(h):
     h.restart()
     assert h.sg_describe("g") == before
     assert h.sg_group("g").partitions.initialized == {ORDERS: ("orders", frozenset(range(6)))}
+
+
+def test_partitions_added_to_a_subscribed_topic_are_initialised_and_assigned(h):
+    h.sg_join("g", "m1")
+    assert h.assigned(h.sg("g", "m1", 2)) == {ORDERS: [0, 1, 2, 3, 4, 5]}
+    h.topics.partitions["orders"] = 8  # CreatePartitions
+    r = h.sg("g", "m1", 3)  # the metadata hash changed: epoch bump, partitions 6 and 7 initialised
+    assert r["member_epoch"] == 4
+    assert h.sg_group("g").partitions.initialized[ORDERS][1] == frozenset(range(8))
+    assert h.assigned(h.sg("g", "m1", 4)) == {ORDERS: list(range(8))}
+
+
+def test_a_subscription_to_a_missing_topic_waits_for_it(h):
+    r = h.sg_join("g", "m1", topics=("later",))
+    assert r["member_epoch"] == 2 and h.assigned(r) == {}
+    assert h.sg_group("g").partitions is None
+    h.topics.partitions["later"] = 2
+    h.sg("g", "m1", 2)
+    from tests.coordinator.groups.share.harness import topic_id
+    assert h.assigned(h.sg("g", "m1", 3)) == {topic_id("later"): [0, 1]}
+
+
+def test_a_deleted_topic_leaves_the_share_state_metadata_and_the_assignment(h):
+    h.sg_join("g", "m1", topics=("orders", "payments"))
+    h.sg("g", "m1", 2)
+    del h.topics.partitions["payments"]  # DeleteTopics
+    r = h.sg("g", "m1", 3)
+    assert r["member_epoch"] == 4 and h.assigned(r) == {ORDERS: [0, 1, 2, 3, 4, 5]}
+    assert set(h.sg_group("g").partitions.initialized) == {ORDERS}
+    assert h.sg("g", "m1", 4)["member_epoch"] == 4  # no further bump: nothing is pending any more
+
+
+def test_per_group_share_session_timeout_and_heartbeat_interval_apply(h):
+    overrides = {("slow", "share.session.timeout.ms"): "60000", ("slow", "share.heartbeat.interval.ms"): "7000"}
+    h.shard.state.group_config = lambda group_id, name: overrides.get((group_id, name))
+    assert h.sg_join("slow", "m1")["heartbeat_interval"] == 7000
+    assert h.sg_join("fast", "m1")["heartbeat_interval"] == 5000
+    h.advance(50_000)  # past the broker's 45 s, within the group's 60 s
+    assert set(h.sg_group("slow").members) == {"m1"} and not h.sg_group("fast").members
+    h.advance(10_001)
+    assert not h.sg_group("slow").members
