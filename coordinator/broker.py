@@ -108,7 +108,8 @@ class Broker:
 
     def _wire_share_groups(self) -> None:
         """The group side of share groups calls the persister (initialise/delete state) and tells the share
-        partitions when a member leaves or is fenced, so that what it held is delivered again."""
+        partitions when a member leaves or is fenced (what it held is delivered again) and when a share group
+        is deleted (its cached share partitions and sessions go)."""
         groups, partitions = self.groups, self.share_partitions
         self.server.close_listeners.append(partitions.on_connection_closed)
         if hasattr(groups, "share_persister"):
@@ -119,8 +120,12 @@ class Broker:
                 asyncio.ensure_future(partitions.release_member(group_id, member_id))
             groups.share_member_listener = member_gone
         if hasattr(groups, "share_group_deleted_listener"):
-            # A deleted share group's cached share partitions go too (its state was deleted first).
-            groups.share_group_deleted_listener = lambda group_id: partitions.forget(group_id)
+            # DeleteGroups of a share group deleted its state: its cached share partitions and sessions go too.
+            def group_deleted(group_id: str) -> None:
+                partitions.forget(group_id)
+                for member_id in [m for g, m in list(partitions.sessions.sessions) if g == group_id]:
+                    partitions.sessions.remove_member(group_id, member_id)
+            groups.share_group_deleted_listener = group_deleted
 
     async def start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         """Bind, open the logs, then load the coordinator shards while already serving: a shard that is

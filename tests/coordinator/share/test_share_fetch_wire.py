@@ -244,3 +244,36 @@ def test_share_metrics_count_what_happens(groupcoord_broker):
         text = groupcoord_broker.metrics.exposition().decode()
         assert "groupcoord_share_lock_expiries_total 1.0" in text
         assert "groupcoord_share_redeliveries_total 1.0" in text
+
+
+def test_deleting_the_share_group_deletes_its_share_partitions(groupcoord_broker):
+    """A member joins (the group side initialises the state through the persister), acquires and accepts,
+    leaves; DeleteGroups then deletes the state, and the broker forgets the cached share partition."""
+    bootstrap = groupcoord_broker.bootstrap_servers
+    produce(bootstrap, "d", 1)
+    tid = topic_id(groupcoord_broker, "d")
+    member = str(uuid.uuid4())
+    with WireClient(bootstrap) as c:
+        deadline = time.monotonic() + 10
+        epoch, assigned = 0, []
+        while not assigned:
+            r = c.request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, {"group_id": GROUP, "member_id": member,
+                                                             "member_epoch": epoch, "rack_id": None,
+                                                             "subscribed_topic_names": ["d"] if epoch == 0 else None})
+            assert r.error_code == ErrorCode.none, r
+            epoch = r.member_epoch
+            assigned = [] if r.assignment is None else [p for t in r.assignment.topic_partitions for p in t.partitions]
+            assert time.monotonic() < deadline, "never assigned"
+            time.sleep(0.05)
+        assert read_state(c, tid)[0] == ErrorCode.none  # initialised by the group side
+        share_fetch(c, member, 0, tid)
+        produce(bootstrap, "d", 1)
+        assert acquired(share_fetch(c, member, 1, tid, max_wait_ms=2000)) == [(1, 1, 1)]
+        assert ack_codes(share_ack(c, member, 2, tid, [(1, 1, (ACCEPT,))])) == [ErrorCode.none]
+        r = c.request(ApiKey.SHARE_GROUP_HEARTBEAT, 1, {"group_id": GROUP, "member_id": member, "member_epoch": -1,
+                                                         "rack_id": None, "subscribed_topic_names": None})
+        assert r.error_code == ErrorCode.none
+        r = c.request(ApiKey.DELETE_GROUPS, 2, {"groups_names": [GROUP]})
+        assert [g.error_code for g in r.results] == [ErrorCode.none]
+        assert read_state(c, tid)[0] == ErrorCode.invalid_request  # the state is gone
+        assert not [k for k in groupcoord_broker.share_partitions.partitions if k[0] == GROUP]
