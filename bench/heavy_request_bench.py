@@ -65,7 +65,12 @@ class Prober(threading.Thread):
                     "group_instance_id": None}
             while not self.stop.is_set():
                 sent = time.perf_counter()
-                answer = call(sock, 12, 4, beat)
+                try:
+                    answer = call(sock, 12, 4, beat)
+                except OSError:
+                    if self.stop.is_set():
+                        return  # the daemon went away at the end of the run
+                    raise
                 self.samples.append((sent, time.perf_counter() - sent))
                 if answer.error_code:
                     raise RuntimeError(f"heartbeat failed: {answer.error_code}")

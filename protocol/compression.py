@@ -96,12 +96,36 @@ def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int =
         raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
 
 
+def decompressed_size(codec: int, data: bytes | bytearray | memoryview,
+                      max_size: int = DEFAULT_MAX_DECOMPRESSED) -> int:
+    """How many bytes the payload decodes to, checked exactly as ``decompress`` checks it, without
+    copying the decoded bytes out (validation needs only the verdict: for a payload of tens of MB that
+    copy is the part of the work that holds the interpreter lock)."""
+    try:
+        codec = CompressionType(codec)
+    except ValueError:
+        raise CompressionError(f"unknown compression codec {codec}") from None
+    if codec is CompressionType.NONE:
+        return len(data)
+    if codec is CompressionType.SNAPPY:
+        return len(decompress(codec, data, max_size))
+    try:
+        into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
+                CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
+        return _bounded(into, data, max_size, _declared_size(codec, data), copy=False)
+    except (CompressionError, KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
+
+
 def _too_large(max_size: int, declared: int | None = None) -> DecompressedTooLarge:
     claim = f" (it declares {declared})" if declared is not None else ""
     return DecompressedTooLarge(f"payload decompresses past the bound of {max_size} bytes{claim}")
 
 
-def _bounded(into: Callable[[Any, bytearray], int], data: Any, max_size: int, declared: int | None) -> bytes:
+def _bounded(into: Callable[[Any, bytearray], int], data: Any, max_size: int, declared: int | None,
+             copy: bool = True) -> Any:
     """Decode into a buffer grown from the declared size (or a guess) up to ``max_size`` + 1 bytes: a
     buffer that fills up means the payload is larger, so memory stays within the bound whatever it says."""
     if declared is not None and declared > max_size:
@@ -120,7 +144,7 @@ def _bounded(into: Callable[[Any, bytearray], int], data: Any, max_size: int, de
             continue
         if n > max_size:
             raise _too_large(max_size)
-        return bytes(memoryview(out)[:n])
+        return bytes(memoryview(out)[:n]) if copy else n
 
 
 _LZ4_MAGIC = 0x184D2204

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from groupcoord.protocol.compression import (DEFAULT_MAX_DECOMPRESSED, CompressionError, CompressionType, compress,
-                                            decompress)
+                                            decompress, decompressed_size)
 from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.varint import decode_varlong, encode_varint, encode_varlong
 
@@ -205,6 +205,25 @@ def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
         return bytes(raw)
     try:
         return decompress(codec, raw, max_decompressed)
+    except CompressionError as exc:
+        raise CorruptBatchError(str(exc), pos) from exc
+
+
+def check_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
+    """What ``batch_payload`` checks (the payload decodes, within the bound), without keeping the decoded
+    bytes: their size."""
+    if header is None:
+        header = parse_header(buf, pos)
+    start = pos + HEADER_SIZE
+    end = pos + LOG_OVERHEAD + header.batch_length
+    if end > len(buf):
+        raise CorruptBatchError("batch is cut short", pos)
+    codec = header.attributes & COMPRESSION_MASK
+    if codec == 0:
+        return end - start
+    try:
+        return decompressed_size(codec, memoryview(buf)[start:end], max_decompressed)
     except CompressionError as exc:
         raise CorruptBatchError(str(exc), pos) from exc
 

@@ -4,49 +4,102 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
+
 from groupcoord.protocol.api_keys import ApiKey
-from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.errors import ErrorCode, ProtocolError
+from groupcoord.protocol.sliced_requests import JoinGroupSlices
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.classic.responses import join_error
 from ..groups.requests import JoinGroup
 from ..security.acl import AclOperation, ResourceType
-from ..server.dispatch import RequestContext
+from ..server.dispatch import CLOSE_CONNECTION, HeavyRequest, RequestContext
 from .api import Api
+from .heavy_requests import trim_later, turn
 from .requests import client_host
 from .services import Services
 
 API = Api(ApiKey.JOIN_GROUP, 0, 9)
 
+SLICE_PROTOCOLS = 2000
+"""Protocols read per turn of the event loop by ``handle_heavy``."""
+
+log = structlog.get_logger("groupcoord.join_group")
+
 NULLABLE_PROTOCOL_VERSION = 7
 
 
 def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
-    session = as_ms(r.session_timeout)
-    rebalance = as_ms(getattr(r, "rebalance_timeout", session))
+    return _request(ctx, as_str(r.group_id), as_str(r.member_id), as_str(r.protocol_type),
+                    tuple((p.name, bytes(p.metadata)) for p in r.protocols), as_ms(r.session_timeout),
+                    as_ms(getattr(r, "rebalance_timeout", r.session_timeout)), getattr(r, "group_instance_id", None),
+                    getattr(r, "reason", None))
+
+
+def _request(ctx: RequestContext, group_id: str, member_id: str, protocol_type: str,
+             protocols: tuple[tuple[str, bytes], ...], session: int, rebalance: int, group_instance_id: str | None,
+             reason: str | None) -> JoinGroup:
     if ctx.api_version == 0 or rebalance < 0:
         rebalance = session  # JoinGroup v0 has no rebalance timeout: Kafka uses the session timeout
     return JoinGroup(
-        group_id=as_str(r.group_id),
-        member_id=as_str(r.member_id),
-        protocol_type=as_str(r.protocol_type),
-        protocols=tuple((p.name, bytes(p.metadata)) for p in r.protocols),
+        group_id=group_id,
+        member_id=member_id,
+        protocol_type=protocol_type,
+        protocols=protocols,
         session_timeout_ms=session,
         rebalance_timeout_ms=rebalance,
-        group_instance_id=getattr(r, "group_instance_id", None),
+        group_instance_id=group_instance_id,
         client_id=ctx.client_id or "",
         client_host=client_host(ctx),
-        reason=getattr(r, "reason", None),
+        reason=reason,
         version=ctx.api_version,
     )
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
+    return await _answer(services, ctx, join_request(ctx, request))
+
+
+async def _answer(services: Services, ctx: RequestContext, req: JoinGroup) -> dict:
     auth = services.authorizer
-    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
         response = join_error("", ErrorCode.group_authorization_failed)  # JoinGroupRequest.getErrorResponse
     else:
-        response = await services.groups.join_group(join_request(ctx, request))
+        response = await services.groups.join_group(req)
     if ctx.api_version < NULLABLE_PROTOCOL_VERSION and response["protocol_name"] is None:
         response = {**response, "protocol_name": ""}  # not nullable before v7: Kafka sends ""
     return response
+
+
+async def handle_heavy(services: Services, ctx: RequestContext, request: HeavyRequest) -> Any:
+    """A very large JoinGroup (many protocols, or large metadata): its protocols are read ``SLICE_PROTOCOLS``
+    at a time with the event loop handed back in between (heavy requests taking turns), instead of kio's
+    reader, the bounds walk before it and the conversion after it each walking all of them in one call.
+    The whole body is read before the group sees anything; a malformed one closes the connection."""
+    try:
+        reader = JoinGroupSlices(request.frame, request.body_offset, ctx.api_version)
+        protocols: list[tuple[str, bytes]] = []
+        slices = reader.protocols(SLICE_PROTOCOLS)
+        more = True
+        while more:
+            async with turn():
+                taken = next(slices, None)
+                if taken is None:
+                    more = False
+                else:
+                    protocols.extend(taken)
+    except ProtocolError as exc:
+        log.warning("closing connection", reason="undecodable request", api="JoinGroup",
+                    api_version=ctx.api_version, peer=ctx.client_host, connection=ctx.connection_id, error=str(exc))
+        return CLOSE_CONNECTION
+    req = _request(ctx, reader.group_id, reader.member_id, reader.protocol_type, tuple(protocols),
+                   reader.session_timeout_ms, reader.rebalance_timeout_ms, reader.group_instance_id, reader.reason)
+    del protocols, reader
+    try:
+        return await _answer(services, ctx, req)
+    finally:
+        trim_later()
+
+
+HEAVY = handle_heavy

@@ -15,7 +15,7 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.fast_codecs import OFFSET_COMMIT
-from groupcoord.protocol.offset_commit_slices import OffsetCommitAnswer, OffsetCommitSlices
+from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit

@@ -9,18 +9,34 @@ bounds them. A compressed batch is always decompressed once, as Kafka's LogValid
 bounded buffer: one that expands past ``decompressed_limit(max.message.bytes)`` (a decompression bomb, or
 a header that lies about its size) is refused as CORRUPT_MESSAGE before it can reach the log, where every
 later reader (ListOffsets, the cleaner, timestamp lookups) would expand it again.
+
+Expanding a payload near that bound (64 MiB) takes the thread 0.1-0.3 s. Called with ``inline_limit``, the
+validation gives up with ``NEEDS_WORKER`` as soon as the payload expands past it (1 MiB: a few ms of work,
+what ordinary batches stay under), so the caller can run it again, whole, on a worker thread and keep the
+event loop serving everyone else meanwhile; the verdict is the same either way.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-from groupcoord.protocol.compression import CompressionType, decompressed_limit
+from groupcoord.protocol.compression import CompressionType, DecompressedTooLarge, decompressed_limit
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, batch_payload,
+from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, check_payload,
                                    decode_records, parse_header, verify_crc)
 
 ZSTD = 4
 MIN_ZSTD_PRODUCE_VERSION = 7
+
+INLINE_DECOMPRESSED_BYTES = 1024 * 1024
+"""What a produce payload may expand to on the event loop; past it the validation is done on a worker."""
+
+
+class _Offload(enum.Enum):
+    NEEDS_WORKER = "the payload expands past the inline limit: validate it again on a worker thread"
+
+
+NEEDS_WORKER = _Offload.NEEDS_WORKER
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +69,10 @@ class ValidBatch:
 
 
 def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes: int, compacted: bool,
-                   timestamps: TimestampWindow | None = None) -> ValidBatch | BatchRejected:
-    """``timestamps``: the window CreateTime records must fall in, or None when the topic sets none."""
+                   timestamps: TimestampWindow | None = None,
+                   inline_limit: int | None = None) -> ValidBatch | BatchRejected | _Offload:
+    """``timestamps``: the window CreateTime records must fall in, or None when the topic sets none.
+    ``inline_limit``: give up with NEEDS_WORKER when the payload expands past it (see the module's doc)."""
     if records is None or len(records) < LOG_OVERHEAD:
         return BatchRejected(ErrorCode.invalid_record,
                              f"Produce requests with version {api_version} must have at least one record batch "
@@ -96,10 +114,15 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
     if timestamps is not None and header.timestamp_type != 0:
         timestamps = None                       # LogAppendTime batches are stamped by the broker
     bound = decompressed_limit(max_message_bytes)
+    offload = inline_limit is not None and inline_limit < bound and header.compression != CompressionType.NONE
+    if offload:
+        bound = inline_limit  # type: ignore[assignment]
     if compacted or timestamps is not None:
         try:
             decoded = decode_records(data, 0, header, bound)
         except (CorruptBatchError, ValueError) as exc:
+            if offload and isinstance(exc.__cause__, DecompressedTooLarge):
+                return NEEDS_WORKER
             return BatchRejected(ErrorCode.corrupt_message, str(exc))
         if compacted and any(record.key is None for record in decoded):
             return BatchRejected(ErrorCode.invalid_record, "Compacted topic cannot accept message without key")
@@ -110,8 +133,10 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
                     return refusal
     elif header.compression != CompressionType.NONE:
         try:
-            batch_payload(data, 0, header, bound)
+            check_payload(data, 0, header, bound)
         except CorruptBatchError as exc:
+            if offload and isinstance(exc.__cause__, DecompressedTooLarge):
+                return NEEDS_WORKER
             return BatchRejected(ErrorCode.corrupt_message, str(exc))
     return ValidBatch(header, bytes(data))
 

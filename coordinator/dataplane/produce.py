@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Awaitable, Callable, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.storage.config import TimestampType
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
-from groupcoord.coordinator.dataplane.batch_validation import BatchRejected, TimestampWindow, validate_batch
+from groupcoord.coordinator.dataplane.batch_validation import (INLINE_DECOMPRESSED_BYTES, NEEDS_WORKER, BatchRejected,
+                                                                TimestampWindow, validate_batch)
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.names import is_internal
 from groupcoord.coordinator.dataplane.producer_state import SequenceVerdict
@@ -68,6 +70,8 @@ class ProduceService:
         self._clock = clock
         self._states = producer_states
         self._observer = observer
+        self._offloaded: dict[tuple[str, int], asyncio.Future[None]] = {}
+        """Partitions with a batch being validated on a worker thread, and the gate later batches wait at."""
         self.verifier: TransactionVerifier | None = None
         """Kafka 4's transaction.partition.verification.enable: set by the transaction coordinator; None
         means transactional batches are appended unverified."""
@@ -112,11 +116,41 @@ class ProduceService:
                                     if error is ErrorCode.unknown_topic_or_partition else
                                     "The partition's log is corrupt; it is offline until repaired.")
         window = topic.timestamp_window_ms
-        checked = validate_batch(records, api_version=api_version,
-                                 max_message_bytes=topic.log_config.max_message_bytes,
-                                 compacted=topic.log_config.compact,
-                                 timestamps=None if window is None else
-                                 TimestampWindow(self._clock.wall_ms(), window[0], window[1]))
+        where = (topic_name, index)
+        ahead = self._offloaded.get(where)
+        if ahead is not None:
+            await ahead  # a batch before this one is being validated on a worker: keep the partition's order
+        validate = partial(validate_batch, records, api_version=api_version,
+                           max_message_bytes=topic.log_config.max_message_bytes, compacted=topic.log_config.compact,
+                           timestamps=None if window is None else
+                           TimestampWindow(self._clock.wall_ms(), window[0], window[1]))
+        checked = validate(inline_limit=INLINE_DECOMPRESSED_BYTES)
+        gate = None
+        if checked is NEEDS_WORKER:
+            # It expands past what the loop should spend on one payload (up to 64x max.message.bytes): the
+            # same validation on a worker thread while other connections are served. Batches of the same
+            # partition behind it wait for it (its gate opens once it has queued for the partition's lock).
+            loop = asyncio.get_running_loop()
+            gate = self._offloaded[where] = loop.create_future()
+            try:
+                checked = await loop.run_in_executor(None, validate)
+            except BaseException:
+                self._open_gate(where, gate)
+                raise
+        try:
+            return await self._admit(topic_name, index, topic, log, checked, api_version, transactional_id, gate)
+        finally:
+            if gate is not None:
+                self._open_gate(where, gate)
+
+    def _open_gate(self, where: tuple[str, int], gate: "asyncio.Future[None]") -> None:
+        if not gate.done():
+            gate.set_result(None)
+        if self._offloaded.get(where) is gate:
+            del self._offloaded[where]
+
+    async def _admit(self, topic_name: str, index: int, topic: Any, log: Any, checked: Any, api_version: int,
+                     transactional_id: str | None, gate: "asyncio.Future[None] | None") -> dict:
         if isinstance(checked, BatchRejected):
             return _partition_error(index, checked.error, checked.message)
         if checked.header.size > topic.log_config.segment_bytes:
@@ -133,6 +167,8 @@ class ProduceService:
             append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
         key = (topic_name, index, header.producer_id, header.base_sequence)
         async with self._states.lock(topic_name, index):
+            if gate is not None:
+                self._open_gate((topic_name, index), gate)  # the batches behind it may queue for the lock now
             state = await self._states.state_for(log)
             verdict = state.check(header.producer_id, header.producer_epoch, header.base_sequence,
                                   header.records_count, header.is_transactional)

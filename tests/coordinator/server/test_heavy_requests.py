@@ -21,7 +21,7 @@ from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.server import dispatch
 from groupcoord.coordinator.server.connection import KafkaConnection
 from groupcoord.protocol.headers import parse_response_header
-from groupcoord.protocol.registry import response_reader
+from groupcoord.protocol.registry import is_flexible, response_reader
 
 pytestmark = pytest.mark.asyncio
 
@@ -42,7 +42,7 @@ def heavy_body(group: str, version: int, offset_base: int = 0) -> dict:
 
 def decode(frame: bytes, api_key: int, version: int):
     body = frame[4:]
-    _, pos = parse_response_header(body, api_key, True if version >= 8 or api_key != 8 else False)
+    _, pos = parse_response_header(body, api_key, is_flexible(api_key, version))
     return response_reader(api_key, version)(body, pos)[0]
 
 
@@ -171,3 +171,37 @@ async def test_four_heavy_commits_at_once_all_succeed():
             assert len(offsets) == PARTITIONS - 2 and offsets[9][0] == 1000 * n + 9
     finally:
         await broker.stop()
+
+
+def heavy_join_body(member_id: str, version: int) -> dict:
+    """3,000 protocols of 100 bytes: past HEAVY_REQUEST_BYTES."""
+    return {"group_id": "joined", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer", "reason": "big",
+            "protocols": [{"name": f"p{n}", "metadata": bytes([n % 251]) * 100} for n in range(3000)]}
+
+
+@pytest.mark.parametrize("version", [5, 9])
+async def test_a_heavy_join_group_is_served_as_the_ordinary_path_serves_it(version, monkeypatch):
+    async def scenario() -> list:
+        broker = Broker(group_initial_rebalance_delay_ms=0)
+        await broker.start()
+        try:
+            frame = encode(11, version, heavy_join_body("", version))
+            heavy = isinstance(broker.dispatcher.decode(frame[4:], "h", 1).request, dispatch.HeavyRequest)
+            first = decode(await answer_of(broker, frame), 11, version)
+            member = first.member_id
+            joined = decode(await answer_of(broker, encode(11, version, heavy_join_body(member, version))), 11,
+                            version)
+            group = broker.groups.shard_for("joined").groups["joined"]
+            stored = group.members[member].protocols
+            return [heavy, int(first.error_code), int(joined.error_code), joined.protocol_name, joined.leader == member,
+                    len(joined.members), len(stored), stored[2999] if isinstance(stored, (list, tuple)) else None]
+        finally:
+            await broker.stop()
+
+    sliced = await scenario()
+    monkeypatch.setattr(dispatch, "HEAVY_REQUEST_BYTES", 1 << 40)
+    ordinary = await scenario()
+    assert sliced[0] is True and ordinary[0] is False
+    assert sliced[1:] == ordinary[1:]
+    assert sliced[1:4] == [79 if version >= 4 else 0, 0, "p0"]

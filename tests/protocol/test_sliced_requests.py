@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from groupcoord.protocol.build import build
 from groupcoord.protocol.errors import ProtocolError
 from groupcoord.protocol.headers import encode_request_header, parse_request_header
-from groupcoord.protocol.offset_commit_slices import OffsetCommitAnswer, OffsetCommitSlices
+from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
 from groupcoord.protocol.values import as_ms
 
@@ -131,3 +131,38 @@ def test_malformed_bodies_raise_protocol_error_only(version):
         reader._topics_at:]
     with pytest.raises(ProtocolError):
         OffsetCommitSlices(lying, offset, version)
+
+
+# --------------------------------------------------------------------------- JoinGroup
+
+JOIN_VERSIONS = range(0, 10)
+
+
+@pytest.mark.parametrize("version", JOIN_VERSIONS)
+@SETTINGS
+@given(group=text, member=text, instance=st.one_of(st.none(), text), reason=st.one_of(st.none(), text),
+       session=int32, rebalance=int32, protocol_type=text,
+       protocols=st.lists(st.tuples(text, st.binary(max_size=140)), max_size=7), slice_size=st.integers(1, 4))
+def test_join_group_slices_read_what_kio_reads(version, group, member, instance, reason, session, rebalance,
+                                               protocol_type, protocols, slice_size):
+    from groupcoord.protocol.sliced_requests import JoinGroupSlices
+
+    body = {"group_id": group, "session_timeout": session, "rebalance_timeout": rebalance, "member_id": member,
+            "group_instance_id": instance, "protocol_type": protocol_type, "reason": reason,
+            "protocols": [{"name": n, "metadata": m} for n, m in protocols]}
+    flexible = is_flexible(11, version)
+    frame = encode_request_header(11, version, 3, "t", flexible) + encode_entity(build(request_class(11, version), body))
+    header = parse_request_header(frame, flexible)
+    kio = request_reader(11, version)(frame, header.body_offset)[0]
+    reader = JoinGroupSlices(frame, header.body_offset, version)
+    read = [p for chunk in reader.protocols(slice_size) for p in chunk]
+    assert read == [(p.name, bytes(p.metadata)) for p in kio.protocols]
+    assert (reader.group_id, reader.member_id, reader.protocol_type) == (kio.group_id, kio.member_id, kio.protocol_type)
+    assert reader.session_timeout_ms == as_ms(kio.session_timeout)
+    assert reader.rebalance_timeout_ms == (as_ms(kio.rebalance_timeout) if version >= 1 else -1)
+    assert reader.group_instance_id == getattr(kio, "group_instance_id", None)
+    assert reader.reason == getattr(kio, "reason", None)
+    for cut in range(header.body_offset, len(frame), max(1, len(frame) // 40)):
+        with pytest.raises(ProtocolError):
+            for _ in JoinGroupSlices(frame[:cut], header.body_offset, version).protocols(slice_size):
+                pass

@@ -1,4 +1,7 @@
-"""A very large OffsetCommit read and answered a slice at a time (issue 17: one request must not stall all).
+"""Very large requests read a slice at a time (issue 17: one request must not stall every client).
+
+OffsetCommit (a million partitions) and JoinGroup (a hundred thousand protocols) are the requests whose
+size grows with a client's claim.
 
 kio's reader (and the bounds walk before it) turns a million-partition OffsetCommit (18 MB) into a million
 Python objects in one call that the event loop cannot interrupt, and the answer is encoded in one call too.
@@ -47,23 +50,15 @@ class CommitHead:
     retention_time_ms: int
 
 
-class OffsetCommitSlices:
-    """The body of one OffsetCommit request (``frame[body_offset:]``), read lazily."""
+class BodyReader:
+    """The primitives, each checking the bytes are there before a length is used."""
 
-    def __init__(self, frame: bytes, body_offset: int, version: int) -> None:
-        if not 2 <= version <= 9:
-            raise ProtocolError(f"OffsetCommit v{version} is not read here")
-        self.frame = frame
-        self.version = version
-        self.flexible = version >= FLEXIBLE_VERSION
-        self._pos = body_offset
-        self.head = self._read_head()
-        self.topic_count, self._topics_at = self._count(self._pos, 3 if self.flexible else 6)
+    frame: bytes
+    flexible: bool
 
-    # -- primitives (each checks the bytes are there before using a length) ---------------------
     def _need(self, pos: int, n: int) -> None:
         if n < 0 or pos + n > len(self.frame):
-            raise ProtocolError("OffsetCommit request runs past the end of its frame")
+            raise ProtocolError("request runs past the end of its frame")
 
     def _uvarint(self, pos: int) -> tuple[int, int]:
         return decode_unsigned_varint(self.frame, pos, 5)
@@ -80,12 +75,12 @@ class OffsetCommitSlices:
         if n < 0:
             if n == -1 and nullable:
                 return None, pos
-            raise ProtocolError("null or negative string length in OffsetCommit")
+            raise ProtocolError("null or negative string length")
         self._need(pos, n)
         try:
             return frame[pos:pos + n].decode("utf-8"), pos + n
         except UnicodeDecodeError as exc:
-            raise ProtocolError("OffsetCommit string is not UTF-8") from exc
+            raise ProtocolError("string is not UTF-8") from exc
 
     def _count(self, pos: int, min_entry: int) -> tuple[int, int]:
         """An array count, refused when its entries (``min_entry`` bytes at least each) cannot be there."""
@@ -97,9 +92,9 @@ class OffsetCommitSlices:
             n = _I32.unpack_from(self.frame, pos)[0]
             pos += 4
         if n < 0:
-            raise ProtocolError("null or negative array count in OffsetCommit")
+            raise ProtocolError("null or negative array count")
         if n * min_entry > len(self.frame) - pos:
-            raise ProtocolError(f"OffsetCommit array count {n} exceeds the bytes of its frame")
+            raise ProtocolError(f"array count {n} exceeds the bytes of its frame")
         return n, pos
 
     def _skip_tags(self, pos: int) -> int:
@@ -111,7 +106,38 @@ class OffsetCommitSlices:
             pos += size
         return pos
 
-    # -- the request ---------------------------------------------------------------------------
+    def _bytes(self, pos: int) -> tuple[bytes, int]:
+        """Non-null bytes (compact in flexible versions)."""
+        if self.flexible:
+            n, pos = self._uvarint(pos)
+            n -= 1
+        else:
+            self._need(pos, 4)
+            n = _I32.unpack_from(self.frame, pos)[0]
+            pos += 4
+        if n < 0:
+            raise ProtocolError("null or negative bytes length")
+        self._need(pos, n)
+        return self.frame[pos:pos + n], pos + n
+
+    def _int32(self, pos: int) -> tuple[int, int]:
+        self._need(pos, 4)
+        return _I32.unpack_from(self.frame, pos)[0], pos + 4
+
+
+class OffsetCommitSlices(BodyReader):
+    """The body of one OffsetCommit request (``frame[body_offset:]``), read lazily."""
+
+    def __init__(self, frame: bytes, body_offset: int, version: int) -> None:
+        if not 2 <= version <= 9:
+            raise ProtocolError(f"OffsetCommit v{version} is not read here")
+        self.frame = frame
+        self.version = version
+        self.flexible = version >= FLEXIBLE_VERSION
+        self._pos = body_offset
+        self.head = self._read_head()
+        self.topic_count, self._topics_at = self._count(self._pos, 3 if self.flexible else 6)
+
     def _read_head(self) -> CommitHead:
         pos = self._pos
         group_id, pos = self._string(pos, False)
@@ -232,3 +258,57 @@ class OffsetCommitAnswer:
         if self.flexible:
             self.out.append(0)
         return bytes(self.out)
+
+
+JOIN_FLEXIBLE_VERSION = 6
+
+
+class JoinGroupSlices(BodyReader):
+    """The body of one JoinGroup request (v0-v9): its fields, and its protocols ``slice_size`` at a time as
+    ``(name, metadata)``; ``reason`` is read once the protocols have been."""
+
+    def __init__(self, frame: bytes, body_offset: int, version: int) -> None:
+        if not 0 <= version <= 9:
+            raise ProtocolError(f"JoinGroup v{version} is not read here")
+        self.frame = frame
+        self.version = version
+        self.flexible = version >= JOIN_FLEXIBLE_VERSION
+        group_id, pos = self._string(body_offset, False)
+        self.session_timeout_ms, pos = self._int32(pos)
+        self.rebalance_timeout_ms = -1
+        if version >= 1:
+            self.rebalance_timeout_ms, pos = self._int32(pos)
+        member_id, pos = self._string(pos, False)
+        self.group_instance_id = None
+        if version >= 5:
+            self.group_instance_id, pos = self._string(pos, True)
+        protocol_type, pos = self._string(pos, False)
+        assert group_id is not None and member_id is not None and protocol_type is not None
+        self.group_id, self.member_id, self.protocol_type = group_id, member_id, protocol_type
+        self.protocol_count, self._protocols_at = self._count(pos, 3 if self.flexible else 6)
+        self.reason: str | None = None
+
+    def protocols(self, slice_size: int) -> Iterator[list[tuple[str, bytes]]]:
+        try:
+            yield from self._protocols(slice_size)
+        except (IndexError, struct.error, UnicodeDecodeError) as exc:
+            raise ProtocolError(f"malformed JoinGroup request: {exc}") from exc
+
+    def _protocols(self, slice_size: int) -> Iterator[list[tuple[str, bytes]]]:
+        pos = self._protocols_at
+        out: list[tuple[str, bytes]] = []
+        for _ in range(self.protocol_count):
+            name, pos = self._string(pos, False)
+            metadata, pos = self._bytes(pos)
+            if self.flexible:
+                pos = self._skip_tags(pos)
+            out.append((name, metadata))  # type: ignore[arg-type]
+            if len(out) >= slice_size:
+                yield out
+                out = []
+        if self.version >= 8:
+            self.reason, pos = self._string(pos, True)
+        if self.flexible:
+            self._skip_tags(pos)
+        if out:
+            yield out
