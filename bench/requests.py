@@ -64,11 +64,19 @@ def find_coordinator(bootstrap: str, tag: str) -> Prepared:
     return Prepared("FindCoordinator", 10, 4, encode(10, 4, {"key_type": 0, "coordinator_keys": [f"bench-{tag}"]}))
 
 
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: what a client retries after start-up.
+_RETRIABLE_COORDINATOR_ERRORS = (14, 15, 16)
+
+
 def _join_single_member_group(sock: socket.socket, group: str) -> tuple[str, int]:
     protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
     body = {"group_id": group, "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
             "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
     joined = call(sock, 11, 9, body)
+    deadline = time.monotonic() + 30.0
+    while joined.error_code in _RETRIABLE_COORDINATOR_ERRORS and time.monotonic() < deadline:
+        time.sleep(0.05)  # a daemon just started may still be loading its offsets partitions, as any client retries
+        joined = call(sock, 11, 9, body)
     if joined.error_code == 79:  # MEMBER_ID_REQUIRED: rejoin with the id we were given
         joined = call(sock, 11, 9, {**body, "member_id": joined.member_id})
     if joined.error_code != 0:
