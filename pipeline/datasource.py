@@ -4,12 +4,16 @@
     spark.read.format("consumer_offsets").load(["a/__consumer_offsets-3", "b/__consumer_offsets-7"])
     spark.read.format("consumer_offsets").option("paths", "a/__consumer_offsets-3,b/__consumer_offsets-7").load()
 
-One input partition per segment file keeps tasks independent (a segment is a self-contained run of
-batches) and lets Spark spread a big partition's history over every core. Options:
+Each input partition is a group of whole segment files (a segment is a self-contained run of batches, so
+tasks stay independent): big segments get a task each and spread a big partition's history over every core,
+small and empty ones are packed together (`pipeline.segments.pack_segments`) so a broker's 50 mostly empty
+offsets partitions are a handful of tasks, not 50 in every stage. Options:
 
 * `path` / `paths`: a data directory, `__consumer_offsets-N` directories or `.log` files, comma-separated;
 * `verify_crc` (default `true`): check every batch's CRC-32C; damage is reported as rows either way;
 * `batch_rows` (default 16384): rows per Arrow batch handed to Spark;
+* `parallelism` (default 8; `read_offsets` passes the session's default parallelism): how many cores the
+  segments are packed for;
 * `s3.endpoint`, `s3.access_key`, `s3.secret_key`, `s3.region`: for `s3a://` / `s3://` paths
   (`pipeline/object_store.py`; `read_offsets` fills them from the session's `spark.hadoop.fs.s3a.*`).
 
@@ -26,7 +30,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from groupcoord.pipeline.object_store import S3Settings
 from groupcoord.pipeline.schema import spark_schema
-from groupcoord.pipeline.segments import discover_segments, split_paths
+from groupcoord.pipeline.segments import SegmentFile, discover_segments, pack_segments, split_paths
 
 SOURCE_NAME = "consumer_offsets"
 _TRUE = {"true", "1", "yes", "on"}
@@ -40,12 +44,12 @@ def _paths_option(value: str | None) -> list[str]:
 
 
 class SegmentPartition(InputPartition):
-    """One segment file; pickled to the worker, so it carries plain values only."""
+    """Whole segment files, read one after the other; pickled to the worker, so it carries plain values only:
+    (path, offsets partition) pairs."""
 
-    def __init__(self, path: str, offsets_partition: int) -> None:
-        super().__init__(path)
-        self.path = path
-        self.offsets_partition = offsets_partition
+    def __init__(self, segments: list[SegmentFile]) -> None:
+        super().__init__(segments[0].path)
+        self.segments = [(segment.path, segment.offsets_partition) for segment in segments]
 
 
 class ConsumerOffsetsReader(DataSourceReader):
@@ -57,18 +61,18 @@ class ConsumerOffsetsReader(DataSourceReader):
         self.segments = discover_segments(paths, self.s3)
         self.verify = str(options.get("verify_crc", "true")).lower() in _TRUE
         self.batch_rows = int(options.get("batch_rows", "16384"))
+        self.parallelism = max(1, int(options.get("parallelism", "8")))
 
     def partitions(self) -> list[SegmentPartition]:
-        return [SegmentPartition(segment.path, segment.offsets_partition) for segment in self.segments]
+        return [SegmentPartition(group) for group in pack_segments(self.segments, self.parallelism)]
 
     def read(self, partition: SegmentPartition) -> Iterator:
         from groupcoord.pipeline.segment_reader import read_segment
 
         if not isinstance(partition, SegmentPartition):
             return  # no segments: Spark still calls read() once, with its own default partition; nothing to yield
-        yield from read_segment(
-            partition.path, partition.offsets_partition, verify=self.verify, batch_rows=self.batch_rows, s3=self.s3
-        )
+        for path, offsets_partition in partition.segments:
+            yield from read_segment(path, offsets_partition, verify=self.verify, batch_rows=self.batch_rows, s3=self.s3)
 
 
 class ConsumerOffsetsDataSource(DataSource):

@@ -106,3 +106,35 @@ def discover_segments(paths: str | list[str] | tuple[str, ...], s3: S3Settings |
         for segment in found:
             unique[segment.path] = segment
     return sorted(unique.values())
+
+
+# Spark's own file sources pack small files the same way (spark.sql.files.maxPartitionBytes / openCostInBytes).
+MAX_SPLIT_BYTES = 64 * 2**20
+OPEN_COST_BYTES = 4 * 2**20
+
+
+def pack_segments(segments: list[SegmentFile], parallelism: int, *, max_split_bytes: int = MAX_SPLIT_BYTES,
+                  open_cost_bytes: int = OPEN_COST_BYTES) -> list[list[SegmentFile]]:
+    """Segments grouped into Spark input partitions: one task per segment would make a broker's 50 offsets
+    partitions (mostly one empty segment each) 50 tasks in every stage of every job, each a Python-worker
+    round trip; on a cluster that, not decoding, is the whole cost. Empty files are dropped (they hold no
+    batch). Segments are packed largest first into groups of at most `max(open cost, total / (2 x
+    parallelism))` bytes (capped at `max_split_bytes`, each file also costing `open_cost_bytes`), so a big
+    log still spreads over every core twice over; within a group the segments stay in log order."""
+    live = [s for s in segments if s.size_bytes > 0]
+    if not live:
+        return []
+    total = sum(s.size_bytes + open_cost_bytes for s in live)
+    target = min(max_split_bytes, max(open_cost_bytes, total // (2 * max(1, parallelism))))
+    groups: list[list[SegmentFile]] = []
+    current: list[SegmentFile] = []
+    current_bytes = 0
+    for segment in sorted(live, key=lambda s: (-s.size_bytes, s)):
+        cost = segment.size_bytes + open_cost_bytes
+        if current and current_bytes + cost > target:
+            groups.append(current)
+            current, current_bytes = [], 0
+        current.append(segment)
+        current_bytes += cost
+    groups.append(current)
+    return [sorted(group) for group in groups]

@@ -105,6 +105,7 @@ def read_offsets(spark, paths, *, verify_crc: bool = True):
         spark.read.format("consumer_offsets")
         .option("paths", ",".join(split_paths(paths)))
         .option("verify_crc", "true" if verify_crc else "false")
+        .option("parallelism", str(spark.sparkContext.defaultParallelism))
         .options(**s3.as_options())
         .load()
     )

@@ -2,7 +2,7 @@
 
 import pytest
 
-from groupcoord.pipeline.segments import NoSegmentsError, discover_segments
+from groupcoord.pipeline.segments import MAX_SPLIT_BYTES, NoSegmentsError, SegmentFile, discover_segments, pack_segments
 
 
 def _touch(path, size=0):
@@ -44,3 +44,23 @@ def test_a_directory_without_offsets_partitions_is_an_error_not_an_empty_answer(
         discover_segments(str(tmp_path))
     with pytest.raises(NoSegmentsError, match="does not exist"):
         discover_segments(str(tmp_path / "missing"))
+
+
+def _segment(partition, base, size):
+    return SegmentFile(partition, base, f"/d/__consumer_offsets-{partition}/{base:020d}.log", size)
+
+
+def test_a_brokers_fifty_mostly_empty_partitions_are_a_few_tasks_not_fifty():
+    MiB = 2**20
+    segments = [_segment(p, 0, 0) for p in range(50)] + [_segment(p, b, 1000 + p) for p in range(0, 50, 5)
+                                                         for b in (0, 90, 200)]
+    groups = pack_segments(segments, parallelism=2)
+    packed = [s for group in groups for s in group]
+    assert sorted(packed) == sorted(s for s in segments if s.size_bytes)  # every non-empty segment, once
+    assert len(groups) <= 5 and all(group == sorted(group) for group in groups)  # ~2 per core, in log order
+    # a big log still spreads over every core: twice as many groups as cores, none above the cap
+    big = [_segment(p, b, 40 * MiB) for p in range(10) for b in range(4)]
+    groups = pack_segments(big, parallelism=2)
+    assert len(groups) >= 4 and sorted(s for g in groups for s in g) == sorted(big)
+    assert all(sum(s.size_bytes for s in g) <= MAX_SPLIT_BYTES for g in groups)
+    assert pack_segments([_segment(0, 0, 0)], parallelism=2) == []
