@@ -15,6 +15,7 @@ offset; control records are never handed to a consumer. Every row is therefore a
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import urllib.request
@@ -41,6 +42,7 @@ def _ivy_has(version: str) -> bool:
     return any((home / "jars" / jar).exists() for home in Path.home().glob(".ivy2*"))
 
 
+@functools.lru_cache(maxsize=1)  # one look-up per process: a driver that runs several jobs asks once
 def _published_versions(timeout_s: float = 10.0) -> list[str]:
     try:
         with urllib.request.urlopen(MAVEN_METADATA, timeout=timeout_s) as response:
