@@ -54,6 +54,9 @@ def _add_common(name: str, parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="any Spark setting, as spark-submit's --conf (repeatable)")
     parser.add_argument("--driver-memory", default="2g", help="Spark driver memory (default: 2g)")
+    parser.add_argument("--py-files", action="append", default=[], metavar="FILE",
+                        help="ship to the executors' Python path, e.g. groupcoord's wheel for workers that do not "
+                             "have it installed (.whl, .zip, .egg, .py; repeat or comma-separate)")
     if name != "watch":
         parser.add_argument("--no-verify-crc", action="store_true", help="skip CRC-32C checks while reading")
 
@@ -168,7 +171,14 @@ def _session_settings(args: argparse.Namespace, *, live: bool):
         package = kafka_package(args.kafka_package)
         wanted = [p for p in extra.get("spark.jars.packages", "").split(",") if p]
         extra["spark.jars.packages"] = ",".join(wanted + [package])
-    return SessionSettings(master=args.master, driver_memory=args.driver_memory, extra=extra)
+    from groupcoord.pipeline.segments import split_paths
+
+    py_files = tuple(split_paths(args.py_files))
+    for path in py_files:
+        if not Path(path).expanduser().is_file():
+            raise ValueError(f"--py-files: {path} is not a file")
+    return SessionSettings(master=args.master, driver_memory=args.driver_memory, extra=extra,
+                           py_files=py_files)
 
 
 def _start(args: argparse.Namespace, *, live: bool):

@@ -8,8 +8,12 @@ PYSPARK_PYTHON defaults to it.
 With `--master spark://…` (or yarn, k8s://…) the executors are other processes, usually on other hosts:
 the driver then binds where Spark's defaults say (SPARK_LOCAL_IP / spark.driver.host, as the cluster
 needs), and `--conf KEY=VALUE` reaches the session unchanged, so every setting a cluster needs
-(`spark.executor.memory`, `spark.submit.pyFiles`, `spark.hadoop.fs.s3a.*`, `spark.jars.packages`) is a
-command-line flag away.
+(`spark.executor.memory`, `spark.hadoop.fs.s3a.*`, `spark.jars.packages`) is a command-line flag away.
+Executors that do not have groupcoord installed get it shipped: `py_files` (the CLI's `--py-files`) are added
+with `SparkContext.addPyFile`, which copies them to every executor and puts them on its Python path — a
+wheel too (Spark only puts `.zip`/`.egg` files on the path, so a `.whl`, itself a zip archive, is shipped
+under a `.zip` name). `spark.submit.pyFiles` set with `--conf` is not enough: outside spark-submit nothing
+distributes it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class SessionSettings:
     driver_memory: str = "2g"
     shuffle_partitions: int = 8
     extra: dict[str, str] = field(default_factory=dict)
+    py_files: tuple[str, ...] = ()
 
     def conf(self) -> dict[str, str]:
         settings = {
@@ -91,8 +96,32 @@ def start_session(settings: SessionSettings | None = None):
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    ship_py_files(spark, settings.py_files)
     register_source(spark)
     return spark
+
+
+def ship_py_files(spark, paths) -> None:
+    """Each file to every executor's Python path (once per session; a `.whl` under a `.zip` name)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    context = spark.sparkContext
+    shipped = getattr(context, "_groupcoord_py_files", set())
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"--py-files: {raw} is not a file")
+        if str(path) in shipped:
+            continue
+        target = path
+        if path.suffix == ".whl":
+            target = Path(tempfile.mkdtemp(prefix="groupcoord-pyfiles-")) / (path.stem + ".zip")
+            shutil.copyfile(path, target)
+        context.addPyFile(str(target))
+        shipped.add(str(path))
+    context._groupcoord_py_files = shipped
 
 
 def read_offsets(spark, paths, *, verify_crc: bool = True):

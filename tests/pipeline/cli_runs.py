@@ -10,7 +10,8 @@ import sys
 import textwrap
 
 
-def run_cli(runs: list[list[str]], timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(runs: list[list[str]], timeout: float = 600, worker_python: str | None = None) -> subprocess.CompletedProcess:
+    """`worker_python`: PYSPARK_PYTHON for the run (default: this interpreter)."""
     code = textwrap.dedent(f"""
         import sys
         from groupcoord.coordinator.ops.cli import main
@@ -20,4 +21,4 @@ def run_cli(runs: list[list[str]], timeout: float = 600) -> subprocess.Completed
                 sys.exit(code)
     """)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+                          env={**os.environ, "PYSPARK_PYTHON": worker_python or sys.executable})

@@ -1,7 +1,8 @@
 """Cluster mode: the jobs on a real Spark standalone cluster (a master and two workers on loopback, each its
 own JVM; executors are separate JVMs with their own Python workers) give exactly the answers of local mode,
 over a log the daemon wrote, read from a shared path and (the snapshot) from S3 (moto's server on 127.0.0.1,
-`s3a://`).
+`s3a://`). The executors' Python has no groupcoord installed: the jobs ship it with `--py-files`, as the
+README's cluster recipe does (tests/pipeline/shipped_package.py).
 
 One driver process runs every cluster job (a driver's JVM start is the slow part); local mode runs in this
 process on the suite's session. The CSV files are compared byte for byte.
@@ -9,11 +10,14 @@ process on the suite's session. The CSV files are compared byte for byte.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from groupcoord.pipeline.cli import main as pipeline_main
 from tests.pipeline.cli_runs import run_cli
 from tests.pipeline.daemon_log import offsets_dirs, write_log
+from tests.pipeline.shipped_package import build_wheel_archive, python_without_groupcoord
 from tests.pipeline.spark_cluster import ClusterUnavailable, StandaloneCluster
 
 pytestmark = pytest.mark.timeout(900)
@@ -82,7 +86,8 @@ def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, da
                               *options]) == 0
 
     s3_path = _upload(s3_server, shared)
-    cluster_flags = ["--master", cluster.master_url, "--driver-memory", "1g",
+    wheel = build_wheel_archive(tmp_path)
+    cluster_flags = ["--master", cluster.master_url, "--driver-memory", "1g", "--py-files", str(wheel),
                      "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=512m",
                      "--conf", "spark.cores.max=2", "--conf", "spark.executor.cores=1",
                      "--conf", f"spark.hadoop.fs.s3a.endpoint={s3_server}",
@@ -92,7 +97,7 @@ def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, da
     # from object storage: the snapshot (the reader is the same for every job; the jobs differ above)
     runs.append(["pipeline", "snapshot", "--data-dir", s3_path, "--out", str(from_s3 / "snapshot"),
                  *JOBS["snapshot"], *cluster_flags])
-    result = run_cli(runs)
+    result = run_cli(runs, worker_python=str(python_without_groupcoord(tmp_path, sys.executable)))
     assert result.returncode == 0, result.stderr[-4000:]
 
     for job in JOBS:
