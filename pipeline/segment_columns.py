@@ -29,7 +29,6 @@ from groupcoord.protocol.record_batch import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_MASK,
     CONTROL_BIT,
-    CRC_OFFSET,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC,
@@ -179,13 +178,12 @@ class SegmentColumnsDecoder:
     def _batch(self, buf: bytes, position: int, size: int, verify: bool, chunk: _Chunk) -> None:
         if buf[position + MAGIC_OFFSET] != MAGIC:
             return self._reference(buf, position, size, verify, chunk)
-        (base_offset, _, _, _, _, attributes, _, base_timestamp, max_timestamp, producer_id, _, _,
+        (base_offset, _, _, _, crc, attributes, _, base_timestamp, max_timestamp, producer_id, _, _,
          count) = _HEADER.unpack_from(buf, position)
         if attributes & (COMPRESSION_MASK | CONTROL_BIT):
             return self._reference(buf, position, size, verify, chunk)
         end = position + size
-        if verify and int.from_bytes(buf[position + CRC_OFFSET:position + CRC_OFFSET + 4], "big") != crc32c(
-                memoryview(buf)[position + ATTRIBUTES_OFFSET:end]):
+        if verify and crc != crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET:end]):
             return self._reference(buf, position, size, verify, chunk)
         fast_before, slow_before = len(chunk.offset_deltas), len(chunk.slow)
         try:
