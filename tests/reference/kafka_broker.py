@@ -125,8 +125,13 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         # their sessions may be short enough for a scenario to watch one expire.
         "group.share.assignment.interval.ms": "0",
         "group.share.assignor.offload.enable": "false",
-        "group.share.min.session.timeout.ms": "6000",
         "group.share.session.timeout.ms": "6000",
+        # Lower bounds (only: every default stays) under which a test may set a group's share.session.timeout.ms,
+        # share.heartbeat.interval.ms and share.record.lock.duration.ms (IncrementalAlterConfigs on GROUP), so
+        # that a fenced member or an expired lock takes seconds; groupcoord's tests start it with the same.
+        "group.share.min.session.timeout.ms": "2000",
+        "group.share.min.heartbeat.interval.ms": "500",
+        "group.share.min.record.lock.duration.ms": "1000",
         **config.extra,
     }
     if config.security is not None:

@@ -47,10 +47,12 @@ class ShareConsumerTest {
     private static final int PARTITIONS = 3;
     private static final int MESSAGES = 300;
     private static final int LOCK_MS = 15_000;  // the smallest share.record.lock.duration.ms a group may set
-    // The group's share.session.timeout.ms (IncrementalAlterConfigs on GROUP): a killed member is fenced, and its
-    // partition handed to the survivors, after this long. The brokers under test allow it through
-    // group.share.min.session.timeout.ms=6000 (Kafka's default minimum is 45 s).
-    private static final int SESSION_MS = 6_000;
+    // The group's share.session.timeout.ms and share.heartbeat.interval.ms (IncrementalAlterConfigs on GROUP): a
+    // killed member is fenced after SESSION_MS, and the survivors hear of its partition at their next heartbeat.
+    // The brokers under test allow them (group.share.min.session.timeout.ms=2000,
+    // group.share.min.heartbeat.interval.ms=500; Kafka's default minimums are 45 s and 5 s).
+    private static final int SESSION_MS = 4_000;
+    private static final int HEARTBEAT_MS = 1_000;
     private static final Duration PHASE_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration POLL = Duration.ofMillis(100);
 
@@ -76,6 +78,8 @@ class ShareConsumerTest {
                 new AlterConfigOp(new ConfigEntry("share.record.lock.duration.ms", Integer.toString(LOCK_MS)),
                         AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry("share.session.timeout.ms", Integer.toString(SESSION_MS)),
+                        AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("share.heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS)),
                         AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
         Properties props = ReferenceBroker.clientProps(bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
