@@ -228,19 +228,19 @@ scenario(read_committed_skips_aborted_transactions, ShareTxnSession)
 
 async def a_restart_keeps_the_share_state(s: ShareSession) -> None:
     """The share-partition state is durable (__share_group_state): after the broker restarts, what was accepted
-    or rejected is never delivered again, the released record comes back with its delivery count kept, and the
-    start offset is where it was."""
+    or rejected is never delivered again, the released records come back with their delivery counts kept, and
+    the start offset is where it was."""
     topic, group, a = await _one_member(s, 6)
     await s.fetch_until("A acquires", a)
-    await s.acknowledge("A accepts 0, 1, 4 and 5, releases 2, rejects 3", a,
-                        {0: [(0, 5, (ACCEPT, ACCEPT, RELEASE, REJECT, ACCEPT, ACCEPT))]})
+    await s.acknowledge("A accepts 0, 1 and 5, releases 2 and 4, rejects 3", a,
+                        {0: [(0, 5, (ACCEPT, ACCEPT, RELEASE, REJECT, RELEASE, ACCEPT))]})
     await s.leave(a)
     await s.describe_offsets("before the restart", group, topic, [0])
     await s.restart_broker("the broker restarts", group, topic)
     await s.describe_offsets("after the restart", group, topic, [0], settle=True)
     b = await s.join("B", group, topic)  # its first ShareFetch opens its session (and may acquire at once)
-    await s.fetch_until("B acquires the released record, its delivery count kept", b)
-    await s.acknowledge("B accepts it", b, {0: [(2, 2, (ACCEPT,))]})
+    await s.fetch_until("B acquires the released records, their delivery counts kept", b)
+    await s.acknowledge("B accepts them", b, {0: [(2, 2, (ACCEPT,)), (4, 4, (ACCEPT,))]})
     await s.share_fetch("nothing is left", b, max_wait_ms=100)
     await s.describe_offsets("every record finished", group, topic, [0])
 
