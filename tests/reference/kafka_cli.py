@@ -47,7 +47,8 @@ def class_data_sharing(classpath: str, main: str) -> list[str]:
     a tool's run here. The archive is keyed by java, classpath and main class; a JVM that finds it unusable
     ignores it (-Xshare:auto) and logs nothing at the levels asked for."""
     java = os.path.realpath(shutil.which("java") or "java")
-    key = hashlib.sha256(f"{java}\0{classpath}\0{main}".encode()).hexdigest()[:16]
+    built = os.stat(java).st_mtime_ns if os.path.exists(java) else 0  # a JDK updated in place: a new archive
+    key = hashlib.sha256(f"{java}\0{built}\0{classpath}\0{main}".encode()).hexdigest()[:16]
     archive = cache_root() / "cds" / f"{main.rsplit('.', 1)[-1]}-{key}.jsa"
     quiet = "-Xlog:cds=off,cds+dynamic=off,class+path=off"
     if archive.exists():

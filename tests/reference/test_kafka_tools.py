@@ -5,11 +5,15 @@ equal line for line. The drivers of Kafka's system tests (verifiable producer an
 tools are checked for what they promise on each broker: every acknowledged record consumed and committed
 across a rebalance; every record sent and read back.
 
-Every tool start is a JVM (~2 s on a busy machine; the whole set took 6m11s on 2 shared cores), so the default
-run keeps a bounded subset — kafka-consumer-groups with the console clients and three reset modes, against
-both brokers, and the verifiable drivers on groupcoord (about 2 minutes) — and ``GROUPCOORD_FULL_TESTS=1``
-adds the rest: kafka-topics, kafka-configs, kafka-delete-records, kafka-log-dirs, every reset mode, the
-verifiable drivers on Kafka, the perf tools on both.
+Every tool start is a JVM (~1 s on a quiet machine, more on a busy one), so the default run keeps a bounded
+subset — kafka-consumer-groups with the console clients and three reset modes, the client-quota commands,
+against both brokers, and the verifiable drivers on groupcoord — and ``GROUPCOORD_FULL_TESTS=1`` adds the rest:
+kafka-topics, kafka-configs, kafka-delete-records, kafka-log-dirs, kafka-get-offsets, kafka-transactions
+describe-producers, every reset mode (with --export and --from-file), the verifiable drivers on Kafka, the perf
+tools on both. To keep it short the two brokers' stories run side by side, one groupcoord daemon serves the
+module (every name carries its run's suffix), and each tool starts from a class-data-sharing archive of its
+classes (kafka_cli.class_data_sharing). Every command run lands in the tool table (kafka_tool_table.py),
+printed at the end of the session.
 """
 
 from __future__ import annotations
