@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -97,9 +98,15 @@ def _without_bootstrap(command: str) -> str:
 
 
 def _outcome(returncode: int, text: str) -> str:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    count = len([line for line in text.splitlines() if line.strip()])
-    return f"exit {returncode}" + (f", {count} line{'s' if count > 1 else ''}: {first}" if first else ", no output")
+    """The exit code and the line that says most: an error's own message (its exception's simple name and
+    text, not the "Error while executing … with args" preamble), else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return f"exit {returncode}, no output"
+    errors = [line for line in lines if re.search(r"(Exception|Error)\b.*:", line)
+              and not line.startswith("Error while executing")]
+    shown = re.sub(r"\b(?:[a-z_$][\w$]*\.)+(?=[A-Z]\w*(?:Exception|Error)\b)", "", errors[-1] if errors else lines[0])
+    return f"exit {returncode}, {len(lines)} line{'s' if len(lines) > 1 else ''}: {shown}"
 
 
 def _cell(text: str, limit: int = 110) -> str:
