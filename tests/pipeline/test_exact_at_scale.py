@@ -11,8 +11,6 @@ two busy cores; `python -m bench.pipeline_bench` measures the same run).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from groupcoord.pipeline.jobs.history import history
@@ -62,8 +60,7 @@ def test_every_answer_matches_the_plain_replay(spark, big):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TESTS"),
-                    reason="5,000,000 records through the pipeline commands (~15-25 min): GROUPCOORD_FULL_TESTS=1")
+@pytest.mark.full("5,000,000 records through the pipeline commands (~15-25 min)")
 def test_five_million_records_through_the_commands_match_the_plain_replay(tmp_path):
     from tests.pipeline.cli_runs import run_cli
 
