@@ -41,8 +41,13 @@ def _commit_story(bootstrap: str) -> dict[str, str]:
     assert producer.flush(30) == 0
 
     def commit(group, offsets):
-        """A retriable error (Kafka's coordinator still loading: NOT_COORDINATOR) is retried, as clients do."""
-        from confluent_kafka import KafkaException
+        """A retriable error, or the coordinator still loading or moved (NOT_COORDINATOR, which librdkafka
+        does not mark retriable on an explicit commit; Kafka and a daemon that just started both answer it),
+        is retried, as clients do."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        coordinator_errors = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                              KafkaError.COORDINATOR_NOT_AVAILABLE}
 
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
         deadline = time.monotonic() + 60
@@ -53,7 +58,8 @@ def _commit_story(bootstrap: str) -> dict[str, str]:
                                     asynchronous=False)
                     return
                 except KafkaException as exc:
-                    if not exc.args[0].retriable() or time.monotonic() > deadline:
+                    error = exc.args[0]
+                    if not (error.retriable() or error.code() in coordinator_errors) or time.monotonic() > deadline:
                         raise
                     time.sleep(0.5)
         finally:
