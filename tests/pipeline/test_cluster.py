@@ -90,6 +90,7 @@ def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, da
     cluster_flags = ["--master", cluster.master_url, "--driver-memory", "1g", "--py-files", str(wheel),
                      "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=512m",
                      "--conf", "spark.cores.max=2", "--conf", "spark.executor.cores=1",
+                     "--conf", "spark.sql.shuffle.partitions=2",  # a handful of rows: 2 shuffle tasks, not 8
                      "--conf", f"spark.hadoop.fs.s3a.endpoint={s3_server}",
                      "--conf", "spark.hadoop.fs.s3a.access.key=test", "--conf", "spark.hadoop.fs.s3a.secret.key=test"]
     runs = [["pipeline", job, "--data-dir", str(shared), "--out", str(remote / job), *options, *cluster_flags]
