@@ -44,6 +44,7 @@ class CountingTransport:
         self.frames = 0
         self.bytes = 0
         self.last = b""
+        self.waiting: tuple[int, asyncio.Future[None]] | None = None  # (frames, resolved once written)
 
     def write(self, data: bytes) -> None:
         self.bytes += len(data)
@@ -53,6 +54,17 @@ class CountingTransport:
             (size,) = struct.unpack_from(">i", data, pos)
             pos += 4 + size
             self.frames += 1
+        if self.waiting is not None and self.frames >= self.waiting[0]:
+            if not self.waiting[1].done():
+                self.waiting[1].set_result(None)
+            self.waiting = None
+
+    async def written(self, frames: int) -> None:
+        """Until ``frames`` answers in all were written, without spinning the loop (the CPU figure would count it)."""
+        if self.frames < frames:
+            future = asyncio.get_running_loop().create_future()
+            self.waiting = (frames, future)
+            await future
 
     def get_write_buffer_size(self) -> int:
         return 0
@@ -143,8 +155,8 @@ async def measure_spread(broker: Broker, name: str, requests: int, connections: 
         for i, (conn, transport, chunk) in enumerate(chunks):
             targets[i] += depth
             conn.data_received(chunk)
-        while any(t.frames < target for (_, t, _), target in zip(chunks, targets)):
-            await asyncio.sleep(0)
+        for (_, transport, _), target in zip(chunks, targets):
+            await transport.written(target)
     if profile is not None:
         profile.disable()
     n = rounds * per_round
@@ -162,8 +174,7 @@ async def measure(broker: Broker, name: str, requests: int, depth: int, profile:
     for _ in range(requests // depth):
         target += depth
         conn.data_received(chunk)
-        while transport.frames < target:
-            await asyncio.sleep(0)
+        await transport.written(target)
     if profile is not None:
         profile.disable()
     n = requests // depth * depth
