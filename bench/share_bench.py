@@ -10,6 +10,7 @@ consumer member reads batch headers to move its position, the share member ackno
 
     python -m bench.share_bench                        # starts its own groupcoord (fsync=never)
     python -m bench.share_bench --bootstrap HOST:PORT  # or measures any broker (e.g. Kafka 4.3)
+    python -m bench.share_bench --runs 3               # the median of 3 runs (each on a topic of its own)
 """
 
 from __future__ import annotations
@@ -211,17 +212,29 @@ async def run(bootstrap: str, records: int) -> tuple[float, float]:
     return consumer_s, share_s
 
 
+async def runs(bootstrap: str, records: int, count: int) -> None:
+    """``count`` runs against one broker, each on a fresh topic; the median of each figure is printed last."""
+    results = [await run(bootstrap, records) for _ in range(count)]
+    if count > 1:
+        consumer = sorted(records / c for c, _ in results)
+        share = sorted(records / s for _, s in results)
+        print(f"median of {count} runs: consumer group {consumer[count // 2]:,.0f} records/s, "
+              f"share group {share[count // 2]:,.0f} records/s "
+              f"(consumer {', '.join(f'{x:,.0f}' for x in consumer)}; share {', '.join(f'{x:,.0f}' for x in share)})")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.share_bench")
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=1, help="runs against the same broker; their median is printed")
     ns = parser.parse_args(argv)
     if ns.bootstrap:
-        asyncio.run(run(ns.bootstrap, ns.records))
+        asyncio.run(runs(ns.bootstrap, ns.records, ns.runs))
         return
     server_cores, _ = _cores()
     with groupcoord(server_cores, fsync="never") as (address, _):
-        asyncio.run(run(address, ns.records))
+        asyncio.run(runs(address, ns.records, ns.runs))
 
 
 if __name__ == "__main__":

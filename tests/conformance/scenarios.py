@@ -16,6 +16,7 @@ from tests.conformance.consumer import ConsumerMember, describe_consumer_group, 
 from tests.conformance.requests import Api, Protocol
 from tests.conformance.session import RANGE, Member, Session
 from tests.conformance.share import ShareMember, describe_share_group, member_id as share_member_id
+from tests.conformance.share_partitions.requests import set_group_configs
 from tests.conformance.transcript import Observation, error_name
 
 ROUNDROBIN = Protocol("roundrobin")
@@ -858,22 +859,27 @@ async def share_group_type_conflicts(s: Session) -> None:
     await a.leave()
 
 
-@scenario(*SHARE_APIS)
+@scenario(*SHARE_APIS, Api.INCREMENTAL_ALTER_CONFIGS)
 async def share_group_session_timeout(s: Session) -> None:
-    """A member that stops heartbeating is removed after group.share.session.timeout.ms (6 s in this suite)
-    and its partitions go to the one that stays."""
+    """A member that stops heartbeating is removed after the group's share.session.timeout.ms (2 s here, set
+    through IncrementalAlterConfigs on GROUP with a 1 s share.heartbeat.interval.ms; both brokers run with
+    group.share.min.session.timeout.ms=2000) and its partitions go to the one that stays."""
     labels: dict = {}
     topic, _ = await topic_with_id(s, "sg-expiry", 2, labels)
     group = await s.group("sg-expiry")
+    configured = await s.admin(set_group_configs(group, {"share.session.timeout.ms": "2000",
+                                                         "share.heartbeat.interval.ms": "1000"}))
+    s.transcript.record("the group's share sessions last 2 s", errors=[error_name(r.error_code)
+                                                                        for r in configured.responses])
     a, b = [await ShareMember.create(s, label, group, labels) for label in ("A", "B")]
     await a.join((topic,))
     await a.until_assigned(_at_least(2))
     await b.join((topic,), exact=False)
     await b.until_assigned(_at_least(1), exact=False)
-    deadline = asyncio.get_running_loop().time() + 9.0
+    deadline = asyncio.get_running_loop().time() + 4.0
     while asyncio.get_running_loop().time() < deadline:  # A keeps its session; B goes silent
         await a.send(None, a.epoch, record=False)
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(0.5)
     await describe_share_group(s, "ShareGroupDescribe after B's session ran out", group, labels, exact=False)
     await a.until_assigned(_at_least(2), step="A has every partition again")
     await b.heartbeat(step="B heartbeats after its session ran out")

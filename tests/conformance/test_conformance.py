@@ -11,6 +11,7 @@ import pytest
 from tests.conformance.golden import GOLDEN_DIR
 from tests.conformance.differential import DifferentialSuite
 from tests.conformance.scenarios import SCENARIOS
+from tests.support.share_configs import SHORT_SHARE_BOUNDS
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -46,7 +47,7 @@ async def test_kafka_still_answers_as_recorded(name, kafka_reference):
     await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
 
 
-@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000)
+@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000, **SHORT_SHARE_BOUNDS)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
     await SUITE.assert_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available)

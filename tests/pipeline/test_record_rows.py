@@ -110,3 +110,52 @@ def test_share_group_records_are_decoded_with_their_group_member_and_epoch():
     assert (current["kind"], current["member_id"], current["generation"]) == ("share_group_current_member_assignment", "m1", 3)
     assert json.loads(state["detail"])["initialized_topics"][0]["topic_name"] == "jobs"
     assert (state["kind"], gone["kind"]) == ("share_group_state_partition_metadata", "share_group_metadata_tombstone")
+
+
+def test_every_share_group_record_type_is_decoded():
+    """Kafka 4.3's six ShareGroup* record types in __consumer_offsets (10-15), each a row of its own kind with
+    its group (and member where the key has one); none is unknown or malformed."""
+    import uuid
+
+    from groupcoord.coordinator.groups.offsets_records import (
+        ShareGroupCurrentMemberAssignmentKey,
+        ShareGroupCurrentMemberAssignmentValue,
+        ShareGroupMemberMetadataKey,
+        ShareGroupMemberMetadataValue,
+        ShareGroupMetadataKey,
+        ShareGroupMetadataValue,
+        ShareGroupStatePartitionMetadataKey,
+        ShareGroupStatePartitionMetadataValue,
+        ShareGroupTargetAssignmentMemberKey,
+        ShareGroupTargetAssignmentMemberValue,
+        ShareGroupTargetAssignmentMetadataKey,
+        ShareGroupTargetAssignmentMetadataValue,
+        TopicPartitions,
+    )
+
+    topic = uuid.UUID(int=9)
+    batch = encode_batch([
+        (encode_key(ShareGroupMetadataKey("q")), encode_value(ShareGroupMetadataValue(4, 7)), ()),
+        (encode_key(ShareGroupMemberMetadataKey("q", "m1")),
+         encode_value(ShareGroupMemberMetadataValue(None, "client-1", "/127.0.0.1", ("jobs",))), ()),
+        (encode_key(ShareGroupTargetAssignmentMetadataKey("q")), encode_value(ShareGroupTargetAssignmentMetadataValue(4)), ()),
+        (encode_key(ShareGroupTargetAssignmentMemberKey("q", "m1")),
+         encode_value(ShareGroupTargetAssignmentMemberValue((TopicPartitions(topic, (0,)),))), ()),
+        (encode_key(ShareGroupCurrentMemberAssignmentKey("q", "m1")),
+         encode_value(ShareGroupCurrentMemberAssignmentValue(4, 3, 0, (TopicPartitions(topic, (0,)),))), ()),
+        (encode_key(ShareGroupStatePartitionMetadataKey("q")), encode_value(ShareGroupStatePartitionMetadataValue()), ()),
+        (encode_key(ShareGroupMemberMetadataKey("q", "m1")), None, ()),
+        (encode_key(ShareGroupTargetAssignmentMemberKey("q", "m1")), None, ()),
+        (encode_key(ShareGroupCurrentMemberAssignmentKey("q", "m1")), None, ()),
+        (encode_key(ShareGroupTargetAssignmentMetadataKey("q")), None, ()),
+        (encode_key(ShareGroupStatePartitionMetadataKey("q")), None, ()),
+    ], base_timestamp=5)
+    rows = _rows(batch)
+    assert [r["kind"] for r in rows] == [
+        "share_group_metadata", "share_group_member_metadata", "share_group_target_assignment_metadata",
+        "share_group_target_assignment_member", "share_group_current_member_assignment",
+        "share_group_state_partition_metadata", "share_group_member_metadata_tombstone",
+        "share_group_target_assignment_member_tombstone", "share_group_current_member_assignment_tombstone",
+        "share_group_target_assignment_metadata_tombstone", "share_group_state_partition_metadata_tombstone"]
+    assert {r["group"] for r in rows} == {"q"}
+    assert [r["member_id"] for r in rows if "member" in r["kind"]] == ["m1"] * 6

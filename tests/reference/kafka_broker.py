@@ -125,8 +125,13 @@ def server_properties(config: KafkaBrokerConfig, port: int, controller_port: int
         # their sessions may be short enough for a scenario to watch one expire.
         "group.share.assignment.interval.ms": "0",
         "group.share.assignor.offload.enable": "false",
-        "group.share.min.session.timeout.ms": "6000",
         "group.share.session.timeout.ms": "6000",
+        # Lower bounds (only: every default stays) under which a test may set a group's share.session.timeout.ms,
+        # share.heartbeat.interval.ms and share.record.lock.duration.ms (IncrementalAlterConfigs on GROUP), so
+        # that a fenced member or an expired lock takes seconds; groupcoord's tests start it with the same.
+        "group.share.min.session.timeout.ms": "2000",
+        "group.share.min.heartbeat.interval.ms": "500",
+        "group.share.min.record.lock.duration.ms": "1000",
         **config.extra,
     }
     if config.security is not None:
@@ -214,7 +219,18 @@ class KafkaBroker:
                 return path.read_text(errors="replace")[-2000:]
         return "(no log output)"
 
-    def stop(self) -> None:
+    def restart(self) -> None:
+        """A clean shutdown (SIGTERM) and a start on the same data directory and ports: what Kafka made durable
+        (its logs, __consumer_offsets, __share_group_state) is all the new process has."""
+        began = time.monotonic()
+        self._shut_down()
+        stdio = open(self.workdir / "stdout.log", "ab")
+        self.process = subprocess.Popen(self._java("kafka.Kafka", str(self.workdir / "server.properties")),
+                                        stdout=stdio, stderr=subprocess.STDOUT, start_new_session=True)
+        stdio.close()
+        self._wait_until_serving(began + START_TIMEOUT_S + STOP_TIMEOUT_S)
+
+    def _shut_down(self) -> None:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
@@ -222,6 +238,9 @@ class KafkaBroker:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(STOP_TIMEOUT_S)
+
+    def stop(self) -> None:
+        self._shut_down()
         if self.workdir is not None and os.environ.get("GROUPCOORD_KEEP_KAFKA_DIR") is None:
             shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.share_configs import requires_share_group_configs
+from tests.support.share_configs import SHORT_SHARE_BOUNDS, requires_share_group_configs
 
 from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
 
@@ -21,9 +21,10 @@ def test_java_share_consumers_against_kafka(kafka_reference):
     assert_java_test_passes(kafka_reference, "ShareConsumerTest")
 
 
-# A killed member is fenced after its share session times out (45 s here, Kafka's default; the reference broker
-# runs 6 s sessions, a broker setting whose lower bound groupcoord does not expose).
+# A killed member is fenced once its share session times out: the test gives its group 4 s sessions and 1 s
+# heartbeats (share.session.timeout.ms / share.heartbeat.interval.ms through IncrementalAlterConfigs on GROUP), which
+# both brokers allow (SHORT_SHARE_BOUNDS; Kafka's default minimum session is 45 s), so the kill case takes seconds.
 @requires_share_group_configs
-@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
+@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, **SHORT_SHARE_BOUNDS)
 async def test_java_share_consumers_against_groupcoord(groupcoord_bootstrap):
     assert_java_test_passes(groupcoord_bootstrap, "ShareConsumerTest")

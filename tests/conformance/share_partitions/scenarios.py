@@ -20,27 +20,34 @@ from tests.conformance.transactions.session import TxnSession
 from tests.conformance.transcript import Observation
 
 EARLIEST = "share.auto.offset.reset"
-LOCK_MS = 15_000  # the smallest share.record.lock.duration.ms a group may have (group.share.min.record.lock.duration.ms)
+LOCK_MS = 3_000  # the group's share.record.lock.duration.ms where a lock must expire: both brokers run with
+# group.share.min.record.lock.duration.ms=1000 (tests/support/share_configs.py; Kafka's default minimum is 15 s)
+
+
+Restart = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    run: Callable[[str], Awaitable[list[Observation]]]
+    run: Callable[..., Awaitable[list[Observation]]]  # (bootstrap, restart=None) -> transcript
 
 
 SCENARIOS: dict[str, Scenario] = {}
+# Scenarios that restart the broker mid-story: run with a hook that restarts it on its data directory and port
+# (tests/conformance/share_partitions/test_share_restart_conformance.py), never by the plain suite.
+RESTART_SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(story: Callable[[ShareSession], Awaitable[None]], session_class: type = ShareSession
-             ) -> Callable[[str], Awaitable[list[Observation]]]:
+def scenario(story: Callable[[ShareSession], Awaitable[None]], session_class: type = ShareSession,
+             registry: dict[str, Scenario] = SCENARIOS) -> Callable[..., Awaitable[list[Observation]]]:
     @wraps(story)
-    async def run(bootstrap: str) -> list[Observation]:
-        async with session_class(bootstrap) as session:
+    async def run(bootstrap: str, restart: Restart | None = None) -> list[Observation]:
+        async with session_class(bootstrap, restart=restart) as session:
             await story(session)
             return session.transcript.steps
 
-    SCENARIOS[story.__name__] = Scenario(story.__name__, run)
+    registry[story.__name__] = Scenario(story.__name__, run)
     return run
 
 
@@ -217,3 +224,25 @@ async def read_committed_skips_aborted_transactions(s: ShareTxnSession) -> None:
 
 
 scenario(read_committed_skips_aborted_transactions, ShareTxnSession)
+
+
+async def a_restart_keeps_the_share_state(s: ShareSession) -> None:
+    """The share-partition state is durable (__share_group_state): after the broker restarts, what was accepted
+    or rejected is never delivered again, the released records come back with their delivery counts kept, and
+    the start offset is where it was."""
+    topic, group, a = await _one_member(s, 6)
+    await s.fetch_until("A acquires", a)
+    await s.acknowledge("A accepts 0, 1 and 5, releases 2 and 4, rejects 3", a,
+                        {0: [(0, 5, (ACCEPT, ACCEPT, RELEASE, REJECT, RELEASE, ACCEPT))]})
+    await s.leave(a)
+    await s.describe_offsets("before the restart", group, topic, [0])
+    await s.restart_broker("the broker restarts", group, topic)
+    await s.describe_offsets("after the restart", group, topic, [0], settle=True)
+    b = await s.join("B", group, topic)  # its first ShareFetch opens its session (and may acquire at once)
+    await s.fetch_until("B acquires the released records, their delivery counts kept", b)
+    await s.acknowledge("B accepts them", b, {0: [(2, 2, (ACCEPT,)), (4, 4, (ACCEPT,))]})
+    await s.share_fetch("nothing is left", b, max_wait_ms=100)
+    await s.describe_offsets("every record finished", group, topic, [0])
+
+
+scenario(a_restart_keeps_the_share_state, registry=RESTART_SCENARIOS)

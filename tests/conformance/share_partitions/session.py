@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +49,34 @@ class ShareMember:
         return epoch
 
 
+RETRIABLE_AFTER_RESTART = frozenset({ErrorCode.coordinator_load_in_progress, ErrorCode.coordinator_not_available,
+                                     ErrorCode.not_coordinator, ErrorCode.not_leader_or_follower,
+                                     ErrorCode.leader_not_available, ErrorCode.unknown_topic_or_partition})
+
+
 @dataclass
 class ShareSession(DataSession):
     members: dict[str, ShareMember] = field(default_factory=dict)
+    # Stops the broker and starts it again on its data directory and port (a test's or the recorder's hook);
+    # None where the broker cannot be restarted, and a scenario that needs it fails saying so.
+    restart: Callable[[], Awaitable[None]] | None = None
+
+    async def restart_broker(self, step: str, group_id: str, topic: str) -> None:
+        """Every connection closes (members must have left: their heartbeats are not carried over), the broker
+        restarts, and the session waits, unrecorded, until the group's coordinator and the topic's leader
+        answer again: how long a broker takes to load is not the point."""
+        if self.restart is None:
+            raise ScenarioError("this scenario restarts the broker: run it with a restart hook")
+        for member in self.members.values():
+            await self._stop_heartbeats(member)
+        for connection in self._connections:
+            await connection.close()
+        self._connections.clear()
+        self._admin = None
+        await self.restart()
+        self.transcript.record(step)
+        await self._find_coordinator(group_id)
+        await self.wait_for_leaders(topic, 1)
 
     async def share_group(self, label: str, **configs: str) -> str:
         group_id = await self.group(label)  # its coordinator found (and loaded), unrecorded
@@ -182,8 +208,17 @@ class ShareSession(DataSession):
     async def produce_values(self, topic: str, *values: str, partition: int = 0) -> None:
         await self.produce("produce", {(topic, partition): dq.batch([v.encode() for v in values])})
 
-    async def describe_offsets(self, step: str, group_id: str, topic: str | None, partitions: list[int]) -> None:
-        response = await self.admin(sq.describe_offsets(group_id, topic, partitions))
+    async def describe_offsets(self, step: str, group_id: str, topic: str | None, partitions: list[int], *,
+                               settle: bool = False) -> None:
+        """With ``settle`` (after a restart), retried unrecorded while a coordinator or the partition loads."""
+        deadline = time.monotonic() + ASSIGNMENT_WAIT_S
+        while True:
+            response = await self.admin(sq.describe_offsets(group_id, topic, partitions))
+            errors = {g.error_code for g in response.groups} | {p.error_code for g in response.groups
+                                                                for t in g.topics for p in t.partitions}
+            if not settle or not errors & RETRIABLE_AFTER_RESTART or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(POLL_INTERVAL_S)
         t = self.transcript
         t.record(step, groups=[[error_name(g.error_code), sorted(
             [t.alias(topic.topic_name), int(p.partition_index), error_name(p.error_code), int(p.start_offset),

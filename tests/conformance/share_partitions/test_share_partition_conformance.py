@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.share_configs import requires_share_group_configs
+from tests.support.share_configs import SHORT_SHARE_BOUNDS, requires_share_group_configs
 
 from tests.conformance.differential import DifferentialSuite, assert_serves_pinned_versions
 from tests.conformance.share_partitions.golden import GOLDEN_DIR
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.timeout(180)
 KNOWN_DIFFERENCES: dict[str, str] = {}
 
 SUITE = DifferentialSuite(SCENARIOS, GOLDEN_DIR, KNOWN_DIFFERENCES)
-BROKER = pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
+BROKER = pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, **SHORT_SHARE_BOUNDS)
 
 
 @pytest.mark.reference

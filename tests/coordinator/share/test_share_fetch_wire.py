@@ -226,8 +226,10 @@ def test_closing_the_connection_releases_what_its_session_held(groupcoord_broker
         assert acquired(share_fetch(b, "B", 0, tid, max_wait_ms=2000)) == [(1, 2, 2)]
 
 
-@pytest.mark.groupcoord(group_share_record_lock_duration_ms=200)
+@pytest.mark.groupcoord(group_share_record_lock_duration_ms=200, group_share_delivery_count_limit=2)
 def test_share_metrics_count_what_happens(groupcoord_broker):
+    """In-flight records by state, sessions, lock expiries, redeliveries and records archived at the delivery
+    limit (2 here): one record, whose lock expires twice."""
     bootstrap = groupcoord_broker.bootstrap_servers
     produce(bootstrap, "m", 1)
     tid = topic_id(groupcoord_broker, "m")
@@ -244,6 +246,13 @@ def test_share_metrics_count_what_happens(groupcoord_broker):
         text = groupcoord_broker.metrics.exposition().decode()
         assert "groupcoord_share_lock_expiries_total 1.0" in text
         assert "groupcoord_share_redeliveries_total 1.0" in text
+        assert "groupcoord_share_archived_at_delivery_limit_total 0.0" in text
+        time.sleep(0.4)  # the second delivery's lock expires: it was the last one
+        assert acquired(share_fetch(a, "A", 3, tid, max_wait_ms=200)) == []
+        text = groupcoord_broker.metrics.exposition().decode()
+        assert "groupcoord_share_lock_expiries_total 2.0" in text
+        assert "groupcoord_share_archived_at_delivery_limit_total 1.0" in text
+        assert 'groupcoord_share_records_in_flight{state="acquired"} 0.0' in text
 
 
 def test_deleting_the_share_group_deletes_its_share_partitions(groupcoord_broker):

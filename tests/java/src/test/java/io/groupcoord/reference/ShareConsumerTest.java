@@ -47,6 +47,12 @@ class ShareConsumerTest {
     private static final int PARTITIONS = 3;
     private static final int MESSAGES = 300;
     private static final int LOCK_MS = 15_000;  // the smallest share.record.lock.duration.ms a group may set
+    // The group's share.session.timeout.ms and share.heartbeat.interval.ms (IncrementalAlterConfigs on GROUP): a
+    // killed member is fenced after SESSION_MS, and the survivors hear of its partition at their next heartbeat.
+    // The brokers under test allow them (group.share.min.session.timeout.ms=2000,
+    // group.share.min.heartbeat.interval.ms=500; Kafka's default minimums are 45 s and 5 s).
+    private static final int SESSION_MS = 4_000;
+    private static final int HEARTBEAT_MS = 1_000;
     private static final Duration PHASE_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration POLL = Duration.ofMillis(100);
 
@@ -70,6 +76,10 @@ class ShareConsumerTest {
         admin.incrementalAlterConfigs(Map.of(group, List.of(
                 new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry("share.record.lock.duration.ms", Integer.toString(LOCK_MS)),
+                        AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("share.session.timeout.ms", Integer.toString(SESSION_MS)),
+                        AlterConfigOp.OpType.SET),
+                new AlterConfigOp(new ConfigEntry("share.heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS)),
                         AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
         Properties props = ReferenceBroker.clientProps(bootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -110,9 +120,12 @@ class ShareConsumerTest {
         }
         Set<Integer> working = new HashSet<>();
         pollUntil("every record is acknowledged", () -> acknowledged.size() == MESSAGES, consumers, working);
-        assertEquals(MESSAGES, acknowledged.size());
+        assertEquals(MESSAGES, acknowledged.size());  // job-0 .. job-299, each acknowledged: no gap
         for (Map.Entry<String, Integer> entry : deliveries.entrySet()) {
             assertEquals(1, entry.getValue(), entry.getKey() + " was delivered more than once");
+        }
+        for (Map.Entry<String, Integer> entry : acknowledged.entrySet()) {
+            assertEquals(1, entry.getValue(), entry.getKey() + " was acknowledged more than once");
         }
         assertTrue(working.size() >= 2, "the records were shared out among the members: " + working);
     }
@@ -151,6 +164,12 @@ class ShareConsumerTest {
             assertEquals(1, acknowledged.get(value), value + " (held by the killed member) was acknowledged once");
         }
         assertEquals(MESSAGES, acknowledged.size(), "no record was lost");
+        for (Map.Entry<String, Integer> entry : deliveries.entrySet()) {
+            assertEquals(1, entry.getValue(), entry.getKey() + " was delivered to the survivors more than once");
+        }
+        for (Map.Entry<String, Integer> entry : acknowledged.entrySet()) {
+            assertEquals(1, entry.getValue(), entry.getKey() + " was acknowledged more than once");
+        }
     }
 
     /** Polls the given members in turn from this one thread, acknowledging every record (ACCEPT). */
