@@ -331,7 +331,7 @@ class CoordinatorRuntime:
         if interval <= 0 or rt.snapshotting is not None or not self._may_snapshot(rt):
             return False
         # A snapshot costs its whole size: with much state, take one per half of that in new records.
-        return rt.latest.since_snapshot >= max(interval, len(rt.latest) // 2)
+        return rt.latest.since_snapshot >= max(interval, len(rt.latest.records) // 2)
 
     def _start_snapshot(self, rt: _ShardRuntime) -> None:
         rt.snapshotting = asyncio.get_running_loop().create_task(self._write_snapshot(rt),
@@ -340,20 +340,15 @@ class CoordinatorRuntime:
     async def _write_snapshot(self, rt: _ShardRuntime) -> None:
         """Write down the latest records as of now (every one of them durable: called between appends)."""
         latest, log, partition = rt.latest, rt.log, rt.shard.partition
-        if latest.overlay is not None:  # another write of this shard's snapshot is under way
-            if rt.snapshotting is asyncio.current_task():
-                rt.snapshotting = None
-            return
-        records, end = latest.freeze()  # not copied: a million offsets cost the event loop nothing here
+        entries, end = latest.entries(), latest.end_offset
         taken = latest.since_snapshot
         try:
-            data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, records.items())
+            data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, entries)
             await log.run_in_executor(snapshots.write_snapshot, log.directory, data)
         except Exception as exc:  # the next one is tried after as many records again; the log stays the truth
             rt.shard.log.warning("coordinator snapshot not written", error=repr(exc))
             return
         finally:
-            latest.thaw()
             rt.snapshotting = None
         if rt.latest is latest:
             latest.since_snapshot = max(latest.since_snapshot - taken, 0)
@@ -505,7 +500,7 @@ class CoordinatorRuntime:
         """The value of ``key``'s latest durable record (None: none, or a tombstone)."""
         rt = self._runtimes[partition]
         raw_key = self.codec.encode_key(key)
-        latest = rt.latest.get(raw_key)
+        latest = rt.latest.records.get(raw_key)
         if latest is None or latest[1] is None:
             return None
         return self.codec.decode_record(raw_key, latest[1])[1]

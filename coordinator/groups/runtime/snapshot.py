@@ -22,7 +22,6 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
 
 from groupcoord.protocol.crc import crc32c
 
@@ -43,25 +42,19 @@ class LatestRecords:
 
     ``end_offset`` is the offset after the last record accounted for. Kept by the runtime beside the
     shard's state; a snapshot is this, written down.
-
-    While a snapshot is being written (``freeze`` … ``thaw``), ``records`` is left untouched for the
-    writer's thread to read and what is added meanwhile goes to ``overlay``: a snapshot of a shard holding a
-    million offsets costs the event loop nothing, where copying them first stalled every client for a
-    large part of a second.
     """
 
     records: dict[bytes, tuple[int, bytes | None]]
     end_offset: int = 0
     since_snapshot: int = 0
     """Records added since the last snapshot was written (how long a restart's tail replay would be)."""
-    overlay: dict[bytes, tuple[int, bytes | None]] | None = None
 
     @classmethod
     def empty(cls) -> "LatestRecords":
         return cls({})
 
     def add(self, offset: int, key: bytes, value: bytes | None) -> None:
-        records = self.records if self.overlay is None else self.overlay
+        records = self.records
         if key in records:
             del records[key]  # re-inserted at the end: the dict stays in log order
         records[key] = (offset, value)
@@ -69,49 +62,16 @@ class LatestRecords:
         if offset >= self.end_offset:
             self.end_offset = offset + 1
 
-    def get(self, key: bytes) -> tuple[int, bytes | None] | None:
-        if self.overlay is not None:
-            hit = self.overlay.get(key)
-            if hit is not None:
-                return hit
-        return self.records.get(key)
-
-    def __len__(self) -> int:
-        """Keys held (a key both frozen and in the overlay counts twice until ``thaw``)."""
-        return len(self.records) + (len(self.overlay) if self.overlay is not None else 0)
-
-    def freeze(self) -> tuple[dict[bytes, tuple[int, bytes | None]], int]:
-        """The records as of now and the offset they end at, not copied: nothing changes them until ``thaw``
-        (what is added meanwhile is kept aside), so another thread may read them."""
-        assert self.overlay is None, "one snapshot at a time"
-        self.overlay = {}
-        return self.records, self.end_offset
-
-    def thaw(self) -> None:
-        """Fold what was added during the snapshot back in, in log order (costs what was added, not the
-        whole)."""
-        overlay, self.overlay = self.overlay, None
-        if overlay:
-            records = self.records
-            for key, entry in overlay.items():
-                records.pop(key, None)
-                records[key] = entry
-
     def entries(self) -> list[tuple[bytes, tuple[int, bytes | None]]]:
-        """A copy in log order."""
-        out = list(self.records.items())
-        if self.overlay:
-            moved = self.overlay.keys()
-            out = [item for item in out if item[0] not in moved] + list(self.overlay.items())
-        return out
+        """A copy in log order, cheap enough to take on the event loop and serialise off it."""
+        return list(self.records.items())
 
 
 def snapshot_path(directory: Path) -> Path:
     return Path(directory) / SNAPSHOT_FILE
 
 
-def encode_snapshot(partition: int, end_offset: int,
-                    entries: "Collection[tuple[bytes, tuple[int, bytes | None]]]") -> bytes:
+def encode_snapshot(partition: int, end_offset: int, entries: list[tuple[bytes, tuple[int, bytes | None]]]) -> bytes:
     parts = [_HEADER.pack(_MAGIC, partition, end_offset, len(entries))]
     pack = _RECORD_HEAD.pack
     for key, (offset, value) in entries:
