@@ -44,6 +44,7 @@ class CountingTransport:
         self.frames = 0
         self.bytes = 0
         self.last = b""
+        self.waiting: tuple[int, asyncio.Future[None]] | None = None  # (frames, resolved once written)
 
     def write(self, data: bytes) -> None:
         self.bytes += len(data)
@@ -53,6 +54,17 @@ class CountingTransport:
             (size,) = struct.unpack_from(">i", data, pos)
             pos += 4 + size
             self.frames += 1
+        if self.waiting is not None and self.frames >= self.waiting[0]:
+            if not self.waiting[1].done():
+                self.waiting[1].set_result(None)
+            self.waiting = None
+
+    async def written(self, frames: int) -> None:
+        """Until ``frames`` answers in all were written, without spinning the loop (the CPU figure would count it)."""
+        if self.frames < frames:
+            future = asyncio.get_running_loop().create_future()
+            self.waiting = (frames, future)
+            await future
 
     def get_write_buffer_size(self) -> int:
         return 0
@@ -127,38 +139,71 @@ async def setup_commit(broker: Broker, conn: KafkaConnection, transport: Countin
 SETUPS: dict[str, Callable[..., Any]] = {"heartbeat": setup_heartbeat, "offset_commit": setup_commit}
 
 
+async def measure_spread(broker: Broker, name: str, requests: int, connections: int, depth: int,
+                         profile: cProfile.Profile | None) -> float:
+    """As the socket bench loads the broker: ``connections`` connections, each with its own group (so the
+    groups spread over the shards), each handed ``depth`` frames per turn of the loop."""
+    made = [connect(broker) for _ in range(connections)]
+    chunks = [(conn, transport, (await SETUPS[name](broker, conn, transport)) * depth) for conn, transport in made]
+    per_round = connections * depth
+    rounds = max(requests // per_round, 1)
+    targets = [transport.frames for _, transport, _ in chunks]
+    started, cpu = time.perf_counter(), time.process_time()
+    if profile is not None:
+        profile.enable()
+    for _ in range(rounds):
+        for i, (conn, transport, chunk) in enumerate(chunks):
+            targets[i] += depth
+            conn.data_received(chunk)
+        for (_, transport, _), target in zip(chunks, targets):
+            await transport.written(target)
+    if profile is not None:
+        profile.disable()
+    n = rounds * per_round
+    return (time.perf_counter() - started) / n, (time.process_time() - cpu) / n
+
+
 async def measure(broker: Broker, name: str, requests: int, depth: int, profile: cProfile.Profile | None) -> float:
     conn, transport = connect(broker)
     frame = await SETUPS[name](broker, conn, transport)
     chunk = frame * depth
     target = transport.frames
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if profile is not None:
         profile.enable()
     for _ in range(requests // depth):
         target += depth
         conn.data_received(chunk)
-        while transport.frames < target:
-            await asyncio.sleep(0)
+        await transport.written(target)
     if profile is not None:
         profile.disable()
-    return (time.perf_counter() - started) / (requests // depth * depth)
+    n = requests // depth * depth
+    return (time.perf_counter() - started) / n, (time.process_time() - cpu) / n
 
 
-async def run(names: list[str], requests: int, depth: int, fsync: str, profile: str | None, top: int) -> None:
+async def run(names: list[str], requests: int, depth: int, fsync: str, profile: str | None, top: int,
+              connections: int = 1) -> None:
     async with Broker(fsync=fsync, metrics_port=0, group_initial_rebalance_delay_ms=0) as broker:
         if settle_heap is not None:
             settle_heap()  # as the daemon does once it serves
         for name in names:
-            await measure(broker, name, min(requests, 2000), depth, None)  # warm caches and plans
+            if connections > 1:
+                def one(n: int, prof: cProfile.Profile | None) -> Any:
+                    return measure_spread(broker, name, n, connections, depth, prof)
+            else:
+                def one(n: int, prof: cProfile.Profile | None) -> Any:
+                    return measure(broker, name, n, depth, prof)
+            await one(min(requests, 2000), None)  # warm caches and plans
             prof = cProfile.Profile() if profile == name else None
             if prof is not None:
-                trials = [await measure(broker, name, requests, depth, prof)]
+                trials = [await one(requests, prof)]
             else:  # a shared machine: the fastest of several trials is the code's cost, the median its noise
-                trials = sorted([await measure(broker, name, requests // 5, depth, None) for _ in range(5)])
-            per = trials[0]
-            print(f"{name}: {per * 1e6:.2f} µs per request, min of {len(trials)} (median {trials[len(trials) // 2] * 1e6:.2f}; "
-                  f"{1 / per:,.0f} req/s in-process, depth {depth}, fsync={fsync})")
+                trials = sorted([await one(requests // 5, None) for _ in range(5)])
+            per = trials[0][0]
+            cpus = sorted(cpu for _, cpu in trials)
+            print(f"{name}: {per * 1e6:.2f} µs per request, min of {len(trials)} (median {trials[len(trials) // 2][0] * 1e6:.2f}; "
+                  f"CPU of the process {cpus[0] * 1e6:.2f} µs min, {cpus[len(cpus) // 2] * 1e6:.2f} median; "
+                  f"{1 / per:,.0f} req/s in-process, {connections} connection(s) x depth {depth}, fsync={fsync})")
             if prof is not None:
                 out = io.StringIO()
                 pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
@@ -169,6 +214,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--depth", type=int, default=64, help="frames per data_received (64 connections x 8 ≈ 512 in flight)")
+    parser.add_argument("--connections", type=int, default=1,
+                        help="connections, each with its own group, fed `depth` frames each per turn (64 x 8: the socket bench)")
     parser.add_argument("--fsync", default="never", choices=["never", "batch", "always"])
     parser.add_argument("--only", default="heartbeat,offset_commit")
     parser.add_argument("--profile", default=None, help="a request name to run under cProfile")
@@ -177,7 +224,8 @@ def main() -> None:
     configure_logging("warning", "json")  # the daemon logs at info; nothing on these paths logs below warning
     loop = new_event_loop()
     try:
-        loop.run_until_complete(run(ns.only.split(","), ns.requests, ns.depth, ns.fsync, ns.profile, ns.top))
+        loop.run_until_complete(run(ns.only.split(","), ns.requests, ns.depth, ns.fsync, ns.profile, ns.top,
+                                    ns.connections))
     finally:
         loop.close()
 

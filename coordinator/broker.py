@@ -303,10 +303,15 @@ class Broker:
     def health(self) -> dict:
         """Whether the broker can do its job, beyond answering: every write failing now (ENOSPC, EIO), every
         partition offline, every group shard that could not load. Served at the metrics endpoint's /health
-        and read by `groupcoord health`."""
+        and read by `groupcoord health`, which reports ``checked`` — what was looked at — with the verdict:
+        the data directory, how many partition logs, and the group coordinator's shards by load state
+        (a shard still loading answers COORDINATOR_LOAD_IN_PROGRESS and clients retry: not a problem)."""
         problems: list[dict] = []
+        checked: dict = {"data_dir": str(self.data_dir) if self.started_at else None, "partition_logs": 0,
+                         "coordinator_partitions": {"loaded": 0, "loading": 0, "unavailable": 0}}
         manager = self.log_manager
         if manager is not None:
+            checked["partition_logs"] = len(manager.logs)
             for (topic, partition), log in sorted(manager.logs.items()):
                 failure = getattr(log, "write_failure", None)
                 if failure is not None:
@@ -318,11 +323,15 @@ class Broker:
             for (topic, partition), exc in sorted(manager.refused.items()):
                 problems.append({"partition": f"{topic}-{partition}", "problem": "offline: corrupt", "error": str(exc)})
         if self.groups is not None:
+            shards = checked["coordinator_partitions"]
             for shard in self.groups.shards():
                 if shard.unavailable is not None:
+                    shards["unavailable"] += 1
                     problems.append({"partition": f"__consumer_offsets-{shard.partition}",
                                      "problem": "group shard unavailable", "error": shard.unavailable})
-        return {"healthy": not problems, "problems": problems}
+                else:
+                    shards["loading" if shard.loading else "loaded"] += 1
+        return {"healthy": not problems, "problems": problems, "checked": checked}
 
     async def __aenter__(self) -> "Broker":
         return await self.start()

@@ -380,8 +380,25 @@ def _encode_bytes(out: bytearray, data: bytes | None) -> None:
         out += data
 
 
+_ZIGZAG_SMALL = tuple(bytes((n << 1,)) for n in range(64))
+"""The zig-zag varint of 0..63, each one byte: every field of a small record without headers (a coordinator's
+offset commit: deltas, key and value lengths) is one of these."""
+
+
 def _encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
                    headers: Sequence[tuple[str, bytes | None]]) -> bytes:
+    if not headers and key is not None and value is not None and 0 <= offset_delta < 64 \
+            and 0 <= timestamp_delta < 64:
+        key_len, value_len = len(key), len(value)
+        if key_len < 64 and value_len < 64:  # every varint one byte: the record laid out in one join
+            small = _ZIGZAG_SMALL
+            return b"".join((encode_varint(key_len + value_len + 6), b"\x00", small[timestamp_delta],
+                             small[offset_delta], small[key_len], key, small[value_len], value, b"\x00"))
+    return _encode_record_general(offset_delta, timestamp_delta, key, value, headers)
+
+
+def _encode_record_general(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+                           headers: Sequence[tuple[str, bytes | None]]) -> bytes:
     body = bytearray(b"\x00")
     body += encode_varlong(timestamp_delta)
     body += encode_varint(offset_delta)

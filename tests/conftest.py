@@ -7,6 +7,7 @@ import pytest
 
 from tests.reference.fixtures import groupcoord_bootstrap, kafka_reference, kafka_reference_if_available, kafka_tools
 from tests.support.daemon import Daemon
+from tests.support.full_run import skip_unless_full_run
 
 __all__ = ["groupcoord_bootstrap", "groupcoord_daemon", "kafka_reference", "kafka_reference_if_available", "kafka_tools"]
 
@@ -17,3 +18,7 @@ def groupcoord_daemon(tmp_path):
     daemon = Daemon(tmp_path / "data").start()
     yield daemon
     daemon.kill()
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_unless_full_run(items)

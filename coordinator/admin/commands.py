@@ -44,19 +44,37 @@ def _emit(out: TextIO, text: str) -> None:
 
 async def health(args: argparse.Namespace, out: TextIO) -> None:
     """An ApiVersions round trip, then the broker's own /health on its metrics port: a broker that answers
-    but cannot write (a full disk, EIO) or has partitions offline is reported unhealthy (exit code 1)."""
+    but cannot write (a full disk, EIO) or has partitions offline is reported unhealthy (exit code 1). The
+    report says what was checked: the ApiVersions version and how many APIs the broker serves, and (from
+    /health) its data directory, partition logs and coordinator partitions by load state."""
     async with _client(args) as client:
         conn = await client.connection()
         version = conn.version_for(ApiKey.API_VERSIONS)
-    report: dict = {"ok": True, "api_versions_version": version}
+        apis = len(conn.api_ranges)
+    report: dict = {"ok": True, "api_versions_version": version, "apis": apis}
     if args.metrics_port:
         host = args.bootstrap_server.rpartition(":")[0].strip("[]") or "127.0.0.1"
         report.update(await _broker_health(host, args.metrics_port, args.timeout))
     if not report.get("healthy", True):
+        report["ok"] = False
         problems = "; ".join(f"{p['partition']}: {p['problem']} ({p['error']})" for p in report["problems"])
-        _emit(out, render.to_json(report) if args.json else f"unhealthy: {problems}")
+        _emit(out, render.to_json(report) if args.json else f"unhealthy: {problems}\n{_checked(report)}")
         raise AdminError(f"broker unhealthy: {len(report['problems'])} problem(s)")
-    _emit(out, render.to_json(report) if args.json else "ok")
+    _emit(out, render.to_json(report) if args.json else f"ok\n{_checked(report)}")
+
+
+def _checked(report: dict) -> str:
+    lines = [f"checked: ApiVersions v{report['api_versions_version']} answered ({report['apis']} APIs)"]
+    checked = report.get("checked")
+    if checked is None:
+        lines.append("not checked: data directory and coordinator load state (no --metrics-port)")
+    else:
+        shards = checked["coordinator_partitions"]
+        lines.append(f"checked: coordinator partitions {shards['loaded']} loaded, {shards['loading']} loading, "
+                     f"{shards['unavailable']} unavailable")
+        lines.append(f"checked: data dir {checked['data_dir']}: {checked['partition_logs']} partition logs, "
+                     f"{len(report.get('problems', []))} problem(s)")
+    return "\n".join(lines)
 
 
 async def _broker_health(host: str, port: int, timeout: float) -> dict:

@@ -14,7 +14,7 @@ import structlog
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
-from groupcoord.protocol.fast_codecs import OFFSET_COMMIT
+from groupcoord.protocol.fast_codecs import OFFSET_COMMIT, OffsetCommitRequestView
 from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.values import as_ms, as_str
 
@@ -35,6 +35,15 @@ log = structlog.get_logger("groupcoord.offset_commit")
 
 
 def commit_request(ctx: RequestContext, r: Any) -> OffsetCommit:
+    if type(r) is OffsetCommitRequestView:  # the fast reader's: fields already plain ints and strings
+        retention = r.retention_time
+        return OffsetCommit(
+            r.group_id,
+            tuple((t.name, tuple([CommitPartition(p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                                  p.committed_metadata) for p in t.partitions]))
+                  for t in r.topics),
+            r.generation_id_or_member_epoch, r.member_id, r.group_instance_id,
+            -1 if retention is None else retention, ctx.api_version)
     retention = getattr(r, "retention_time", None)
     return OffsetCommit(
         group_id=as_str(r.group_id),

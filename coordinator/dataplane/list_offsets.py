@@ -83,21 +83,29 @@ class ListOffsetsService:
         return _found(partition, offset, found_ts, epoch)
 
     async def _max_timestamp(self, log: Any, partition: int) -> dict:
-        """The first record carrying the largest timestamp (Kafka's offsetOfMaxTimestamp)."""
+        """The first record carrying the largest timestamp (Kafka's offsetOfMaxTimestamp) among the records still
+        in the log. Kafka 4.3 answers from its segments' max-timestamp-so-far, which DeleteRecords does not
+        lower, so it can name an offset below the log start offset — a record no consumer can fetch any more.
+        Only records from the log start offset on count here (a batch straddling it is read record by record)."""
+        start = log.log_start_offset
         best_ts, best_data = NO_TIMESTAMP, None
-        async for header, data in log.batches(log.log_start_offset):
+        async for header, data in log.batches(start):
             if header.is_control:
                 continue
-            if header.max_timestamp > best_ts:
-                best_ts, best_data = header.max_timestamp, (header, data)
+            batch_ts = header.max_timestamp
+            if header.base_offset < start and header.timestamp_type != 1:
+                batch_ts = max((r.timestamp for r in decode_records(data, 0, header) if r.offset >= start),
+                               default=NO_TIMESTAMP)
+            if batch_ts > best_ts:
+                best_ts, best_data = batch_ts, (header, data)
         if best_data is None:
             return _found(partition, NO_OFFSET, NO_TIMESTAMP)
         header, data = best_data
         epoch = header.partition_leader_epoch
         if header.timestamp_type == 1:           # LogAppendTime: every record carries the batch's time
-            return _found(partition, header.base_offset, best_ts, epoch)
+            return _found(partition, max(header.base_offset, start), best_ts, epoch)
         for record in decode_records(data, 0, header):
-            if record.timestamp == best_ts:
+            if record.offset >= start and record.timestamp == best_ts:
                 return _found(partition, record.offset, best_ts, epoch)
         return _found(partition, header.last_offset, best_ts, epoch)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from groupcoord.protocol.varint import VARINT_MAX_BYTES, VarintError, decode_unsigned_varint, encode_unsigned_varint
+from groupcoord.protocol.frozen import fast_init
 
 
 class RecordFormatError(ValueError):
@@ -25,6 +26,7 @@ class RecordFormatError(ValueError):
 # --------------------------------------------------------------------------- dataclasses
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommitKey:
     group: str
@@ -32,6 +34,7 @@ class OffsetCommitKey:
     partition: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommitValue:
     offset: int

@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from groupcoord.protocol.frozen import fast_init
+
 
 @dataclass(frozen=True, slots=True)
 class JoinGroup:
@@ -42,6 +44,7 @@ class SyncGroup:
     version: int = 5
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
     group_id: str
@@ -64,6 +67,7 @@ class LeaveGroup:
     version: int = 5
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CommitPartition:
     partition: int
@@ -72,6 +76,7 @@ class CommitPartition:
     metadata: str | None = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommit:
     group_id: str

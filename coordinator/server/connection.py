@@ -215,9 +215,12 @@ class KafkaConnection(asyncio.Protocol):
             return
         if type(result) is dict:  # answered at once (a heartbeat): the commonest case, tested first
             self._complete(slot, decoded, result)
-        elif isinstance(result, asyncio.Future) and result.done():
-            self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
-        elif asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+        elif isinstance(result, asyncio.Future):
+            if result.done():
+                self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
+            else:  # a service's future (a commit waiting for its write): nothing to wrap or cancel, only to await
+                result.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))
+        elif asyncio.iscoroutine(result):
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))

@@ -19,6 +19,7 @@ from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.fast_codecs import FastCodec
+from groupcoord.protocol.frozen import fast_init
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
 from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
@@ -72,6 +73,7 @@ once a handler returns this, and the requests already read behind it are not ans
 may still run to completion, whereas Kafka would not have read them at all)."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     api_key: int

@@ -40,6 +40,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 SUITE = DifferentialSuite(SCENARIOS, GOLDEN_DIR, KNOWN_DIFFERENCES)
 
 
+@pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
 @pytest.mark.reference
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_kafka_still_answers_as_recorded(name, kafka_reference):

@@ -217,3 +217,12 @@ def test_decoded_records_are_the_same_values_as_constructed_ones():
     assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.offset = 6  # type: ignore[misc]
+
+
+@given(st.integers(0, 100), st.integers(-5, 100), st.none() | st.binary(max_size=80), st.none() | st.binary(max_size=80),
+       st.lists(st.tuples(st.text(max_size=3), st.none() | st.binary(max_size=3)), max_size=2))
+def test_small_record_layout_is_the_general_one(offset_delta, timestamp_delta, key, value, headers) -> None:
+    from groupcoord.protocol.record_batch import _encode_record, _encode_record_general
+
+    assert _encode_record(offset_delta, timestamp_delta, key, value, headers) == \
+        _encode_record_general(offset_delta, timestamp_delta, key, value, headers)

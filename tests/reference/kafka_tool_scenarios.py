@@ -23,10 +23,22 @@ class Story:
         self.cli = cli
         self.suffix = suffix
         self.transcript: Transcript = []
+        self.exits: list[int] = []  # the exit code behind each transcript entry (the tool table reports them)
         self.runs: list[ToolRun] = []
+        self.redactions: dict[str, str] = {}  # run-local paths in commands, shown as their labels
 
     def name(self, base: str) -> str:
         return f"{base}{self.suffix}"
+
+    def shown(self, text: str) -> str:
+        for value, label in self.redactions.items():
+            text = text.replace(value, label)
+        return normalise(text.replace(self.cli.bootstrap, "<bootstrap>"), self.suffix)
+
+    def note(self, command: str, text: str, returncode: int) -> None:
+        """A transcript entry made of several runs or of a part of a run's output."""
+        self.transcript.append((command, text))
+        self.exits.append(returncode)
 
     def run(self, tool: str, *args: str, record: bool = True, expect_ok: bool = True, sort: bool = False,
             keep: Callable[[str], bool] | None = None, **options) -> ToolRun:
@@ -35,13 +47,11 @@ class Story:
         if expect_ok:
             done.ok()
         if record:
-            text = normalise((done.stdout if expect_ok else done.output).replace(self.cli.bootstrap, "<bootstrap>"),
-                             self.suffix)
+            text = self.shown(done.stdout if expect_ok else done.output)
             lines = [line for line in text.splitlines() if keep is None or keep(line)]
             if sort:
                 lines.sort()
-            self.transcript.append((normalise(done.command, self.suffix).replace(self.cli.bootstrap, "<bootstrap>"),
-                                    "\n".join(lines)))
+            self.note(self.shown(done.command), "\n".join(lines), done.returncode)
         return done
 
 
@@ -63,9 +73,9 @@ def topics(story: Story) -> None:
               "--config", "cleanup.policy=compact", "--config", "retention.ms=3600000")
     story.run("kafka-topics", "--describe", "--topic", story.name("compacted"))
     listed = story.run("kafka-topics", "--list", record=False)
-    story.transcript.append(("kafka-topics --list (this run's)",
-                             "\n".join(sorted(normalise(line, story.suffix) for line in listed.stdout.splitlines()
-                                              if story.suffix in line))))
+    story.note("kafka-topics --list (this run's)",
+               "\n".join(sorted(normalise(line, story.suffix) for line in listed.stdout.splitlines()
+                                if story.suffix in line)), listed.returncode)
     story.run("kafka-topics", "--delete", "--topic", story.name("compacted"))
     story.run("kafka-topics", "--describe", "--topic", story.name("missing"), expect_ok=False,
               keep=lambda line: "Error" in line or "does not exist" in line)
@@ -105,6 +115,7 @@ def console_and_groups(story: Story) -> None:
         reset("--shift-by", "-10")
         reset("--to-datetime", "2000-01-01T00:00:00.000")
         reset("--by-duration", "PT1H")
+        _reset_from_an_exported_plan(story, group, topic)
         story.run("kafka-consumer-groups", "--reset-offsets", "--group", group, "--all-topics", "--to-current",
                   "--execute", sort=True)
     story.run("kafka-consumer-groups", "--reset-offsets", "--group", group, "--topic", f"{topic}:1",
@@ -114,6 +125,18 @@ def console_and_groups(story: Story) -> None:
     story.run("kafka-consumer-groups", "--describe", "--group", group, "--offsets", sort=True, expect_ok=False)
     story.run("kafka-consumer-groups", "--delete", "--group", group)
     story.run("kafka-consumer-groups", "--list", keep=_mine(story))
+
+
+def _reset_from_an_exported_plan(story: Story, group: str, topic: str) -> None:
+    """--dry-run --export writes the plan as CSV; --from-file executes a (possibly edited) plan."""
+    exported = story.run("kafka-consumer-groups", "--reset-offsets", "--group", group, "--topic", topic,
+                         "--to-offset", "4", "--dry-run", "--export", sort=True)
+    with tempfile.TemporaryDirectory() as work:
+        plan = Path(work) / "plan.csv"
+        plan.write_text(exported.stdout.replace(",0,4", ",0,5"))  # edited: partition 0 to 5
+        story.redactions[str(plan)] = "<plan.csv>"
+        story.run("kafka-consumer-groups", "--reset-offsets", "--group", group, "--from-file", str(plan),
+                  "--execute", sort=True)
 
 
 def configs(story: Story) -> None:
@@ -158,15 +181,25 @@ def delete_records_and_log_dirs(story: Story) -> None:
                 {"topic": topic, "partition": 0, "offset": offset}]}))
             done = story.run("kafka-delete-records", "--offset-json-file", str(offsets), record=False,
                              expect_ok=expect_ok)
-            story.transcript.append((f"kafka-delete-records offset {offset}", normalise(
-                "\n".join(line for line in done.output.splitlines() if "partition" in line), story.suffix)))
+            story.note(f"kafka-delete-records --offset-json-file <{topic}-0 before {offset}>".replace(story.suffix, ""),
+                       normalise("\n".join(line for line in done.output.splitlines() if "partition" in line),
+                                 story.suffix), done.returncode)
 
+        _describe_producers(story, topic)
         delete(3)
         story.run("kafka-console-consumer", "--topic", topic, "--partition", "0", "--offset", "earliest",
                   "--max-messages", "1", "--timeout-ms", "20000", "--formatter-property", "print.offset=true")
         delete(1)
+        # earliest and latest (ListOffsets). Not -3 (max timestamp): which record carries the largest time
+        # depends on the millisecond each was sent in, so the two brokers' answers differ by the clock; and after
+        # DeleteRecords Kafka 4.3.1 may name a deleted record where groupcoord does not (on purpose:
+        # tests/coordinator/dataplane/test_list_offsets.py::test_max_timestamp_counts_only_records_still_in_the_log).
+        for when in ("-2", "-1"):
+            story.run("kafka-get-offsets", "--topic", topic, "--time", when)
         delete(1000, expect_ok=False)
         delete(-1)
+        story.run("kafka-get-offsets", "--topic", topic, "--time", "-2")
+        _describe_producers(story, topic)
     story.run("kafka-consumer-groups", "--reset-offsets", "--group", story.name("late"), "--topic", topic,
               "--to-earliest", "--dry-run", sort=True)
     dirs = story.run("kafka-log-dirs", "--describe", "--topic-list", topic, record=False)
@@ -174,7 +207,18 @@ def delete_records_and_log_dirs(story: Story) -> None:
     shape = [{"broker": b["broker"], "logDirs": [{"error": d["error"], "partitions": sorted(
         (p["partition"].replace(story.suffix, ""), p["offsetLag"], p["isFuture"]) for p in d["partitions"])}
         for d in b["logDirs"]]} for b in payload["brokers"]]
-    story.transcript.append(("kafka-log-dirs --describe --topic-list trimmed", json.dumps(shape, sort_keys=True)))
+    story.note("kafka-log-dirs --describe --topic-list trimmed (JSON: partitions, offset lag, errors)",
+               json.dumps(shape, sort_keys=True), dirs.returncode)
+
+
+def _describe_producers(story: Story, topic: str) -> None:
+    """kafka-transactions describe-producers (DescribeProducers): the console producer is idempotent, so its
+    producer id, epoch and last sequence are there until its records are deleted. Ids and times masked."""
+    done = story.run("kafka-transactions", "describe-producers", "--topic", topic, "--partition", "0", record=False)
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    masked = [" ".join(row) if i == 0 else " ".join(["<producer-id>", *row[1:4], "<time>", *row[5:]])
+              for i, row in enumerate(rows)]
+    story.note(story.shown(done.command) + " (ids and times masked)", "\n".join(masked), done.returncode)
 
 
 def client_quotas(story: Story) -> None:

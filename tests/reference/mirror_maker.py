@@ -13,7 +13,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.reference.kafka_cli import archive_written, class_data_sharing
 from tests.reference.kafka_distribution import KafkaDistribution
+
+MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
 
 OFFSET_LAG_MAX = 10  # MM2 emits an offset sync at least every this many records: the translation's bound
 
@@ -63,6 +66,7 @@ class MirrorMaker:
     distribution: KafkaDistribution
     work_dir: Path
     process: subprocess.Popen | None = field(default=None, init=False)
+    sharing: list[str] = field(default_factory=list, init=False)
 
     @property
     def log_file(self) -> Path:
@@ -74,10 +78,10 @@ class MirrorMaker:
         config.write_text(mm2_properties(source, target, topics, groups))
         log4j = self.work_dir / "log4j2.properties"
         log4j.write_text(_LOG4J2.format(log=self.log_file))
+        self.sharing = class_data_sharing(self.distribution.classpath, MAIN)
         self.process = subprocess.Popen(
-            ["java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             f"-Dlog4j2.configurationFile={log4j}", "-cp", self.distribution.classpath,
-             "org.apache.kafka.connect.mirror.MirrorMaker", str(config)],
+            ["java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *self.sharing,
+             f"-Dlog4j2.configurationFile={log4j}", "-cp", self.distribution.classpath, MAIN, str(config)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return self
 
@@ -95,3 +99,4 @@ class MirrorMaker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        archive_written(self.sharing)

@@ -5,11 +5,15 @@ equal line for line. The drivers of Kafka's system tests (verifiable producer an
 tools are checked for what they promise on each broker: every acknowledged record consumed and committed
 across a rebalance; every record sent and read back.
 
-Every tool start is a JVM (~2 s on a busy machine; the whole set took 6m11s on 2 shared cores), so the default
-run keeps a bounded subset — kafka-consumer-groups with the console clients and three reset modes, against
-both brokers, and the verifiable drivers on groupcoord (about 2 minutes) — and ``GROUPCOORD_FULL_TESTS=1``
-adds the rest: kafka-topics, kafka-configs, kafka-delete-records, kafka-log-dirs, every reset mode, the
-verifiable drivers on Kafka, the perf tools on both.
+Every tool start is a JVM (~1 s on a quiet machine, more on a busy one), so the default run keeps a bounded
+subset — kafka-consumer-groups with the console clients and three reset modes, the client-quota commands,
+against both brokers, and the verifiable drivers on groupcoord — and ``GROUPCOORD_FULL_TESTS=1`` adds the rest:
+kafka-topics, kafka-configs, kafka-delete-records, kafka-log-dirs, kafka-get-offsets, kafka-transactions
+describe-producers, every reset mode (with --export and --from-file), the verifiable drivers on Kafka, the perf
+tools on both. To keep it short the two brokers' stories run side by side, one groupcoord daemon serves the
+module (every name carries its run's suffix), and each tool starts from a class-data-sharing archive of its
+classes (kafka_cli.class_data_sharing). Every command run lands in the tool table (kafka_tool_table.py),
+printed at the end of the session.
 """
 
 from __future__ import annotations
@@ -22,12 +26,15 @@ import subprocess
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.reference.kafka_cli import JVM, TOOLS, KafkaCli
+from tests.reference.kafka_cli import JVM, TOOLS, KafkaCli, archive_written, class_data_sharing
 from tests.reference.kafka_distribution import ReferenceUnavailable, ensure_kafka, ensure_kafka_tools
 from tests.reference.kafka_tool_scenarios import STORIES, Story
+from tests.reference.kafka_tool_table import TABLE, checked
+from tests.support.daemon import Daemon
 
 pytestmark = [pytest.mark.reference, pytest.mark.java, pytest.mark.timeout(900)]
 
@@ -44,10 +51,19 @@ def distributions():
         pytest.skip(reason=f"Kafka tools unavailable: {exc}")
 
 
+@pytest.fixture(scope="module")
+def tools_daemon(tmp_path_factory):
+    """One `groupcoord serve` for the module, as the Kafka reference is one for the session: every story and
+    driver names its topics and groups with its own run suffix, so they do not see each other."""
+    daemon = Daemon(tmp_path_factory.mktemp("tools-daemon") / "data").start()
+    yield daemon
+    daemon.kill()
+
+
 @pytest.fixture
-def brokers(distributions, groupcoord_daemon, kafka_reference) -> dict[str, KafkaCli]:
+def brokers(distributions, tools_daemon, kafka_reference) -> dict[str, KafkaCli]:
     tools, broker = distributions
-    return {"groupcoord": KafkaCli(tools, broker, groupcoord_daemon.bootstrap_servers),
+    return {"groupcoord": KafkaCli(tools, broker, tools_daemon.bootstrap_servers),
             "kafka": KafkaCli(tools, broker, kafka_reference)}
 
 
@@ -60,7 +76,12 @@ def _tell(story_name: str, cli: KafkaCli) -> Story:
 @pytest.mark.parametrize("story_name", [
     pytest.param(name, marks=[full_only] if name in LONG_STORIES else []) for name in STORIES])
 def test_the_tools_print_what_they_print_against_kafka(brokers, story_name):
-    told = {broker: _tell(story_name, cli) for broker, cli in brokers.items()}
+    # The two brokers' stories are independent (each its own names): told side by side, the JVM starts of
+    # one overlap the other's waits for its broker.
+    with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
+        telling = {broker: pool.submit(_tell, story_name, cli) for broker, cli in brokers.items()}
+        told = {broker: future.result() for broker, future in telling.items()}
+    TABLE.record_story(story_name, told)
     ours, theirs = told["groupcoord"].transcript, told["kafka"].transcript
     assert [command for command, _ in ours] == [command for command, _ in theirs]
     differences = []
@@ -80,8 +101,9 @@ def test_the_tools_print_what_they_print_against_kafka(brokers, story_name):
 class Events:
     """A verifiable tool's JSON event lines, read as they come."""
 
-    def __init__(self, process: subprocess.Popen) -> None:
+    def __init__(self, process: subprocess.Popen, sharing: list[str]) -> None:
         self.process = process
+        self.sharing = sharing  # the class-data-sharing options it was started with
         self.events: list[dict] = []
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -106,13 +128,15 @@ class Events:
                 self.process.kill()
                 self.process.wait()
         self._thread.join(timeout=10)
+        archive_written(self.sharing)
 
 
 def _start(cli: KafkaCli, tool: str, *args: str) -> Events:
     main = TOOLS[tool][1]
-    process = subprocess.Popen(["java", *JVM, "-cp", cli.tools.classpath, main, "--bootstrap-server", cli.bootstrap,
-                                *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    return Events(process)
+    sharing = class_data_sharing(cli.tools.classpath, main)
+    process = subprocess.Popen(["java", *JVM, *sharing, "-cp", cli.tools.classpath, main, "--bootstrap-server",
+                                cli.bootstrap, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return Events(process, sharing)
 
 
 def _wait(condition, seconds: float, what: str) -> None:
@@ -124,13 +148,22 @@ def _wait(condition, seconds: float, what: str) -> None:
 
 RECORDS = 3000
 PARTITIONS = 3
+VERIFIABLE = (f"kafka-verifiable-producer --max-messages {RECORDS} --acks -1 --throughput 1000, and 2 "
+              f"kafka-verifiable-consumer --group-id <group> (the second joins mid-way: a rebalance)")
 
 
 @pytest.mark.parametrize("broker", ["groupcoord", pytest.param("kafka", marks=full_only)])
 def test_verifiable_consumers_consume_every_acknowledged_record_across_a_rebalance(brokers, broker):
     """Kafka's system-test drivers: the producer's acknowledged offsets are all consumed by a group of two
     verifiable consumers, the second joining half way (a rebalance), and the group's commits reach the end."""
-    cli = brokers[broker]
+    with checked("verifiable", VERIFIABLE, broker) as outcome:
+        ends = _verify(brokers[broker])
+        outcome["text"] = (f"{RECORDS} acked; every one consumed by 2 members across a rebalance; "
+                           f"commits reached the ends {dict(sorted(ends.items()))}")
+    print(f"[{broker}] {RECORDS} acknowledged, consumed by 2 members across a rebalance, commits at {ends}")
+
+
+def _verify(cli: KafkaCli) -> dict[int, int]:
     suffix = uuid.uuid4().hex[:8]
     topic, group = f"verified-{suffix}", f"verifiers-{suffix}"
     cli.run("kafka-topics", "--create", "--topic", topic, "--partitions", str(PARTITIONS)).ok()
@@ -171,7 +204,7 @@ def test_verifiable_consumers_consume_every_acknowledged_record_across_a_rebalan
         for events in (producer, first, second):
             if events is not None:
                 events.stop()
-    print(f"[{broker}] {RECORDS} acknowledged, consumed by 2 members across a rebalance, commits at {ends}")
+    return ends
 
 
 @full_only
@@ -181,16 +214,22 @@ def test_the_perf_tools_send_and_read_every_record(brokers, broker):
     records = 20000
     topic, group = f"perf-{uuid.uuid4().hex[:8]}", f"perf-readers-{uuid.uuid4().hex[:8]}"
     cli.run("kafka-topics", "--create", "--topic", topic, "--partitions", "3").ok()
-    sent = cli.run("kafka-producer-perf-test", "--topic", topic, "--num-records", str(records), "--record-size",
-                   "100", "--throughput", "-1", "--producer-props", f"bootstrap.servers={cli.bootstrap}", "acks=all",
-                   bootstrap_flag=None).ok()
-    summary = [line for line in sent.stdout.splitlines() if "records sent" in line][-1]
-    assert summary.startswith(f"{records} records sent"), summary
-    read = cli.run("kafka-consumer-perf-test", "--topic", topic, "--num-records", str(records), "--group", group,
-                   "--timeout", "60000").ok()
-    header, values = [line for line in read.stdout.splitlines() if "," in line][-2:]
-    row = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in values.split(",")]))
-    assert int(row["data.consumed.in.nMsg"]) == records, row
+    with checked("perf", f"kafka-producer-perf-test --num-records {records} --record-size 100 --throughput -1 "
+                 "--producer-props acks=all", broker) as outcome:
+        sent = cli.run("kafka-producer-perf-test", "--topic", topic, "--num-records", str(records), "--record-size",
+                       "100", "--throughput", "-1", "--producer-props", f"bootstrap.servers={cli.bootstrap}",
+                       "acks=all", bootstrap_flag=None).ok()
+        summary = [line for line in sent.stdout.splitlines() if "records sent" in line][-1]
+        assert summary.startswith(f"{records} records sent"), summary
+        outcome["text"] = f"exit 0, {records} records sent"
+    with checked("perf", f"kafka-consumer-perf-test --num-records {records} --group <group> --timeout 60000",
+                 broker) as outcome:
+        read = cli.run("kafka-consumer-perf-test", "--topic", topic, "--num-records", str(records), "--group", group,
+                       "--timeout", "60000").ok()
+        header, values = [line for line in read.stdout.splitlines() if "," in line][-2:]
+        row = dict(zip([h.strip() for h in header.split(",")], [v.strip() for v in values.split(",")]))
+        assert int(row["data.consumed.in.nMsg"]) == records, row
+        outcome["text"] = f"exit 0, {records} records consumed"
     print(f"[{broker}] producer-perf-test: {summary}")
     print(f"[{broker}] consumer-perf-test: {row['data.consumed.in.nMsg']} records, {row['nMsg.sec']} records/s, "
           f"rebalance {row['rebalance.time.ms']} ms")

@@ -587,42 +587,50 @@ class CoordinatorRuntime:
         compression = self.compression
         encode_key, encode_value = self.codec.encode_key, self.codec.encode_value
         append = rt.log.append
-        started: list[tuple[asyncio.Future, list | None]] = []
+        started: list[tuple[Any, list | None]] = []  # (the append's coroutine, its plain records)
         chunk: list[tuple[bytes, bytes | None, tuple]] = []
         size = 0
 
         def flush_chunk() -> None:
             nonlocal chunk, size
             if chunk:
-                started.append((asyncio.ensure_future(append(encode_batch(chunk, base_timestamp=now,
-                                                                          compression=compression))), chunk))
+                started.append((append(encode_batch(chunk, base_timestamp=now, compression=compression)), chunk))
                 chunk, size = [], 0
 
-        for item in writes:
-            if isinstance(item, EndMarker):
-                flush_chunk()
-                rt.transactional = True
-                started.append((asyncio.ensure_future(append(end_txn_marker_batch(
-                    item.producer_id, item.producer_epoch, item.coordinator_epoch, item.committed, now))), None))
-                continue
-            if isinstance(item, TransactionalRecords):
-                flush_chunk()
-                rt.transactional = True
-                records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
-                started.append((asyncio.ensure_future(append(encode_batch(
-                    records, base_timestamp=now, compression=compression, producer_id=item.producer_id,
-                    producer_epoch=item.producer_epoch, is_transactional=True))), None))
-                continue
-            key, value = encode_key(item[0]), encode_value(item[1])
-            n = len(key) + (len(value) if value else 0) + 32
-            if chunk and size + n > MAX_BATCH_BYTES:
-                flush_chunk()
-            chunk.append((key, value, ()))
-            size += n
-        flush_chunk()
+        try:
+            for item in writes:
+                if isinstance(item, EndMarker):
+                    flush_chunk()
+                    rt.transactional = True
+                    started.append((append(end_txn_marker_batch(
+                        item.producer_id, item.producer_epoch, item.coordinator_epoch, item.committed, now)), None))
+                    continue
+                if isinstance(item, TransactionalRecords):
+                    flush_chunk()
+                    rt.transactional = True
+                    records = [(encode_key(k), encode_value(v), ()) for k, v in item.records]
+                    started.append((append(encode_batch(
+                        records, base_timestamp=now, compression=compression, producer_id=item.producer_id,
+                        producer_epoch=item.producer_epoch, is_transactional=True)), None))
+                    continue
+                key, value = encode_key(item[0]), encode_value(item[1])
+                n = len(key) + (len(value) if value else 0) + 32
+                if chunk and size + n > MAX_BATCH_BYTES:
+                    flush_chunk()
+                chunk.append((key, value, ()))
+                size += n
+            flush_chunk()
+        except BaseException:
+            for coro, _ in started:  # built, never started: nothing of this turn reached the log
+                coro.close()
+            raise
         if not started:
             return []
-        results = await asyncio.gather(*(future for future, _ in started), return_exceptions=True)
+        if len(started) == 1:  # the common case: one batch, its append awaited as it is (no task, no gather)
+            return [(await started[0][0], started[0][1])]
+        # Several: each becomes a task now, in order (tasks start in creation order, so the log reserves
+        # their offsets in this order), and all are awaited together.
+        results = await asyncio.gather(*(asyncio.ensure_future(coro) for coro, _ in started), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result

@@ -24,6 +24,7 @@ SUITE = DifferentialSuite(SCENARIOS, GOLDEN_DIR, KNOWN_DIFFERENCES)
 BROKER = pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, **SHORT_SHARE_BOUNDS)
 
 
+@pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
 @pytest.mark.reference
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_kafka_still_answers_as_recorded(name, kafka_reference):

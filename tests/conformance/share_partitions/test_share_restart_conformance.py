@@ -46,6 +46,7 @@ class RestartableGroupcoord:
             await self.broker.stop()
 
 
+@pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
 @pytest.mark.reference
 @pytest.mark.parametrize("name", list(RESTART_SCENARIOS))
 async def test_kafka_still_answers_as_recorded_across_a_restart(name, kafka_reference):

@@ -28,6 +28,7 @@ BROKER = pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0,
                                 transaction_abort_timed_out_transaction_cleanup_interval_ms=ABORT_CHECK_INTERVAL_MS)
 
 
+@pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
 @pytest.mark.reference
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_kafka_still_answers_as_recorded(name, kafka_reference):

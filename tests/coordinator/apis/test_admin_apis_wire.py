@@ -3,6 +3,9 @@ against a running broker, through the raw protocol client (no groupcoord code on
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from kio.schema.describe_log_dirs.v4.request import DescribeLogDirsRequest, DescribableLogDirTopic
 from kio.schema.describe_topic_partitions.v0.request import Cursor, DescribeTopicPartitionsRequest, TopicRequest
 from kio.schema.errors import ErrorCode
@@ -97,3 +100,41 @@ async def test_incremental_alter_configs_applies_validates_and_refuses(groupcoor
     assert topic.log_config.retention_ms == 60000 and topic.log_config.compact
     log = groupcoord_broker.log_manager.get("tuned", 0)
     assert log.config.retention_ms == 60000  # applied to the open log, not only recorded
+
+
+@pytest.mark.groupcoord(group_consumer_min_session_timeout_ms=1000, group_consumer_min_heartbeat_interval_ms=200)
+async def test_a_groups_session_timeout_set_over_the_wire_fences_its_silent_member(groupcoord_broker):
+    """consumer.session.timeout.ms and consumer.heartbeat.interval.ms set with IncrementalAlterConfigs on one
+    group take effect: its member is told the interval and, silent, is fenced after the group's 1.5 s, while
+    a member of a group without configs, silent as long, keeps the broker's 45 s."""
+    from datetime import timedelta
+
+    from kio.schema.consumer_group_heartbeat.v0 import request as hb
+
+    _create(groupcoord_broker.bootstrap_servers, beats=2)
+    connection = await Connection.open(groupcoord_broker.bootstrap_servers)
+
+    async def heartbeat(group: str, member_id: str = "", epoch: int = 0):
+        return await connection.send(hb.ConsumerGroupHeartbeatRequest(
+            group_id=group, member_id=member_id, member_epoch=i32(epoch),
+            rebalance_timeout=timedelta(seconds=30), subscribed_topic_names=(TopicName("beats"),),
+            server_assignor=None, topic_partitions=() if epoch == 0 else None))
+
+    try:
+        response = await connection.send(iac.IncrementalAlterConfigsRequest(resources=(
+            iac.AlterConfigsResource(resource_type=i8(GROUP), resource_name="short", configs=(
+                iac.AlterableConfig(name="consumer.session.timeout.ms", config_operation=i8(0), value="1500"),
+                iac.AlterableConfig(name="consumer.heartbeat.interval.ms", config_operation=i8(0), value="500"))),
+        ), validate_only=False))
+        assert [r.error_code for r in response.responses] == [ErrorCode.none]
+        short, plain = await heartbeat("short"), await heartbeat("plain")
+        assert short.error_code == plain.error_code == ErrorCode.none
+        assert short.heartbeat_interval == timedelta(milliseconds=500)
+        assert plain.heartbeat_interval == timedelta(milliseconds=groupcoord_broker.config.group_consumer_heartbeat_interval_ms)
+        await asyncio.sleep(3.0)  # twice the group's session timeout, far below the broker's
+        late_short = await heartbeat("short", short.member_id, short.member_epoch)
+        late_plain = await heartbeat("plain", plain.member_id, plain.member_epoch)
+        assert late_short.error_code == ErrorCode.unknown_member_id
+        assert late_plain.error_code == ErrorCode.none
+    finally:
+        await connection.close()

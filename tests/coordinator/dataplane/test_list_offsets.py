@@ -47,6 +47,25 @@ async def test_max_timestamp_points_at_the_record_carrying_it(dataplane):
     assert (found["offset"], found["timestamp"]) == (1, 90)
 
 
+async def test_max_timestamp_counts_only_records_still_in_the_log(dataplane):
+    """Better than Kafka 4.3.1, on purpose: after DeleteRecords moved the log start past the record carrying the
+    largest timestamp, Kafka still answers that record's offset from its segment's max-timestamp-so-far (seen
+    with kafka-get-offsets --time -3 in tests/reference/kafka_tool_scenarios.py); a consumer cannot fetch it.
+    groupcoord answers the largest timestamp among the records that remain, even inside a straddling batch."""
+    await dataplane.topics.create("orders", 1)
+    await append(dataplane, [10, 90, 60, 20])
+    await append(dataplane, [40, 50])
+    assert (await lookup(dataplane, -3))["offset"] == 1
+    await dataplane.delete_records.delete("orders", 0, 2)     # offset 1 (timestamp 90) is gone; 60 at 2 remains
+    found = await lookup(dataplane, -3)
+    assert (found["offset"], found["timestamp"]) == (2, 60)
+    await dataplane.delete_records.delete("orders", 0, 3)
+    found = await lookup(dataplane, -3)
+    assert (found["offset"], found["timestamp"]) == (5, 50)
+    await dataplane.delete_records.delete("orders", 0, 6)
+    assert (await lookup(dataplane, -3))["offset"] == -1
+
+
 async def test_max_timestamp_of_an_empty_partition(dataplane):
     await dataplane.topics.create("orders", 1)
     assert (await lookup(dataplane, -3))["offset"] == -1

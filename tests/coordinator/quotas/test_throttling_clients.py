@@ -170,19 +170,30 @@ def test_a_user_quota_is_shared_by_all_of_that_users_clients(groupcoord_broker_f
             "throttle_cb": lambda event: p.throttles.append(event.throttle_time)})
         return p
 
-    deadline = time.monotonic() + RUN_S
+    # Accounting, not throughput: a loaded 2-core machine decides how fast anyone goes, the broker's sensors
+    # and throttle records say who was charged and held back.
+    started = time.monotonic()
+    deadline = started + RUN_S
     runs = [producing("alice", "a1", deadline), producing("alice", "a2", deadline), producing("bob", "b1", deadline)]
     for run in runs:
         run.start()
     for run in runs:
         run.join(30)
+    elapsed = time.monotonic() - started
     alice = runs[0].delivered + runs[1].delivered
     bob = runs[2].delivered
-    print(f"alice's two clients {alice / RUN_S / 1024:.0f} KiB/s together (quota {QUOTA / 1024:.0f}), "
-          f"bob {bob / RUN_S / 1024:.0f} KiB/s")
-    assert alice <= QUOTA * (RUN_S + 2)
-    assert runs[0].delivered > 0 and runs[1].delivered > 0
-    assert bob > 4 * alice
-    assert runs[0].throttles and runs[1].throttles and not runs[2].throttles
-    tags = {tags for tags, _, _ in broker.quotas.managers.produce.rates()}
-    assert ("alice", "") in tags
+    print(f"alice's two clients {alice / elapsed / 1024:.0f} KiB/s together (quota {QUOTA / 1024:.0f}), "
+          f"bob {bob / elapsed / 1024:.0f} KiB/s, throttle callbacks a1 {len(runs[0].throttles)} "
+          f"a2 {len(runs[1].throttles)} b1 {len(runs[2].throttles)}")
+    produce = broker.quotas.managers.produce
+    # one sensor for alice (user=alice, client-id=""), none per client: her two clients are charged together
+    sensors = set(produce.sensors)
+    assert ("alice", "") in sensors and not {("alice", "a1"), ("alice", "a2")} & sensors
+    # she went over her quota and was throttled; bob, with no quota, never was (broker side and client side)
+    assert produce.throttles[("alice", "")].throttled > 0 and produce.throttles[("alice", "")].throttle_ms > 0
+    assert ("bob", "") not in produce.throttles and not runs[2].throttles
+    assert runs[0].throttles or runs[1].throttles  # throttle_time_ms reached alice's clients
+    # generous: the quota over the whole time, plus the window a fresh sensor allows at once and what was in
+    # flight — what matters is that the two together were held near one quota, not each to its own
+    assert alice <= QUOTA * (elapsed + 4)
+    assert bob > 0

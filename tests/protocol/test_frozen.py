@@ -1,0 +1,80 @@
+"""fast_init gives the same objects as the dataclass's own __init__, and they stay frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, strategies as st
+
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
+from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, OffsetCommit
+from groupcoord.coordinator.server.dispatch import RequestContext
+from groupcoord.protocol.frozen import fast_init
+
+
+def _pair(**kw_only: bool):
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Plain:
+        a: int
+        b: str | None = "x"
+        c: int = dataclasses.field(default=-1, kw_only=kw_only.get("c", False))
+
+    @fast_init
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Fast:
+        a: int
+        b: str | None = "x"
+        c: int = dataclasses.field(default=-1, kw_only=kw_only.get("c", False))
+
+    return Plain, Fast
+
+
+@given(st.integers(), st.none() | st.text(max_size=5), st.integers(), st.booleans())
+def test_same_fields_as_the_generated_init(a: int, b: str | None, c: int, kw: bool) -> None:
+    plain, fast = _pair(c=kw)
+    for args, kwargs in [((a,), {}), ((a, b), {}), ((a,), {"b": b, "c": c}), ((), {"a": a, "c": c})]:
+        assert dataclasses.astuple(fast(*args, **kwargs)) == dataclasses.astuple(plain(*args, **kwargs))
+    if not kw:
+        assert dataclasses.astuple(fast(a, b, c)) == dataclasses.astuple(plain(a, b, c))
+    else:
+        with pytest.raises(TypeError):
+            fast(a, b, c)
+    with pytest.raises(TypeError):
+        fast()  # a required field is still required
+
+
+def test_left_alone_when_it_cannot_serve() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Factory:
+        a: list = dataclasses.field(default_factory=list)
+
+    for cls in (NoSlots, Factory):
+        init = cls.__init__
+        assert fast_init(cls).__init__ is init
+
+
+@pytest.mark.parametrize("obj", [
+    RequestContext(8, 8, 7, "client", "127.0.0.1", 3),
+    OffsetCommit("g", (("t", (CommitPartition(0, 42),)),)),
+    CommitPartition(1, 2, 3, "m"),
+    Heartbeat("g", 1, "m"),
+    OffsetCommitKey("g", "t", 0),
+    OffsetCommitValue(42, -1, "", 1000, None),
+])
+def test_hot_classes_stay_frozen_dataclasses(obj) -> None:
+    cls = type(obj)
+    assert cls.__init__.__qualname__ == f"{cls.__qualname__}.__init__"
+    fields = dataclasses.fields(obj)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(obj, fields[0].name, getattr(obj, fields[0].name))
+    copy = dataclasses.replace(obj)
+    assert copy == obj and hash(copy) == hash(obj) and repr(copy) == repr(obj)
+    for f in fields:  # defaults as declared
+        if f.default is not dataclasses.MISSING:
+            required = [getattr(obj, g.name) for g in fields if g.default is dataclasses.MISSING]
+            assert getattr(cls(*required), f.name) == f.default
