@@ -20,8 +20,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from groupcoord.coordinator.apis.registry import APIS
 from tests.support.daemon import Daemon
-from tests.support.fuzz_driver import FuzzRun, served_targets, warm_up_broker, warm_up_generators
+from tests.support.fuzz_driver import FUZZ_PARTITION_CAP, FuzzRun, served_targets, warm_up_broker, warm_up_generators
 from tests.support.wire import WireClient
 
 RSS_GROWTH_LIMIT = 0.20
@@ -59,10 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress-every", type=int, default=50_000)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="groupcoord-fuzz-") as tmp:
-        daemon = Daemon(Path(tmp) / "data", auto_create_topics_enable="false", fsync="never").start()
+        daemon = Daemon(Path(tmp) / "data", auto_create_topics_enable="false", fsync="never",
+                    max_broker_partitions=FUZZ_PARTITION_CAP).start()
         try:
             targets = _prepare(daemon)
             apis = sorted({key for key, _ in targets})
+            registered = {module.API.key for module in APIS}
+            if registered - set(apis):
+                print(f"not advertised, so not fuzzed: {sorted(registered - set(apis))}", flush=True)
             print(f"fuzzing {len(targets)} (api, version) pairs of {len(apis)} APIs, {args.frames:,} frames, "
                   f"seed {args.seed}, {args.workers} workers, time limit {args.time_limit_s:.0f} s", flush=True)
             warm_up_generators(targets)
@@ -83,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         print("daemon log lines by event: " + ", ".join(f"{event} x{n:,}" for event, n in _events(daemon.output)))
         if not alive:
             print("daemon output (last 30 lines):\n" + "\n".join(daemon.output[-30:]))
-        failed = (report.crashed or not alive or report.hangs or report.probe_failures
+        unfuzzed = sorted({module.API.key for module in APIS} - set(report.mutated_by_api))
+        if unfuzzed:
+            print(f"APIs without a mutated frame: {unfuzzed}")
+        failed = (unfuzzed or report.crashed or not alive or report.hangs or report.probe_failures
                   or report.rss_growth > RSS_GROWTH_LIMIT)
         print("FAIL" if failed else "OK")
         return 1 if failed else 0

@@ -18,7 +18,8 @@ the same cycle the same way: exec of ``kafka.Kafka`` → the same OffsetFetch an
     .venv/bin/python -m bench.restart_bench --sizes-gb 10 --commits-per-gb 100000 --kafka   # issue 17's figure
     .venv/bin/python -m bench.restart_bench --python /other/venv/bin/python   # the same, daemon from another build
 
-Prints one line per step and the medians; ``--json`` adds a machine-readable line.
+Prints one line per step and the medians, after the floor: the same daemon's exec → listening on an empty data
+directory (what the interpreter and the imports cost on this machine now); ``--json`` adds a machine-readable line.
 """
 
 from __future__ import annotations
@@ -262,6 +263,22 @@ def measure(spawn, rounds: int, recent: int, timeout: float, commit_base: int, e
     return listening, serving
 
 
+def empty_start(python: str, workdir: Path, rounds: int, timeout: float) -> list[float]:
+    """exec → listening of a daemon on an empty data directory, SIGKILLed, ``rounds`` times: what a restart
+    costs with no data at all (the interpreter and the imports), so that a slow figure on a loaded machine
+    can be told apart from a restart that depends on the data."""
+    times = []
+    for n in range(rounds):
+        empty = workdir / f"empty-{n}"
+        port = free_port()
+        broker = Spawned(groupcoord_command(python, empty, port, []), port, cwd=workdir)
+        try:
+            times.append(broker.wait_listening(timeout))
+        finally:
+            broker.kill()
+    return times
+
+
 # ----------------------------------------------------------------------------------------------- Kafka
 
 class KafkaRestarts:
@@ -377,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [float(s) for s in ns.sizes_gb.split(",")]
     with tempfile.TemporaryDirectory(prefix="restart-bench-", dir=ns.data_dir) as tmp:
         steps: list[Step] = []
+        floor = empty_start(ns.python, Path(tmp), ns.rounds, ns.timeout)
+        print(f"  groupcoord on an empty data directory (the floor: interpreter, imports, no data): listening "
+              f"{statistics.median(floor):.3f} s (median of {ns.rounds}; max {max(floor):.3f} s)", flush=True)
         data_dir = Path(tmp) / "data"
         kafka = KafkaRestarts(Path(tmp) / "kafka") if ns.kafka else None
         commits_so_far = 0

@@ -26,6 +26,21 @@ def kafka_abs(n: int) -> int:
     return 0 if n == _INT_MIN else abs(n)
 
 
-@lru_cache(maxsize=65_536)  # every request routes by group id; hashing a long id each time is measurable
+# Every request routes by group id (or transactional id, or share-partition key), and hashing one in Python
+# each time is measurable, so answers are cached — bounded in count and in what one entry may hold: keys
+# are the clients' strings, and a cache of 65,536 of them grew the daemon's RSS by 18 MiB (24 %) over a
+# million fuzzed frames (group ids up to 32 KiB would have let one client pin gigabytes). Longer keys are
+# hashed each time.
+CACHED_KEYS = 16_384
+CACHED_KEY_CHARS = 128
+
+
+@lru_cache(maxsize=CACHED_KEYS)
+def _cached_partition_for(group_id: str, num_partitions: int) -> int:
+    return kafka_abs(java_string_hash(group_id)) % num_partitions
+
+
 def partition_for(group_id: str, num_partitions: int) -> int:
+    if len(group_id) <= CACHED_KEY_CHARS:
+        return _cached_partition_for(group_id, num_partitions)
     return kafka_abs(java_string_hash(group_id)) % num_partitions

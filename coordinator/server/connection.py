@@ -280,6 +280,12 @@ class KafkaConnection(asyncio.Protocol):
 
     def _stop_reading(self) -> None:
         self._closing = True
+        if any(not ahead.done for ahead in self._pending):
+            # A request ahead is parked (a long-poll Fetch waits as long as the client's max_wait_ms, minutes
+            # if it lies): its answer still leaves first, but reading goes on (data_received discards what
+            # comes), so that the client's EOF closes the connection and abandons the wait (connection_lost)
+            # instead of the connection hanging until the parked request's deadline.
+            return
         if not self._reading_paused and self.transport is not None and not self._closed:
             self._reading_paused = True
             self.transport.pause_reading()

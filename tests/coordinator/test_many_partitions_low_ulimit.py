@@ -37,8 +37,8 @@ def test_three_thousand_partitions_start_and_serve_at_ulimit_256():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("GROUPCOORD_FULL_TESTS"),
-                    reason="100,000 partitions (~4 min): in the full run, make test-full (GROUPCOORD_FULL_TESTS=1)")
+@pytest.mark.timeout(3600)  # minutes even on a quiet machine; past pyproject's 300 s on a shared one
+@pytest.mark.full("100,000 partitions at ulimit -n 1024 (~4 min quiet, ~9 min on a loaded machine)")
 def test_a_hundred_thousand_partitions_at_ulimit_1024():
     """Issue 17's must-show at full size: created, appended to, restarted and read back (minutes)."""
     run_child(100_000, 1024, 3600)

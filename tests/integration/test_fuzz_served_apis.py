@@ -6,8 +6,9 @@ throughout."""
 
 import asyncio
 
+from groupcoord.coordinator.apis.registry import APIS
 from tests.support.daemon import Daemon
-from tests.support.fuzz_driver import FuzzRun, served_targets, warm_up_broker, warm_up_generators
+from tests.support.fuzz_driver import FUZZ_PARTITION_CAP, FuzzRun, served_targets, warm_up_broker, warm_up_generators
 from tests.support.wire import WireClient
 
 FRAMES = 20_000
@@ -15,7 +16,8 @@ SEED = 17
 
 
 def test_fuzzed_frames_over_every_served_api_leave_the_daemon_serving(tmp_path):
-    daemon = Daemon(tmp_path / "data", auto_create_topics_enable="false", fsync="never").start()
+    daemon = Daemon(tmp_path / "data", auto_create_topics_enable="false", fsync="never",
+                    max_broker_partitions=FUZZ_PARTITION_CAP).start()
     try:
         with WireClient(daemon.bootstrap_servers) as client:
             served = client.request(18, 3, {"client_software_name": "f", "client_software_version": "1"}).api_keys
@@ -23,7 +25,7 @@ def test_fuzzed_frames_over_every_served_api_leave_the_daemon_serving(tmp_path):
                                                "assignments": [], "configs": []}],
                                    "timeout": 30000, "validate_only": False})
         targets = served_targets(served)
-        assert len({key for key, _ in targets}) >= 20
+        assert {key for key, _ in targets} == {module.API.key for module in APIS}  # every API, CreateTopics too
         warm_up_generators(targets)
         asyncio.run(warm_up_broker("127.0.0.1", daemon.port, targets))
         run = FuzzRun("127.0.0.1", daemon.port, targets, FRAMES, SEED, workers=32, time_limit_s=40,
@@ -31,6 +33,7 @@ def test_fuzzed_frames_over_every_served_api_leave_the_daemon_serving(tmp_path):
         report = asyncio.run(run.run())
         assert not report.crashed, "\n".join(daemon.output[-30:])
         assert report.frames == FRAMES
+        assert set(report.mutated_by_api) == {module.API.key for module in APIS}, report.mutated_by_api
         assert report.hangs == 0, report.hang_samples
         assert report.probe_failures == 0 and report.probe_answers > 0
         assert report.probe_max_s < 2.0, report.slow_probes

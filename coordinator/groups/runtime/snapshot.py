@@ -22,6 +22,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 from groupcoord.protocol.crc import crc32c
 
@@ -71,7 +72,9 @@ def snapshot_path(directory: Path) -> Path:
     return Path(directory) / SNAPSHOT_FILE
 
 
-def encode_snapshot(partition: int, end_offset: int, entries: list[tuple[bytes, tuple[int, bytes | None]]]) -> bytes:
+def encode_snapshot(partition: int, end_offset: int,
+                    entries: "Collection[tuple[bytes, tuple[int, bytes | None]]]") -> bytes:
+    """``entries``: (key, (offset, value)) in log order — a list, or the items of a dict nobody else changes."""
     parts = [_HEADER.pack(_MAGIC, partition, end_offset, len(entries))]
     pack = _RECORD_HEAD.pack
     for key, (offset, value) in entries:

@@ -48,3 +48,30 @@ async def test_a_connection_without_owed_answers_closes_at_once(make_server, con
     client.send(LEAVE_GROUP, 0, LEAVE_BODY)
     assert await _closed_by_server(client)
     assert not server.connections
+
+
+async def test_a_client_that_hangs_up_behind_a_parked_request_is_let_go_at_once(make_server, connect):
+    """Found by the 1M-frame fuzz run: a long-poll Fetch (max_wait 7 min) then a request the broker closes
+    the connection for, then the client's EOF. The close waits for the parked answer, but the EOF must still
+    end the connection (and abandon the parked request) instead of it hanging for minutes."""
+    release = asyncio.Event()
+    served_after_close = []
+
+    def register(dispatcher):
+        park_heartbeats_and_count_api_versions(dispatcher, release, served_after_close)
+        dispatcher.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0)
+
+    server, _ = await make_server(register)
+    client = await connect(server.address)
+    client.send(HEARTBEAT, 4, HB_BODY)
+    client.send(LEAVE_GROUP, 0, LEAVE_BODY)
+    await client.writer.drain()
+    await asyncio.sleep(0.1)
+    client.send(API_VERSIONS, 0, {})
+    client.writer.write_eof()
+    assert await asyncio.wait_for(client.reader.read(), 2.0) == b""  # closed, nothing answered
+    await asyncio.sleep(0.05)
+    assert not server.connections
+    assert served_after_close == []
+    release.set()
+    assert await _api_versions_ok(server.address)
