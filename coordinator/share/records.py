@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import struct
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from groupcoord.protocol.varint import decode_unsigned_varint, encode_unsigned_varint
+from groupcoord.protocol.schema_reader import SchemaReader
+from groupcoord.protocol.varint import encode_unsigned_varint
 
 SNAPSHOT_KEY_TYPE = 0
 UPDATE_KEY_TYPE = 1
@@ -83,50 +84,9 @@ class UnknownShareKey:
 ShareValue = ShareSnapshotValue | ShareUpdateValue
 
 
-class _Reader:
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes) -> None:
-        self.buf = memoryview(buf)
-        self.pos = 0
-
-    def take(self, s: struct.Struct) -> int:
-        if self.pos + s.size > len(self.buf):
-            raise ShareRecordError(f"record ends at {len(self.buf)}, {s.size} more bytes needed at {self.pos}")
-        (value,) = s.unpack_from(self.buf, self.pos)
-        self.pos += s.size
-        return value
-
-    def raw(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise ShareRecordError(f"length {n} at {self.pos} runs past the record ({len(self.buf)} bytes)")
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
-
-    def uvarint(self) -> int:
-        value, self.pos = decode_unsigned_varint(self.buf, self.pos)
-        return value
-
-    def compact_length(self) -> int:
-        n = self.uvarint() - 1
-        if n < 0:
-            raise ShareRecordError(f"null array at {self.pos} where the schema has none")
-        if n > len(self.buf) - self.pos:
-            raise ShareRecordError(f"array of {n} at {self.pos} cannot fit in the record")
-        return n
-
-    def tagged_fields(self) -> dict[int, bytes]:
-        tags = {}
-        for _ in range(self.uvarint()):
-            tag = self.uvarint()
-            tags[tag] = self.raw(self.uvarint())
-        return tags
-
-
-def _read_batches(r: _Reader) -> tuple[StateBatch, ...]:
+def _read_batches(r: SchemaReader) -> tuple[StateBatch, ...]:
     out = []
-    for _ in range(r.compact_length()):
+    for _ in range(r.array_length(flexible=True)):
         batch = StateBatch(r.take(_I64), r.take(_I64), r.take(_I8), r.take(_I16))
         r.tagged_fields()
         out.append(batch)
@@ -143,7 +103,7 @@ def _complete_count(tags: dict[int, bytes]) -> int:
 
 
 def decode_key(key: bytes) -> ShareKey | UnknownShareKey:
-    r = _Reader(key)
+    r = SchemaReader(key, ShareRecordError)
     kind = r.take(_I16)
     if kind not in (SNAPSHOT_KEY_TYPE, UPDATE_KEY_TYPE):
         return UnknownShareKey(kind)
@@ -156,7 +116,7 @@ def decode_key(key: bytes) -> ShareKey | UnknownShareKey:
 def decode_value(kind: int, value: bytes | None) -> ShareValue | None:
     if value is None:
         return None
-    r = _Reader(value)
+    r = SchemaReader(value, ShareRecordError)
     version = r.take(_I16)
     if version != VALUE_VERSION:
         raise ShareRecordError(f"unknown share state value version {version}")

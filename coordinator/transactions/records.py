@@ -12,7 +12,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from groupcoord.protocol.varint import decode_unsigned_varint, encode_unsigned_varint
+from groupcoord.protocol.schema_reader import SchemaReader
+from groupcoord.protocol.varint import encode_unsigned_varint
 
 KEY_VERSION = 0
 VALUE_VERSION = 0
@@ -61,53 +62,8 @@ class UnknownTransactionKey:
 # --------------------------------------------------------------------------- reading
 
 
-class _Reader:
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes) -> None:
-        self.buf = memoryview(buf)
-        self.pos = 0
-
-    def take(self, s: struct.Struct) -> int:
-        if self.pos + s.size > len(self.buf):
-            raise TransactionRecordError(f"record ends at {len(self.buf)}, {s.size} more bytes needed at {self.pos}")
-        (value,) = s.unpack_from(self.buf, self.pos)
-        self.pos += s.size
-        return value
-
-    def uvarint(self) -> int:
-        value, self.pos = decode_unsigned_varint(self.buf, self.pos)
-        return value
-
-    def raw(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.buf):
-            raise TransactionRecordError(f"length {n} at {self.pos} runs past the record ({len(self.buf)} bytes)")
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
-
-    def string(self, flexible: bool) -> str:
-        n = self.uvarint() - 1 if flexible else self.take(_I16)
-        if n < 0:
-            raise TransactionRecordError(f"null string at {self.pos} where the schema has none")
-        return self.raw(n).decode("utf-8")
-
-    def array_length(self, flexible: bool) -> int:
-        n = self.uvarint() - 1 if flexible else self.take(_I32)
-        if n > len(self.buf) - self.pos:
-            raise TransactionRecordError(f"array of {n} at {self.pos} cannot fit in the record")
-        return n
-
-    def tagged_fields(self) -> dict[int, bytes]:
-        tags = {}
-        for _ in range(self.uvarint()):
-            tag = self.uvarint()
-            tags[tag] = self.raw(self.uvarint())
-        return tags
-
-
 def decode_key(key: bytes) -> TransactionLogKey | UnknownTransactionKey:
-    r = _Reader(key)
+    r = SchemaReader(key, TransactionRecordError)
     version = r.take(_I16)
     if version != KEY_VERSION:
         return UnknownTransactionKey(version)
@@ -117,7 +73,7 @@ def decode_key(key: bytes) -> TransactionLogKey | UnknownTransactionKey:
 def decode_value(value: bytes | None) -> TransactionLogValue | None:
     if value is None:
         return None
-    r = _Reader(value)
+    r = SchemaReader(value, TransactionRecordError)
     version = r.take(_I16)
     if version not in (0, FLEXIBLE_VERSION):
         raise TransactionRecordError(f"unknown TransactionLogValue version {version}")
@@ -126,13 +82,13 @@ def decode_value(value: bytes | None) -> TransactionLogValue | None:
     producer_epoch = r.take(_I16)
     timeout = r.take(_I32)
     status = r.take(_I8)
-    count = r.array_length(flexible)
+    count = r.array_length(flexible, nullable=True)
     partitions: list[tuple[str, tuple[int, ...]]] | None = None
     if count >= 0:
         partitions = []
         for _ in range(count):
             topic = r.string(flexible)
-            ids = tuple(r.take(_I32) for _ in range(r.array_length(flexible)))
+            ids = tuple(r.take(_I32) for _ in range(r.array_length(flexible, nullable=True)))
             if flexible:
                 r.tagged_fields()
             partitions.append((topic, ids))
