@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.share_configs import requires_share_group_configs
 
 GO_MODULE = Path(__file__).resolve().parent.parent / "go" / "share_consumer"
 BUILD_TIMEOUT_S = 600
@@ -48,7 +47,6 @@ def test_franz_go_share_consumers_against_kafka(share_consumer, kafka_reference)
     run(share_consumer, kafka_reference)
 
 
-@requires_share_group_configs
 @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0)
 async def test_franz_go_share_consumers_against_groupcoord(share_consumer, groupcoord_bootstrap):
     run(share_consumer, groupcoord_bootstrap)

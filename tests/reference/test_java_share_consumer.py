@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.share_configs import SHORT_SHARE_BOUNDS, requires_share_group_configs
+from tests.support.share_configs import SHORT_SHARE_BOUNDS
 
 from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
 
@@ -24,7 +24,6 @@ def test_java_share_consumers_against_kafka(kafka_reference):
 # A killed member is fenced once its share session times out: the test gives its group 4 s sessions and 1 s
 # heartbeats (share.session.timeout.ms / share.heartbeat.interval.ms through IncrementalAlterConfigs on GROUP), which
 # both brokers allow (SHORT_SHARE_BOUNDS; Kafka's default minimum session is 45 s), so the kill case takes seconds.
-@requires_share_group_configs
 @pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, **SHORT_SHARE_BOUNDS)
 async def test_java_share_consumers_against_groupcoord(groupcoord_bootstrap):
     assert_java_test_passes(groupcoord_bootstrap, "ShareConsumerTest")

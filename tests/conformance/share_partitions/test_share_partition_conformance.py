@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.share_configs import SHORT_SHARE_BOUNDS, requires_share_group_configs
+from tests.support.share_configs import SHORT_SHARE_BOUNDS
 
 from tests.conformance.differential import DifferentialSuite, assert_serves_pinned_versions
 from tests.conformance.share_partitions.golden import GOLDEN_DIR
@@ -31,7 +31,6 @@ async def test_kafka_still_answers_as_recorded(name, kafka_reference):
     await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
 
 
-@requires_share_group_configs
 @BROKER
 @pytest.mark.parametrize("name", list(SCENARIOS))
 async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from groupcoord.coordinator.broker import Broker
-from tests.support.share_configs import requires_share_group_configs
 
 from tests.conformance.share_partitions.golden import GOLDEN_DIR, restart_recorder
 from tests.conformance.share_partitions.scenarios import RESTART_SCENARIOS
@@ -54,7 +53,6 @@ async def test_kafka_still_answers_as_recorded_across_a_restart(name, kafka_refe
     assert await live.scenarios[name].run(kafka_reference) == RECORDED.load_golden(name)
 
 
-@requires_share_group_configs
 @pytest.mark.parametrize("name", list(RESTART_SCENARIOS))
 async def test_groupcoord_answers_like_kafka_across_a_restart(name, tmp_path):
     """Against the transcript recorded from Kafka (the live one is checked above: restarting the reference
