@@ -61,6 +61,7 @@ def test_every_answer_matches_the_plain_replay(spark, big):
 
 
 @pytest.mark.full("5,000,000 records through the pipeline commands (~15-25 min)")
+@pytest.mark.timeout(3600)  # pytest-timeout's suite-wide 300 s would cut it short
 def test_five_million_records_through_the_commands_match_the_plain_replay(tmp_path):
     from tests.pipeline.cli_runs import run_cli
 
