@@ -48,5 +48,10 @@ class AioConnection:
                     fut.set_exception(ConnectionError(str(exc)))
 
     async def close(self) -> None:
+        """Waits for the reading task to end too: a task merely cancelled is still pending when the loop closes."""
         self.pump.cancel()
         self.writer.close()
+        try:
+            await self.pump
+        except asyncio.CancelledError:
+            pass

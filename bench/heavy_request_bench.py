@@ -129,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kind", choices=["commit", "join"], default="commit")
     parser.add_argument("--partitions", type=int, default=1_000_000)
+    parser.add_argument("--topic-partitions", type=int, default=1,
+                        help="partitions the committed topic really has: the commit stores an offset for each of "
+                             "them and answers UNKNOWN_TOPIC_OR_PARTITION (3) for the rest, as Kafka does")
     parser.add_argument("--protocols", type=int, default=100_000)
     parser.add_argument("--metadata-bytes", type=int, default=100)
     parser.add_argument("--concurrent", type=int, default=1)
@@ -151,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                     break
             threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
             with socket.create_connection(("127.0.0.1", port)) as sock:
-                call(sock, 19, 7, {"topics": [{"name": "orders", "num_partitions": 1, "replication_factor": 1,
+                call(sock, 19, 7, {"topics": [{"name": "orders", "num_partitions": ns.topic_partitions,
+                                               "replication_factor": 1,
                                                "assignments": [], "configs": []}], "timeout_ms": 30000,
                                    "validate_only": False})
             prober = Prober(port)
@@ -167,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             if ns.kind == "commit":
                 frames = [heavy_commit(ns.partitions, f"heavy-{n}") for n in range(ns.concurrent)]
                 key, version = 8, 8
-                what = f"{ns.partitions}-partition OffsetCommit ({len(frames[0]) / 1e6:.1f} MB)"
+                stored = min(ns.partitions, ns.topic_partitions)
+                what = (f"{ns.partitions}-partition OffsetCommit ({len(frames[0]) / 1e6:.1f} MB, "
+                        f"{stored} of them stored)")
             else:
                 frames = [heavy_join(ns.protocols, ns.metadata_bytes, f"heavy-{n}") for n in range(ns.concurrent)]
                 key, version = 11, 9
