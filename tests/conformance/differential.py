@@ -109,3 +109,50 @@ async def assert_serves_pinned_versions(bootstrap: str, versions: Mapping[Any, i
     for api, version in versions.items():
         low, high = served[int(api)]
         assert low <= version <= high, f"{api.name} v{version} outside {broker}'s {low}..{high}"
+
+
+def differential_tests(suite: DifferentialSuite, broker: pytest.MarkDecorator,
+                       versions: Mapping[Any, int] | None = None) -> dict[str, Callable[..., Any]]:
+    """The tests every differential suite runs, for its test module to take as its own with
+    ``globals().update(differential_tests(SUITE, BROKER, VERSIONS))`` (pytest collects them there).
+
+    One definition, so that a rule about them — the live re-check of Kafka only in the full run, the golden file
+    for every scenario, the pinned versions served by both brokers — holds in every suite at once. ``broker`` is
+    the ``groupcoord`` marker with the broker settings the suite's scenarios need; ``versions`` (an ApiKey-like
+    enum → version) adds the check that both brokers serve the versions the scenarios pin."""
+    names = list(suite.scenarios)
+
+    @pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
+    @pytest.mark.reference
+    @pytest.mark.parametrize("name", names)
+    async def test_kafka_still_answers_as_recorded(name: str, kafka_reference: str) -> None:
+        """Keeps the golden files honest: today's Kafka gives the recorded transcript, run after run."""
+        await suite.assert_kafka_still_answers_as_recorded(name, kafka_reference)
+
+    @broker
+    @pytest.mark.parametrize("name", names)
+    async def test_groupcoord_answers_like_kafka(name: str, groupcoord_bootstrap: str,
+                                                 kafka_reference_if_available: str | None) -> None:
+        await suite.assert_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available)
+
+    def test_every_known_difference_names_a_scenario_and_a_reason() -> None:
+        suite.assert_known_differences_are_explained()
+
+    def test_every_scenario_has_a_recorded_kafka_transcript() -> None:
+        suite.assert_every_scenario_is_recorded()
+
+    tests: list[Callable[..., Any]] = [test_kafka_still_answers_as_recorded, test_groupcoord_answers_like_kafka,
+                                       test_every_known_difference_names_a_scenario_and_a_reason,
+                                       test_every_scenario_has_a_recorded_kafka_transcript]
+    if versions is not None:
+        pinned = versions
+
+        async def test_groupcoord_serves_every_pinned_version(groupcoord_bootstrap: str) -> None:
+            await assert_serves_pinned_versions(groupcoord_bootstrap, pinned, "groupcoord")
+
+        @pytest.mark.reference
+        async def test_kafka_serves_every_pinned_version(kafka_reference: str) -> None:
+            await assert_serves_pinned_versions(kafka_reference, pinned, "Kafka")
+
+        tests += [test_groupcoord_serves_every_pinned_version, test_kafka_serves_every_pinned_version]
+    return {test.__name__: test for test in tests}

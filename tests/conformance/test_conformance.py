@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conformance.golden import GOLDEN_DIR
-from tests.conformance.differential import DifferentialSuite
+from tests.conformance.differential import DifferentialSuite, differential_tests
 from tests.conformance.scenarios import SCENARIOS
 from tests.support.share_configs import SHORT_SHARE_BOUNDS
 
@@ -40,23 +40,4 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 SUITE = DifferentialSuite(SCENARIOS, GOLDEN_DIR, KNOWN_DIFFERENCES)
 
 
-@pytest.mark.full("Kafka 4.3.1 replaying the recorded scenarios live")
-@pytest.mark.reference
-@pytest.mark.parametrize("name", list(SCENARIOS))
-async def test_kafka_still_answers_as_recorded(name, kafka_reference):
-    """Keeps the golden files honest: today's Kafka gives the recorded transcript, run after run."""
-    await SUITE.assert_kafka_still_answers_as_recorded(name, kafka_reference)
-
-
-@pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000, **SHORT_SHARE_BOUNDS)
-@pytest.mark.parametrize("name", list(SCENARIOS))
-async def test_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available):
-    await SUITE.assert_groupcoord_answers_like_kafka(name, groupcoord_bootstrap, kafka_reference_if_available)
-
-
-def test_every_known_difference_names_a_scenario_and_a_reason():
-    SUITE.assert_known_differences_are_explained()
-
-
-def test_every_scenario_has_a_recorded_kafka_transcript():
-    SUITE.assert_every_scenario_is_recorded()
+globals().update(differential_tests(SUITE, pytest.mark.groupcoord(group_initial_rebalance_delay_ms=0, group_share_session_timeout_ms=6000, **SHORT_SHARE_BOUNDS)))
