@@ -6,12 +6,12 @@ from typing import Any
 
 from groupcoord.coordinator.groups.classic import deletion as classic_deletion
 from groupcoord.coordinator.groups.classic.state import GroupState, parse_state
-from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion, describe as consumer_describe
-from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE
+from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
+from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.coordinator.groups.share import deletion as share_deletion, describe as share_describe
-from groupcoord.coordinator.groups.share.group import SHARE_GROUP_TYPE
+from groupcoord.coordinator.groups.share import deletion as share_deletion
+from groupcoord.coordinator.groups.share.group import SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE
 from groupcoord.protocol.errors import ErrorCode
 
 CLASSIC_GROUP_TYPE = "classic"
@@ -83,9 +83,9 @@ def list_groups(state: ShardState, states_filter: tuple[str, ...] = (), types_fi
     types = {t.lower() for t in types_filter}
     listed = []
     if not types or CONSUMER_GROUP_TYPE in types:
-        listed.extend(consumer_describe.listed(state, states_filter))
+        listed.extend(_listed(state.consumer_groups.values(), states_filter, CONSUMER_PROTOCOL_TYPE, CONSUMER_GROUP_TYPE))
     if not types or SHARE_GROUP_TYPE in types:
-        listed.extend(share_describe.listed(state, states_filter))
+        listed.extend(_listed(state.share_groups.values(), states_filter, SHARE_PROTOCOL_TYPE, SHARE_GROUP_TYPE))
     if types and CLASSIC_GROUP_TYPE not in types:
         return ErrorCode.none, listed
     for group in state.groups.values():
@@ -100,6 +100,19 @@ def list_groups(state: ShardState, states_filter: tuple[str, ...] = (), types_fi
             }
         )
     return ErrorCode.none, listed
+
+
+def _listed(groups: Any, states_filter: tuple[str, ...], protocol_type: str, group_type: str) -> list[dict]:
+    """ListGroups rows for consumer or share groups, whose protocol type is fixed by their kind; the states filter
+    compares their state names case-insensitively, like Kafka (list_groups parses the filter for classic groups instead)."""
+    states = {s.lower() for s in states_filter}
+    rows = []
+    for group in groups:
+        group_state = group.state.value  # computed from the members for consumer groups: read it once
+        if not states or group_state.lower() in states:
+            rows.append({"group_id": group.group_id, "protocol_type": protocol_type, "group_state": group_state,
+                         "group_type": group_type})
+    return rows
 
 
 def handle_delete_group(state: ShardState, group_id: str, token: Any, now: int) -> Effects:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.classic.state import GroupState
-from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE, ConsumerGroupState
+from groupcoord.coordinator.groups.consumer.group import ConsumerGroupState
 from groupcoord.coordinator.groups.consumer.member import Assignment
 from groupcoord.coordinator.groups.consumer.subscriptions import preferred_assignor
 from groupcoord.coordinator.groups.consumer.topics import name_of
@@ -72,17 +72,5 @@ def describe(state: ShardState, group_id: str, include_authorized_operations: bo
     }
 
 
-def listed(state: ShardState, states_filter: tuple[str, ...]) -> list[dict]:
-    """ListGroups rows; the states filter compares case-insensitively, like Kafka."""
-    states = {s.lower() for s in states_filter}
-    rows = []
-    for group in state.consumer_groups.values():
-        group_state = group.state
-        if states and group_state.value.lower() not in states:
-            continue
-        rows.append({"group_id": group.group_id, "protocol_type": CONSUMER_PROTOCOL_TYPE, "group_state": group_state.value,
-                     "group_type": CONSUMER_GROUP_TYPE})
-    return rows
 
-
-__all__ = ["describe", "listed", "ConsumerGroupState"]
+__all__ = ["describe", "ConsumerGroupState"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.coordinator.groups.share.group import ASSIGNOR_NAME, SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE
+from groupcoord.coordinator.groups.share.group import ASSIGNOR_NAME
 from groupcoord.coordinator.groups.share.heartbeat import other_type
 from groupcoord.coordinator.groups.share.member import Assignment
 from groupcoord.coordinator.groups.share.topics import name_of
@@ -58,15 +58,3 @@ def describe(state: ShardState, group_id: str, include_authorized_operations: bo
         "authorized_operations": GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED,
     }
 
-
-def listed(state: ShardState, states_filter: tuple[str, ...]) -> list[dict]:
-    """ListGroups rows (protocol type and group type "share"); the states filter is case-insensitive."""
-    states = {s.lower() for s in states_filter}
-    rows = []
-    for group in state.share_groups.values():
-        group_state = group.state
-        if states and group_state.value.lower() not in states:
-            continue
-        rows.append({"group_id": group.group_id, "protocol_type": SHARE_PROTOCOL_TYPE, "group_state": group_state.value,
-                     "group_type": SHARE_GROUP_TYPE})
-    return rows
