@@ -1,9 +1,12 @@
-"""What ShareFetch and ShareAcknowledge share: reading acknowledgement batches, the topics a principal may
-READ (Kafka's KafkaApis checks READ on the group, then READ on each topic), and applying acknowledgements."""
+"""What the share-group APIs share: for ShareFetch and ShareAcknowledge, reading acknowledgement batches, the
+topics a principal may READ (Kafka's KafkaApis checks READ on the group, then READ on each topic) and applying
+acknowledgements; for the share coordinator's internal state APIs, the CLUSTER_ACTION check and the walk over
+the request's partitions."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from groupcoord.protocol.errors import ErrorCode
@@ -16,6 +19,7 @@ from .services import Services
 
 NO_LEADER = {"leader_id": -1, "leader_epoch": -1}
 TopicIdPartition = tuple[uuid.UUID, int]
+ShareStateKey = tuple[str, uuid.UUID, int]  # group id, topic id, partition: a share partition's state record key
 
 
 def read_acks(partition: Any, renew_allowed: bool) -> tuple[list[AckBatch], ErrorCode | None]:
@@ -79,3 +83,20 @@ def cluster_action_denied(services: Services, ctx: RequestContext) -> bool:
     return auth is not None and not auth.authorize(ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER,
                                                   "kafka-cluster")
 
+
+
+async def answer_share_partitions(request: Any, denied: bool, refused: dict[str, Any],
+                                  answer: Callable[[ShareStateKey, Any], Awaitable[dict[str, Any]]]) -> dict:
+    """The answer of a share coordinator's state API (Initialize, Read, ReadSummary, Write, Delete
+    ShareGroupState): per topic and partition of the request, ``answer``'s fields for the partition's state key
+    and the request's partition, or ``refused``'s for every partition when the caller lacks CLUSTER_ACTION —
+    then the share coordinator is not asked at all. ``error_message`` is null unless the fields give one."""
+    group_id = as_str(request.group_id)
+    results = []
+    for t in request.topics:
+        parts = []
+        for p in t.partitions:
+            fields = refused if denied else await answer((group_id, t.topic_id, int(p.partition)), p)
+            parts.append({"partition": p.partition, "error_message": None, **fields})
+        results.append({"topic_id": t.topic_id, "partitions": parts})
+    return {"results": results}

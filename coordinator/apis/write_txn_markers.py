@@ -11,7 +11,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
-from ..security.acl import AclOperation, ResourceType
+from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
 from ..transactions.markers import Marker, MarkerRouter
 from .api import Api
