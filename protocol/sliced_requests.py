@@ -82,15 +82,18 @@ class BodyReader:
         except UnicodeDecodeError as exc:
             raise ProtocolError("string is not UTF-8") from exc
 
-    def _count(self, pos: int, min_entry: int) -> tuple[int, int]:
-        """An array count, refused when its entries (``min_entry`` bytes at least each) cannot be there."""
+    def _length(self, pos: int) -> tuple[int, int]:
+        """An array count or a bytes length as written: a compact (unsigned varint, plus one) length in flexible
+        versions, an int32 before; -1 is null. The caller refuses what it cannot take."""
         if self.flexible:
             n, pos = self._uvarint(pos)
-            n -= 1
-        else:
-            self._need(pos, 4)
-            n = _I32.unpack_from(self.frame, pos)[0]
-            pos += 4
+            return n - 1, pos
+        self._need(pos, 4)
+        return _I32.unpack_from(self.frame, pos)[0], pos + 4
+
+    def _count(self, pos: int, min_entry: int) -> tuple[int, int]:
+        """An array count, refused when its entries (``min_entry`` bytes at least each) cannot be there."""
+        n, pos = self._length(pos)
         if n < 0:
             raise ProtocolError("null or negative array count")
         if n * min_entry > len(self.frame) - pos:
@@ -108,13 +111,7 @@ class BodyReader:
 
     def _bytes(self, pos: int) -> tuple[bytes, int]:
         """Non-null bytes (compact in flexible versions)."""
-        if self.flexible:
-            n, pos = self._uvarint(pos)
-            n -= 1
-        else:
-            self._need(pos, 4)
-            n = _I32.unpack_from(self.frame, pos)[0]
-            pos += 4
+        n, pos = self._length(pos)
         if n < 0:
             raise ProtocolError("null or negative bytes length")
         self._need(pos, n)

@@ -68,14 +68,11 @@ class ShareSessionCache:
             self.sessions[key] = session
             self.created += 1
             return SessionUse(None, session)
-        session = self.sessions.get(key)
-        if session is None:
-            return SessionUse(ErrorCode.share_session_not_found)
-        if epoch == FINAL_EPOCH:
-            del self.sessions[key]
-            return SessionUse(None, session, final=True)
-        if epoch != session.epoch:
-            return SessionUse(ErrorCode.invalid_share_session_epoch)
+        use = self._existing(key, epoch)
+        if use.error is not None or use.final:
+            return use
+        session = use.session
+        assert session is not None
         for tp in forget:
             session.partitions.pop(tp, None)
         for tp in add:
@@ -88,7 +85,16 @@ class ShareSessionCache:
         """ShareAcknowledge may not open a session (epoch 0 is INVALID_SHARE_SESSION_EPOCH)."""
         if epoch == INITIAL_EPOCH:
             return SessionUse(ErrorCode.invalid_share_session_epoch)
-        key = (group_id, member_id)
+        use = self._existing((group_id, member_id), epoch)
+        if use.error is None and not use.final:
+            assert use.session is not None
+            use.session.epoch = next_epoch(use.session.epoch)
+        return use
+
+    def _existing(self, key: tuple[str, str], epoch: int) -> SessionUse:
+        """A request on an open session (any epoch but the initial one), by ShareFetch and ShareAcknowledge alike:
+        SHARE_SESSION_NOT_FOUND without one, the session closed by the final epoch, INVALID_SHARE_SESSION_EPOCH
+        for any epoch but the expected one; else the session, for the caller to advance its epoch."""
         session = self.sessions.get(key)
         if session is None:
             return SessionUse(ErrorCode.share_session_not_found)
@@ -97,7 +103,6 @@ class ShareSessionCache:
             return SessionUse(None, session, final=True)
         if epoch != session.epoch:
             return SessionUse(ErrorCode.invalid_share_session_epoch)
-        session.epoch = next_epoch(session.epoch)
         return SessionUse(None, session)
 
     def remove_member(self, group_id: str, member_id: str) -> ShareSession | None:
