@@ -190,17 +190,22 @@ def iter_batches(buf: Buffer, pos: int = 0, *, verify: bool = True) -> Iterator[
         pos = batch_end
 
 
-def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
-                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
-    """The records section of the batch, decompressed (to at most ``max_decompressed`` bytes)."""
+def _records_section(buf: Buffer, pos: int, header: BatchHeader | None) -> tuple[int, int, int]:
+    """The batch's compression codec and where its records section starts and ends in ``buf``; a batch whose
+    length runs past ``buf`` is corrupt."""
     if header is None:
         header = parse_header(buf, pos)
-    start = pos + HEADER_SIZE
     end = pos + LOG_OVERHEAD + header.batch_length
     if end > len(buf):
         raise CorruptBatchError("batch is cut short", pos)
+    return header.attributes & COMPRESSION_MASK, pos + HEADER_SIZE, end
+
+
+def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """The records section of the batch, decompressed (to at most ``max_decompressed`` bytes)."""
+    codec, start, end = _records_section(buf, pos, header)
     raw = memoryview(buf)[start:end]
-    codec = header.attributes & COMPRESSION_MASK
     if codec == 0:
         return bytes(raw)
     try:
@@ -213,13 +218,7 @@ def check_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
                   max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
     """What ``batch_payload`` checks (the payload decodes, within the bound), without keeping the decoded
     bytes: their size."""
-    if header is None:
-        header = parse_header(buf, pos)
-    start = pos + HEADER_SIZE
-    end = pos + LOG_OVERHEAD + header.batch_length
-    if end > len(buf):
-        raise CorruptBatchError("batch is cut short", pos)
-    codec = header.attributes & COMPRESSION_MASK
+    codec, start, end = _records_section(buf, pos, header)
     if codec == 0:
         return end - start
     try:
