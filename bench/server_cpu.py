@@ -48,6 +48,17 @@ def thread_cpu(pid: int) -> dict[str, float]:
     return out
 
 
+def switches(pid: int) -> int:
+    """Context switches of the daemon's main thread (voluntary and not): a GIL hand-off to a worker thread
+    costs one or two."""
+    total = 0
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                total += int(line.split()[1])
+    return total
+
+
 def one_run(request: str, fsync: str, seconds: float, connections: int, pipeline: int,
             bare: bool = False) -> tuple[float, float]:
     """(requests per second, µs of server CPU per request) of one fresh daemon (or of the bare server)."""
@@ -78,6 +89,7 @@ def one_run(request: str, fsync: str, seconds: float, connections: int, pipeline
             run_load(bootstrap, request, connections, pipeline, 2.0, processes=2, client_cores=[1], tag="warm")
             before = cpu_seconds(proc.pid)
             threads_before = thread_cpu(proc.pid)
+            switched = switches(proc.pid)
             result = run_load(bootstrap, request, connections, pipeline, seconds, processes=2, client_cores=[1],
                               tag="measured")
             used = cpu_seconds(proc.pid) - before
@@ -86,7 +98,8 @@ def one_run(request: str, fsync: str, seconds: float, connections: int, pipeline
             print("   by thread, µs per request: " + ", ".join(
                 f"{name} {(spent - threads_before.get(name, 0.0)) / n * 1e6:.2f}"
                 for name, spent in sorted(threads_after.items())
-                if spent - threads_before.get(name, 0.0) > 0), flush=True)
+                if spent - threads_before.get(name, 0.0) > 0)
+                + f"; main thread context switches per request {(switches(proc.pid) - switched) / n:.2f}", flush=True)
             return result.rate, used / max(result.requests, 1) * 1e6
         finally:
             proc.terminate()
