@@ -105,6 +105,31 @@ class RequestStats:
         self.sums[api] += max(seconds_each, 0.0) * count
 
 
+class PlainHistogram(Collector):
+    """An unlabelled histogram kept as plain integers until it is scraped: for disk events on the request path
+    (one per log append and per fsync: a commit's, a produce's), where prometheus-client's Histogram takes a
+    lock and walks its buckets on every observation (~0.7 µs, and its Counter ~0.3 µs more per append).
+    Exposed under the same names (``<name>_bucket``, ``_count``, ``_sum``)."""
+
+    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.bounds = buckets
+        self.counts = [0] * (len(buckets) + 1)  # one per bucket (non-cumulative), then +Inf
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.sum += max(seconds, 0.0)
+
+    def collect(self) -> Iterator[Any]:
+        cumulative, running = [], 0
+        for bound, n in zip((*self.bounds, float("inf")), self.counts):
+            running += n
+            cumulative.append((_bucket_label(bound), running))
+        yield HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
+
+
 class Tally(Collector):
     """A counter that is a plain integer until it is scraped: for events on the request path (one per
     committed offset), where prometheus-client's Counter takes a lock on every increment."""
@@ -178,12 +203,14 @@ class BrokerMetrics:
         r.register(self.offset_commits)
         self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
                                        registry=r)
-        self.log_append = Histogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
-                                    buckets=DISK_BUCKETS, registry=r)
-        self.log_appended_bytes = Counter(f"{PREFIX}_log_appended_bytes", "Bytes appended to partition logs",
-                                          registry=r)
-        self.log_fsync = Histogram(f"{PREFIX}_log_fsync_seconds", "Time of one fsync of a log segment",
-                                   buckets=DISK_BUCKETS, registry=r)
+        self.log_append = PlainHistogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
+                                         DISK_BUCKETS)
+        r.register(self.log_append)
+        self.log_appended_bytes = Tally(f"{PREFIX}_log_appended_bytes", "Bytes appended to partition logs")
+        r.register(self.log_appended_bytes)
+        self.log_fsync = PlainHistogram(f"{PREFIX}_log_fsync_seconds", "Time of one fsync of a log segment",
+                                        DISK_BUCKETS)
+        r.register(self.log_fsync)
         self.cleaner_partitions = Counter(f"{PREFIX}_log_cleaner_partitions", "Partitions compacted by the cleaner",
                                           registry=r)
         self.cleaner_bytes = Counter(f"{PREFIX}_log_cleaner_bytes", "Bytes the cleaner read and wrote",
@@ -285,11 +312,11 @@ class BrokerMetrics:
     # --- storage and data plane ---
 
     def on_append(self, seconds: float, nbytes: int) -> None:
-        self.log_append.observe(max(seconds, 0.0))
-        self.log_appended_bytes.inc(nbytes)
+        self.log_append.observe(seconds)
+        self.log_appended_bytes.value += nbytes
 
     def on_fsync(self, seconds: float) -> None:
-        self.log_fsync.observe(max(seconds, 0.0))
+        self.log_fsync.observe(seconds)
 
     def on_clean(self, stats: Any) -> None:
         """One cleaner pass (storage.cleaner.CleanerStats); read defensively so a new stats field never breaks it."""

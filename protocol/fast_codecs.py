@@ -30,6 +30,9 @@ _I32_I64 = struct.Struct(">iq")
 _I32_I64_I32 = struct.Struct(">iqi")
 _FRAME_START = struct.Struct(">ii")  # size prefix, correlation id
 _I32_I16 = struct.Struct(">ih")
+_I32_I16_TAG = struct.Struct(">ihb")  # partition index, error code, empty tag buffer
+_FLEXIBLE_START = struct.Struct(">iibiB")  # size, correlation id, header tags, throttle time, topic count + 1
+_compact_names: dict[str, bytes] = {}  # topic name -> its compact string bytes (OffsetCommit's flexible answers)
 
 _PLAIN_RETENTION_MS = 2**40  # ~35 years; beyond it the general path decides (kio refuses some)
 
@@ -348,6 +351,8 @@ class OffsetCommitRequestView:
 
 
 def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetCommitRequestView]:
+    if version >= 8:
+        return _read_offset_commit_flexible(frame, version)
     if version < 2:
         raise _Unhandled
     flexible = version >= 8
@@ -394,51 +399,158 @@ def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetC
     return client_id, OffsetCommitRequestView(group_id, generation, member_id, instance, retention, tuple(topics))
 
 
+def _read_offset_commit_flexible(frame: bytes, version: int) -> tuple[str | None, OffsetCommitRequestView]:
+    """v8-v9 (what current clients send), the shared pieces written out in line: the same reads, bounds checks
+    and refusals as ``_read_offset_commit``'s general loop, at two thirds of its cost (a call per string
+    was most of it)."""
+    size = len(frame)
+    client_len = _unpack_i16(frame, 8)[0]
+    pos = 10
+    if client_len >= 0:
+        end = pos + client_len
+        if end > size:
+            raise _Unhandled
+        client_id: str | None = frame[pos:end].decode("utf-8")
+        pos = end
+    elif client_len == -1:
+        client_id = None
+    else:
+        raise _Unhandled
+    if frame[pos] != 0:  # header tagged fields: the general path skips them
+        raise _Unhandled
+    pos += 1
+    n = frame[pos]  # group id, compact non-null
+    if n == 0 or n >= 0x80:
+        raise _Unhandled
+    end = pos + n
+    if end > size:
+        raise _Unhandled
+    group_id = frame[pos + 1:end].decode("utf-8")
+    generation = _unpack_i32(frame, end)[0]
+    pos = end + 4
+    n = frame[pos]  # member id, compact non-null
+    if n == 0 or n >= 0x80:
+        raise _Unhandled
+    end = pos + n
+    if end > size:
+        raise _Unhandled
+    member_id = frame[pos + 1:end].decode("utf-8")
+    pos = end
+    n = frame[pos]  # group instance id, compact nullable
+    if n == 0:
+        instance = None
+        pos += 1
+    else:
+        if n >= 0x80:
+            raise _Unhandled
+        end = pos + n
+        if end > size:
+            raise _Unhandled
+        instance = frame[pos + 1:end].decode("utf-8")
+        pos = end
+    count = frame[pos] - 1
+    if count < 0 or count >= 0x7F:
+        raise _Unhandled
+    pos += 1
+    unpack = _I32_I64_I32.unpack_from
+    topics = []
+    for _ in range(count):
+        n = frame[pos]
+        if n == 0 or n >= 0x80:
+            raise _Unhandled
+        end = pos + n
+        if end > size:
+            raise _Unhandled
+        name = frame[pos + 1:end].decode("utf-8")
+        pos = end
+        parts = frame[pos] - 1
+        if parts < 0 or parts >= 0x7F:
+            raise _Unhandled
+        pos += 1
+        partitions = []
+        for _ in range(parts):
+            index, offset, epoch = unpack(frame, pos)
+            pos += 16
+            n = frame[pos]
+            if n == 0:
+                metadata = None
+                pos += 1
+            else:
+                if n >= 0x80:
+                    raise _Unhandled
+                end = pos + n
+                if end > size:
+                    raise _Unhandled
+                metadata = frame[pos + 1:end].decode("utf-8")
+                pos = end
+            if frame[pos] != 0:
+                raise _Unhandled
+            pos += 1
+            partitions.append(OffsetCommitPartitionView(index, offset, epoch, metadata))
+        if frame[pos] != 0:
+            raise _Unhandled
+        pos += 1
+        topics.append(OffsetCommitTopicView(name, tuple(partitions)))
+    if frame[pos] != 0:
+        raise _Unhandled
+    return client_id, OffsetCommitRequestView(group_id, generation, member_id, instance, None, tuple(topics))
+
+
 def _write_offset_commit(version: int, correlation_id: int, response: Any) -> bytes | None:
     """``{"throttle_time": t, "topics": [{"name", "partitions": [{"partition_index", "error_code"}]}]}``."""
     if type(response) is not dict or len(response) != 2:
         return None
     try:
         topics = response["topics"]
-        out = bytearray(_I32.pack(int(response["throttle_time"]))) if version >= 3 else bytearray()
         if version >= 8:
             if len(topics) >= 0x7F:  # counts and lengths past one varint byte: the general encoder
                 return None
-            out.append(len(topics) + 1)
+            # header (size, correlation id, empty tag buffer), throttle time and the topic count, in one pack
+            out = bytearray(_FLEXIBLE_START.pack(0, correlation_id, 0, int(response["throttle_time"]), len(topics) + 1))
+            names = _compact_names
+            pack = _I32_I16_TAG.pack
             for topic in topics:
                 if len(topic) != 2:
                     return None
-                raw = topic["name"].encode("utf-8")
+                name = topic["name"]
                 partitions = topic["partitions"]
-                if len(raw) >= 0x7F or len(partitions) >= 0x7F:
+                encoded = names.get(name) if type(name) is str else None
+                if encoded is None:
+                    raw = name.encode("utf-8")
+                    if len(raw) >= 0x7F:
+                        return None
+                    encoded = bytes((len(raw) + 1,)) + raw
+                    if len(names) < 4096:  # the topics a coordinator's clients commit to: few
+                        names[name] = encoded
+                if len(partitions) >= 0x7F:
                     return None
-                out.append(len(raw) + 1)
-                out += raw
+                out += encoded
                 out.append(len(partitions) + 1)
                 for p in partitions:
                     if len(p) != 2:
                         return None
-                    out += _I32_I16.pack(p["partition_index"], p["error_code"])
-                    out.append(0)
+                    out += pack(p["partition_index"], p["error_code"], 0)
                 out.append(0)
             out.append(0)
-        else:
-            out += _I32.pack(len(topics))
-            for topic in topics:
-                if len(topic) != 2:
+            _I32.pack_into(out, 0, len(out) - 4)
+            return bytes(out)
+        out = bytearray(_I32.pack(int(response["throttle_time"]))) if version >= 3 else bytearray()
+        out += _I32.pack(len(topics))
+        for topic in topics:
+            if len(topic) != 2:
+                return None
+            raw = topic["name"].encode("utf-8")
+            partitions = topic["partitions"]
+            out += _I16.pack(len(raw))
+            out += raw
+            out += _I32.pack(len(partitions))
+            for p in partitions:
+                if len(p) != 2:
                     return None
-                raw = topic["name"].encode("utf-8")
-                partitions = topic["partitions"]
-                out += _I16.pack(len(raw))
-                out += raw
-                out += _I32.pack(len(partitions))
-                for p in partitions:
-                    if len(p) != 2:
-                        return None
-                    out += _I32_I16.pack(p["partition_index"], p["error_code"])
+                out += _I32_I16.pack(p["partition_index"], p["error_code"])
     except (KeyError, TypeError, AttributeError, struct.error):
         return None
-    return _frame(correlation_id, version >= 8, bytes(out))
+    return _frame(correlation_id, False, bytes(out))
 
 
 OFFSET_COMMIT = FastCodec(8, range(2, 10), _guarded(_read_offset_commit), _write_offset_commit)

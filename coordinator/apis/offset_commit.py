@@ -39,9 +39,9 @@ def commit_request(ctx: RequestContext, r: Any) -> OffsetCommit:
         retention = r.retention_time
         return OffsetCommit(
             r.group_id,
-            tuple((t.name, tuple([CommitPartition(p.partition_index, p.committed_offset, p.committed_leader_epoch,
-                                                  p.committed_metadata) for p in t.partitions]))
-                  for t in r.topics),
+            tuple([(t.name, tuple([CommitPartition(p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                                   p.committed_metadata) for p in t.partitions]))
+                   for t in r.topics]),  # list comprehensions: a generator costs a frame per topic
             r.generation_id_or_member_epoch, r.member_id, r.group_instance_id,
             -1 if retention is None else retention, ctx.api_version)
     retention = getattr(r, "retention_time", None)

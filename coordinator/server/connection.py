@@ -76,6 +76,7 @@ class KafkaConnection(asyncio.Protocol):
         self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
         self._muted_until = 0.0
         self._held: list[bytes] = []  # frames read with a throttled one, served once the throttle time is over
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -241,7 +242,10 @@ class KafkaConnection(asyncio.Protocol):
             # Answers released together (a group commit made durable) complete in one loop turn: the
             # flush waits for the end of it, so they leave in one write, not one syscall each.
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._deferred_flush)
+            loop = self._loop
+            if loop is None:  # kept: get_running_loop() costs a getpid() system call each time
+                loop = self._loop = asyncio.get_running_loop()
+            loop.call_soon(self._deferred_flush)
 
     def _deferred_flush(self) -> None:
         self._flush_scheduled = False

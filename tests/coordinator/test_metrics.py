@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from groupcoord.coordinator.groups.classic.state import GroupState
@@ -251,3 +252,27 @@ def test_share_groups_are_counted_by_state_with_their_members():
     assert s[("groupcoord_share_group_members", ())] == 2
     assert s[("groupcoord_members", ())] == 3
     assert isinstance(share_group_view(busy).members[0], MemberView)
+
+
+def test_plain_histogram_exposes_what_prometheus_clients_histogram_would():
+    """The disk histograms are plain integers now (a lock-free observe on every append): their scrape must
+    be the bucket, count and sum samples prometheus-client's Histogram gives for the same observations."""
+    from prometheus_client import CollectorRegistry, Histogram
+
+    from groupcoord.coordinator.metrics import DISK_BUCKETS, PlainHistogram
+
+    values = [-0.5, 0.0, 0.00005, 0.00007, 0.0001, 0.003, 0.0025, 0.7, 1.0, 3.0, 42.0]
+    theirs_registry, mine_registry = CollectorRegistry(), CollectorRegistry()
+    theirs = Histogram("disk_seconds", "d", buckets=DISK_BUCKETS, registry=theirs_registry)
+    mine = PlainHistogram("disk_seconds", "d", DISK_BUCKETS)
+    mine_registry.register(mine)
+    for v in values:
+        theirs.observe(max(v, 0.0))  # what on_append did before
+        mine.observe(v)
+
+    def series(registry):
+        return {(s.name, tuple(sorted(s.labels.items()))): s.value
+                for metric in registry.collect() for s in metric.samples if not s.name.endswith("_created")}
+
+    assert series(mine_registry) == pytest.approx(series(theirs_registry))
+    assert series(mine_registry)[("disk_seconds_count", ())] == len(values)

@@ -7,9 +7,7 @@ from typing import Any
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer import offset_checks
-from groupcoord.coordinator.groups.offsets.records import offset_record
-from groupcoord.coordinator.groups.offsets.topics import answer_commits
-from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.requests import OffsetCommit
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -46,8 +44,30 @@ def handle_offset_commit(state: ShardState, req: OffsetCommit, token: Any, now: 
     if req.version in RETENTION_TIME_VERSIONS and req.retention_time_ms != -1:
         expire = now + req.retention_time_ms
     records = []
-    topics_out = answer_commits(state, req.topics, group_error, lambda topic, p: records.append(offset_record(
-        req.group_id, topic, p.partition, OffsetCommitValue(p.offset, p.leader_epoch, p.metadata or "", now, expire))))
+    topics_out = []
+    group_id = req.group_id
+    catalog = state.topics
+    max_metadata = state.config.offset_metadata_max_bytes
+    for topic, partitions in req.topics:
+        # answer_commits' rules, written out in line (this runs for every committed offset): an unknown
+        # partition, the group's error, oversized metadata, or accepted. The partition count is read once
+        # per topic; nothing between two partitions of a request can change it.
+        count = catalog.partition_count(topic) if catalog is not None else None
+        parts_out = []
+        for p in partitions:
+            index = p.partition
+            if count is None or not 0 <= index < count:
+                code = ErrorCode.unknown_topic_or_partition
+            elif group_error is not None:
+                code = group_error
+            elif p.metadata is not None and len(p.metadata.encode("utf-8")) > max_metadata:
+                code = ErrorCode.offset_metadata_too_large
+            else:
+                records.append((OffsetCommitKey(group_id, topic, index),
+                                OffsetCommitValue(p.offset, p.leader_epoch, p.metadata or "", now, expire)))
+                code = ErrorCode.none
+            parts_out.append({"partition_index": index, "error_code": code})
+        topics_out.append({"name": topic, "partitions": parts_out})
     for record in records:
         emit(state, fx, record, now)
     committed = len(records)

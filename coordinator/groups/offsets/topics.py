@@ -18,7 +18,8 @@ def answer_commits(state: ShardState, topics: Iterable[tuple[str, Any]], group_e
                    accept: Callable[[str, Any], None]) -> list[dict]:
     """Each partition of an offset commit answered in request order: an unknown partition (KafkaApis answers
     these before the coordinator), the group's error, oversized metadata, or accepted — ``accept(topic, p)``
-    then records it."""
+    then records it. OffsetCommit's handler (commit.py) has the same rules written out in line, for speed: a
+    change here goes there too (tests/coordinator/groups hold both to Kafka's answers)."""
     max_metadata = state.config.offset_metadata_max_bytes
     topics_out = []
     for topic, partitions in topics:

@@ -157,6 +157,9 @@ class CoordinatorRuntime:
         for rt in self._runtimes:
             rt.shard.begin_load()
         self._started = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop `start` ran on, kept: asyncio.get_running_loop() makes a getpid() system call each time (its
+        fork check), and the request path asked for the loop a few times per commit (~2 % of the loop's time)."""
 
     def shard(self, partition: int) -> CoordinatorShard:
         return self._runtimes[partition].shard
@@ -173,6 +176,7 @@ class CoordinatorRuntime:
     async def start(self) -> None:
         """Open and replay every shard's partition; each shard serves as soon as it is loaded."""
         self._started = True
+        self._loop = asyncio.get_running_loop()
         started = time.perf_counter()
         await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
         _log.info(
@@ -385,7 +389,7 @@ class CoordinatorRuntime:
             answer = on_error(ErrorCode.unknown_server_error)  # an operation that did not answer: a bug
             _log.error("operation gave no reply", partition=partition)
             return answer
-        future = asyncio.get_running_loop().create_future()
+        future = (self._loop or asyncio.get_running_loop()).create_future()
         fx.replies = [(future if token is _INLINE else token, response) for token, response in replies]
         self._submit(rt, fx)
         self._reschedule(rt)
@@ -398,7 +402,7 @@ class CoordinatorRuntime:
         already (a heartbeat, a commit that had nothing to write), and the server then answers
         without creating a task — the hot path of a busy coordinator."""
         rt = self._runtimes[partition]
-        future = asyncio.get_running_loop().create_future()
+        future = (self._loop or asyncio.get_running_loop()).create_future()
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
@@ -427,7 +431,7 @@ class CoordinatorRuntime:
             return
         rt.queue.append(fx)
         if self.write_timeout_s is not None:
-            fx.queued_at = asyncio.get_running_loop().time()
+            fx.queued_at = (self._loop or asyncio.get_running_loop()).time()
             if rt.writing and rt.expiry is None:
                 self._arm_expiry(rt)
         rt.wakeup.set()
@@ -464,7 +468,8 @@ class CoordinatorRuntime:
                     await asyncio.sleep(linger)
                 batch, rt.queue = rt.queue, []
                 rt.writing = True
-                task = asyncio.ensure_future(self._append(rt, [w for fx in batch for w in fx.writes()]))
+                task = (self._loop or asyncio.get_running_loop()).create_task(
+                    self._append(rt, [w for fx in batch for w in fx.writes()]))
                 task.add_done_callback(lambda _t: wakeup.set())
                 inflight.append((task, batch))
                 if self.write_timeout_s is not None and rt.expiry is None:
@@ -520,7 +525,7 @@ class CoordinatorRuntime:
         waiting = [fx.queued_at for fx in self._waiting(rt) if fx.replies]
         if not waiting:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         rt.expiry = loop.call_at(min(waiting) + self.write_timeout_s, self._expire, rt)
 
     def _expire(self, rt: _ShardRuntime) -> None:
