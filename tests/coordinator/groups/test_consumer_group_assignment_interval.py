@@ -5,7 +5,9 @@ metadata record carries) has passed; otherwise the group stays Assigning and the
 target the group has. The first heartbeat after the interval computes one target for every bump in between.
 No timer does it: a group nobody heartbeats in stays Assigning, as in Kafka 4.3.1."""
 
-from groupcoord.coordinator.config import BrokerConfig
+import pytest
+
+from groupcoord.coordinator.config import BrokerConfig, resolve
 from groupcoord.coordinator.dataplane.group_configs import GroupConfigSource
 from groupcoord.coordinator.groups.consumer.assignment import can_compute_next_target_assignment
 from groupcoord.coordinator.groups.offsets_records import (
@@ -31,10 +33,13 @@ def target_metadata(h: Harness) -> list[ConsumerGroupTargetAssignmentMetadataVal
     return out
 
 
-def test_the_broker_default_is_kafkas_one_second():
+def test_the_broker_default_is_kafkas_one_second_and_negative_is_refused():
     assert BrokerConfig().group_consumer_assignment_interval_ms == 1000
     assert BrokerConfig().group_consumer_min_assignment_interval_ms == 0
     assert BrokerConfig().group_consumer_max_assignment_interval_ms == 15000
+    for name in ("ASSIGNMENT_INTERVAL_MS", "MIN_ASSIGNMENT_INTERVAL_MS", "MAX_ASSIGNMENT_INTERVAL_MS"):
+        with pytest.raises(ValueError, match="between 0 and"):  # Kafka's atLeast(0)
+            resolve(env={f"GROUPCOORD_GROUP_CONSUMER_{name}": "-1"})
 
 
 def test_joins_within_the_interval_share_one_target_computed_by_the_first_heartbeat_after_it():
