@@ -46,13 +46,16 @@ def log(message: str) -> None:
 
 
 @contextlib.contextmanager
-def started(broker: str, fsync: str | None, server_cores: list[int] | None) -> Iterator[tuple[str, float]]:
-    """(bootstrap, seconds to serving) of a fresh broker; the same group settings on both (kafka_server)."""
+def started(broker: str, fsync: str | None, server_cores: list[int] | None,
+            settings: tuple[tuple[str, str], ...] = ()) -> Iterator[tuple[str, float]]:
+    """(bootstrap, seconds to serving) of a fresh broker; the same group settings on both (kafka_server),
+    plus the figure's own ``settings`` (Kafka's names) on both."""
     if broker == report.KAFKA:
-        with kafka(server_cores) as ready:
+        with kafka(server_cores, dict(settings)) as ready:
             yield ready
     else:
-        with groupcoord(server_cores, fsync=fsync, **GROUPCOORD_SETTINGS) as ready:
+        extra = {name.replace(".", "_"): value for name, value in settings}
+        with groupcoord(server_cores, fsync=fsync, **{**GROUPCOORD_SETTINGS, **extra}) as ready:
             yield ready
 
 
@@ -69,7 +72,7 @@ def targets(figure: Figure, brokers: list[str]) -> list[tuple[str, str | None]]:
 
 def measure_once(figure: Figure, broker: str, fsync: str | None, sizes: Sizes, shared: dict,
                  server_cores: list[int] | None, client_cores: list[int] | None) -> dict[str, float]:
-    with started(broker, fsync, server_cores) as (bootstrap, startup_s):
+    with started(broker, fsync, server_cores, figure.settings) as (bootstrap, startup_s):
         warm_s = warm(bootstrap)
         log(f"  {report.target_id(broker, fsync)} at {bootstrap}: serving after {startup_s:.2f} s, "
             f"offsets warm in {warm_s:.2f} s")

@@ -4,10 +4,12 @@ a quarter of the members leave.
 
 Each member behaves like a KIP-848 client that reconciles at once: it heartbeats immediately after its
 assignment changed (to acknowledge revocations and ask for what is still owned by others) and otherwise every
-heartbeat interval the broker asks for. "Reconciled" means every member's epoch equals the group epoch it was
-last told, and the members' assignments cover every partition exactly once.
+heartbeat interval the broker asks for. "Reconciled" means every member is at one epoch, the members'
+assignments cover every partition exactly once, and ConsumerGroupDescribe says the group is Stable at that
+epoch (so members parked by assignment batching do not count as reconciled).
 
     python -m bench.consumer_group_bench                        # starts its own groupcoord (fsync=never)
+    python -m bench.consumer_group_bench --assignment-interval-ms 0   # target computed in every bumping heartbeat
     python -m bench.consumer_group_bench --bootstrap HOST:PORT  # or measures any broker (e.g. Kafka 4.x)
 """
 
@@ -23,7 +25,7 @@ from .aioclient import AioConnection
 from .servers import groupcoord
 from .wire_bench import _cores
 
-CONSUMER_GROUP_HEARTBEAT, CREATE_TOPICS, METADATA = 68, 19, 3
+CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, CREATE_TOPICS, METADATA = 68, 69, 19, 3
 TIMEOUT_S = 300.0
 
 
@@ -80,8 +82,22 @@ def reconciled(members: list[_Member], partitions: int) -> bool:
     return (len(owned) == partitions == len(set(owned)) and len({m.epoch for m in members}) == 1)
 
 
-async def wait_reconciled(members: list[_Member], partitions: int, t0: float) -> float:
-    while not reconciled(members, partitions):
+async def group_stable_at(admin: AioConnection, group: str, epoch: int, count: int) -> bool:
+    """The broker's word (ConsumerGroupDescribe): Stable, its target at the group epoch, every member there.
+
+    The members' own view is not enough with assignment batching (Kafka 4.3's default interval): members
+    that joined within the interval sit at the old target's epoch with nothing assigned, which looks
+    reconciled from the client side while the group is still Assigning."""
+    answer = await admin.send(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [group], "include_authorized_operations": False})
+    g = answer.groups[0]
+    return (g.error_code == 0 and g.group_state == "Stable" and g.group_epoch == g.assignment_epoch == epoch
+            and len(g.members) == count)
+
+
+async def wait_reconciled(members: list[_Member], partitions: int, t0: float,
+                          admin: AioConnection | None = None) -> float:
+    while not (reconciled(members, partitions)
+               and (admin is None or await group_stable_at(admin, members[0].group, members[0].epoch, len(members)))):
         if time.perf_counter() - t0 > TIMEOUT_S:
             raise RuntimeError(f"not reconciled after {TIMEOUT_S} s")
         for m in members:
@@ -107,13 +123,13 @@ async def run(bootstrap: str, count: int, partitions: int) -> tuple[float, float
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(m.run()) for m in members]
     try:
-        joined = await wait_reconciled(members, partitions, t0)
+        joined = await wait_reconciled(members, partitions, t0, admin)
         print(f"{count:,} members, {partitions:,} partitions: reconciled {joined * 1000:,.0f} ms after the first "
               f"heartbeat (group epoch {members[0].epoch})")
         leaving, staying = members[: count // 4], members[count // 4:]
         t1 = time.perf_counter()
         await asyncio.gather(*(m.leave() for m in leaving))
-        settled = await wait_reconciled(staying, partitions, t1)
+        settled = await wait_reconciled(staying, partitions, t1, admin)
         print(f"{len(leaving):,} members leave: the other {len(staying):,} reconciled {settled * 1000:,.0f} ms later")
         return joined, settled
     finally:
@@ -131,14 +147,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--heartbeat-interval-ms", type=int, default=1000,
                         help="group.consumer.heartbeat.interval.ms of the broker this bench starts")
+    parser.add_argument("--assignment-interval-ms", type=int, default=None,
+                        help="group.consumer.assignment.interval.ms of the broker this bench starts (default: "
+                             "the broker's, 1000 as in Kafka 4.3; 0 assigns in the heartbeat that bumps the epoch)")
     ns = parser.parse_args(argv)
     if ns.bootstrap:
         asyncio.run(run(ns.bootstrap, ns.members, ns.partitions))
         return
     server_cores, _ = _cores()
-    with groupcoord(server_cores, fsync="never", group_consumer_heartbeat_interval_ms=ns.heartbeat_interval_ms) as (
-            address, _):
-        print(f"groupcoord, group.consumer.heartbeat.interval.ms={ns.heartbeat_interval_ms}")
+    settings = {"group_consumer_heartbeat_interval_ms": ns.heartbeat_interval_ms}
+    if ns.assignment_interval_ms is not None:
+        settings["group_consumer_assignment_interval_ms"] = ns.assignment_interval_ms
+    with groupcoord(server_cores, fsync="never", **settings) as (address, _):
+        print("groupcoord, " + ", ".join(f"{k.replace('_', '.')}={v}" for k, v in settings.items()))
         asyncio.run(run(address, ns.members, ns.partitions))
 
 

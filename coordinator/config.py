@@ -249,11 +249,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("group.consumer.max.heartbeat.interval.ms", 15000, int, "largest consumer.heartbeat.interval.ms a group config may set"),
     Setting("group.consumer.max.size", 2147483647, int, "maximum members of a consumer-protocol group"),
     Setting("group.consumer.assignors", "uniform,range", str, "server-side assignors of consumer-protocol groups, the first is the default"),
-    Setting("group.consumer.assignment.interval.ms", 0, int, "least time between two target assignments of a "
-            "consumer-protocol group: epoch bumps within it share one computation, made by a timer (Kafka 4.3 "
-            "defaults to 1000); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
-    Setting("group.consumer.min.assignment.interval.ms", 0, int, "smallest consumer.assignment.interval.ms a group config may set"),
-    Setting("group.consumer.max.assignment.interval.ms", 15000, int, "largest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.consumer.assignment.interval.ms", 1000, _int_between(0, 2**31 - 1), "least time between two "
+            "target assignments of a consumer-protocol group (Kafka 4.3's default): epoch bumps within it share one "
+            "computation, made by the first heartbeat after it (a group's consumer.assignment.interval.ms "
+            "overrides it); 0 computes it in the heartbeat that bumps the group epoch, as Kafka before 4.3"),
+    Setting("group.consumer.min.assignment.interval.ms", 0, _int_between(0, 2**31 - 1),
+            "smallest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.consumer.max.assignment.interval.ms", 15000, _int_between(0, 2**31 - 1),
+            "largest consumer.assignment.interval.ms a group config may set"),
     Setting("group.share.session.timeout.ms", 45000, _int_between(1, 2**31 - 1),
             "share-group (KIP-932) member session timeout"),
     Setting("group.share.heartbeat.interval.ms", 5000, _int_between(1, 2**31 - 1),

@@ -144,6 +144,9 @@ class ConsumerGroupTargetAssignmentMetadataKey:
 @dataclass(frozen=True, slots=True)
 class ConsumerGroupTargetAssignmentMetadataValue:
     assignment_epoch: int
+    # Kafka 4.3's tagged field 0: when the target was computed, which group.consumer.assignment.interval.ms
+    # counts from (0: never, or written before 4.3 — the next assignment may be computed at once).
+    assignment_timestamp: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,7 +409,8 @@ _SCHEMAS: dict[type, tuple[tuple[_Field, ...], int | None]] = {
         0,
     ),
     ConsumerGroupTargetAssignmentMetadataKey: ((_f("group_id", "string"),), None),
-    ConsumerGroupTargetAssignmentMetadataValue: ((_f("assignment_epoch", "int32"),), 0),
+    ConsumerGroupTargetAssignmentMetadataValue: (
+        (_f("assignment_epoch", "int32"), _f("assignment_timestamp", "int64", default=0, tag=0)), 0),
     TopicPartitions: ((_f("topic_id", "uuid"), _f("partitions", ("array", "int32"))), 0),
     ConsumerGroupTargetAssignmentMemberKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
     ConsumerGroupTargetAssignmentMemberValue: ((_f("topic_partitions", ("array", TopicPartitions)),), 0),

@@ -66,10 +66,13 @@ def wait_until(condition, what: str) -> None:
         time.sleep(0.1)
 
 
-def test_three_consumer_protocol_members_share_and_take_over(groupcoord_broker):
+@pytest.mark.parametrize("assignment_interval_ms", [0, 1000], ids=["assign-in-heartbeat", "kafka-default-batching"])
+def test_three_consumer_protocol_members_share_and_take_over(groupcoord_broker_factory, assignment_interval_ms):
+    """Also at the daemon's (and Kafka 4.3's) default group.consumer.assignment.interval.ms: a real client
+    whose join lands within the interval is parked at the old target and gets its share a heartbeat later."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    bootstrap = groupcoord_broker.bootstrap_servers
+    bootstrap = groupcoord_broker_factory(group_consumer_assignment_interval_ms=assignment_interval_ms).bootstrap_servers
     topic, group = unique("kip848-topic"), unique("kip848-group")
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, PARTITIONS, 1)])[topic].result(30)

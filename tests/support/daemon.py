@@ -20,8 +20,11 @@ _READY = re.compile(r"^ready: ")
 class Daemon:
     def __init__(self, data_dir: Path, **settings: Any) -> None:
         self.data_dir = Path(data_dir)
+        # As the pytest plugin's TEST_DEFAULTS: no initial rebalance delay, and KIP-848 targets computed in the
+        # heartbeat that bumps the epoch (the daemon's default batches them per second, as Kafka 4.3 does).
         self.settings = {"listen": "127.0.0.1:0", "metrics-port": "0", "fsync": "batch",
-                         "group-initial-rebalance-delay-ms": "0", **{k.replace("_", "-"): v for k, v in settings.items()}}
+                         "group-initial-rebalance-delay-ms": "0", "group-consumer-assignment-interval-ms": "0",
+                         **{k.replace("_", "-"): v for k, v in settings.items()}}
         self.proc: subprocess.Popen[str] | None = None
         self.bootstrap_servers = ""
         self.port = 0

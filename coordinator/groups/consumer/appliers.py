@@ -97,7 +97,10 @@ def apply(state: ShardState, key, value, now: int) -> None:
         else:
             group.target[key.member_id] = from_topic_partitions(value.topic_partitions)
     elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
-        group.assignment_epoch = INITIAL_EPOCH if value is None else value.assignment_epoch
+        if value is None:
+            group.assignment_epoch, group.assignment_timestamp = INITIAL_EPOCH, 0
+        else:
+            group.assignment_epoch, group.assignment_timestamp = value.assignment_epoch, value.assignment_timestamp
     elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
         old = group.members.get(key.member_id)
         if old is None:

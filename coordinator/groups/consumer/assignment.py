@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from groupcoord.coordinator.groups.consumer import assignors, records
 from groupcoord.coordinator.groups.consumer.fencing import arm_rebalance_timeout
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -16,34 +14,34 @@ from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 
 
-ASSIGNMENT = "consumer-assignment"  # the timer kind of a deferred target assignment, one per group
+def can_compute_next_target_assignment(assignment_timestamp: int, interval_ms: int, now: int) -> bool:
+    """Kafka 4.3's canComputeNextTargetAssignment: at once when no computation is recorded (timestamp 0) or
+    the interval is 0 (also Kafka's escape hatch for a wall clock that jumped back), else once the
+    interval since the last computation has passed."""
+    if assignment_timestamp == 0 or interval_ms == 0:
+        return True
+    return now >= assignment_timestamp + interval_ms
 
 
-def assign_or_defer(state: ShardState, group: ConsumerGroup, epoch: int, fx: Effects, now: int) -> None:
-    """Kafka 4.3's assignment batching (``group.consumer.assignment.interval.ms``): the group epoch is ahead
-    of the target; compute the target now if the interval since the last computation has passed, else
-    leave it to a timer at the end of the interval, which computes one target for every epoch bump in
-    between (1,000 joins, one computation). Meanwhile the group is Assigning and members reconcile towards
-    the target they have, as in Kafka; the heartbeat itself never waits for the assignor."""
-    interval = state.consumer_assignment_interval_ms(group.group_id)
-    due = group.last_assignment_ms + interval
-    key = (ASSIGNMENT, group.group_id)
-    if interval <= 0 or group.last_assignment_ms < 0 or now >= due:
-        update_target_assignment(state, group, group.members, epoch, fx, now)
-        group.last_assignment_ms = now
-        state.timer.cancel(key)
-    elif key not in state.timer:
-        state.timer.schedule(key, due, partial(_deferred_assignment, group.group_id))
+def maybe_update_target_assignment(state: ShardState, group: ConsumerGroup, epoch: int, fx: Effects, now: int) -> None:
+    """Kafka 4.3's assignment batching (``group.consumer.assignment.interval.ms``, per group
+    ``consumer.assignment.interval.ms``), as its maybeUpdateTargetAssignment does it: a heartbeat that finds
+    the group epoch ahead of the target computes a new target only if the interval since the last one has
+    passed; otherwise it changes nothing and its member reconciles towards the target the group has (the
+    group stays Assigning). The first heartbeat of any member after the interval computes one target for
+    every epoch bump in between — 1,000 joins within a second cost one assignor run, not 1,000.
 
-
-def _deferred_assignment(group_id: str, state: ShardState, now: int) -> Effects:
-    """The timer's operation: the group as it is now, if its epoch is still ahead of its target."""
-    fx = Effects()
-    group = state.consumer_groups.get(group_id)
-    if group is not None and group.group_epoch > group.assignment_epoch:
-        update_target_assignment(state, group, group.members, group.group_epoch, fx, now)
-        group.last_assignment_ms = now
-    return fx
+    There is deliberately no timer: Kafka 4.3.1 schedules none for consumer groups (only streams groups'
+    initial delay has one), so a group nobody heartbeats in stays Assigning, and a target computed early
+    by a timer would show in ConsumerGroupDescribe and in the log where Kafka's does not. Kafka's
+    ``group.consumer.assignor.offload.enable`` is not a broker setting in 4.3.1 (its getter returns the
+    constant and nothing reads it), so the assignor runs in the heartbeat there too."""
+    if group.assignment_epoch >= epoch:
+        return
+    if not can_compute_next_target_assignment(group.assignment_timestamp,
+                                              state.consumer_assignment_interval_ms(group.group_id), now):
+        return
+    update_target_assignment(state, group, group.members, epoch, fx, now)
 
 
 def update_target_assignment(state: ShardState, group: ConsumerGroup, members: dict[str, ConsumerMember], epoch: int,
@@ -86,7 +84,9 @@ def update_target_assignment(state: ShardState, group: ConsumerGroup, members: d
         old = target.get(member_id)
         if old is not assignment and (old is None or old != assignment):
             emit(state, fx, records.target_assignment(group.group_id, member_id, assignment), now)
-    emit(state, fx, records.target_assignment_epoch(group.group_id, epoch), now)
+    # Kafka stamps the time the assignor finished; a shard operation has one ``now`` (the assignor's own
+    # milliseconds would move the next allowed computation by as much).
+    emit(state, fx, records.target_assignment_epoch(group.group_id, epoch, now), now)
     state.log.info("consumer group target assignment computed", group_id=group.group_id, epoch=epoch)
 
 

@@ -59,9 +59,10 @@ class ConsumerGroup:
     # the union of what the members subscribe to (names, regexes), so that a heartbeat that changes
     # nothing does not walk every member (subscriptions.group_subscription_metadata_cached).
     subscriptions_version: int = 0
-    # When the target assignment was last computed (in memory; -1: not since load): with
-    # group.consumer.assignment.interval.ms the next one waits until this plus the interval.
-    last_assignment_ms: int = -1
+    # When the target assignment was last computed, as its metadata record carries it (Kafka 4.3's
+    # assignmentTimestamp; 0: never, or not recorded): with group.consumer.assignment.interval.ms the next
+    # one waits until this plus the interval. Persisted, so a reload keeps the wait.
+    assignment_timestamp: int = 0
     subscription_cache: tuple[int, frozenset[str], frozenset[str]] | None = None
 
     @property

@@ -3,7 +3,8 @@
 Follows GroupMetadataManager.consumerGroupHeartbeat (Kafka 4.x) in three steps:
 1. create or update the member; the group epoch is bumped when a subscription or
    the subscribed topics' metadata changed (or the group is new);
-2. recompute the target assignment when the group epoch is ahead of it;
+2. recompute the target assignment when the group epoch is ahead of it and
+   group.consumer.assignment.interval.ms has passed since the last one;
 3. reconcile the member towards its target (revoke first, never hand out a
    partition another member still owns).
 All checks that can fail run before the first record is built, so an error
@@ -19,7 +20,7 @@ from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka
 from groupcoord.coordinator.groups.classic.records import group_tombstone
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import appliers, records
-from groupcoord.coordinator.groups.consumer.assignment import assign_or_defer, reconcile
+from groupcoord.coordinator.groups.consumer.assignment import maybe_update_target_assignment, reconcile
 from groupcoord.coordinator.groups.consumer.fencing import cancel_member_timers, fence_member, schedule_session
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import (
@@ -238,8 +239,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
         emit(state, fx, records.group_epoch(group.group_id, group_epoch), now)
         state.log.info("bumped consumer group epoch", group_id=group.group_id, epoch=group_epoch)
 
-    if group_epoch > group.assignment_epoch:
-        assign_or_defer(state, group, group_epoch, fx, now)
+    maybe_update_target_assignment(state, group, group_epoch, fx, now)
     updated = group.members[member_id]  # as replayed (the subscription record is applied already)
     before = _copy(updated)
     reconcile(state, group, updated, owned, fx, now, subscription_changed)

@@ -61,8 +61,9 @@ def target_assignment_tombstone(group_id: str, member_id: str):
     return ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None
 
 
-def target_assignment_epoch(group_id: str, epoch: int):
-    return ConsumerGroupTargetAssignmentMetadataKey(group_id), ConsumerGroupTargetAssignmentMetadataValue(epoch)
+def target_assignment_epoch(group_id: str, epoch: int, timestamp: int):
+    """Kafka 4.3's newConsumerGroupTargetAssignmentMetadataRecord: the epoch and when it was computed."""
+    return ConsumerGroupTargetAssignmentMetadataKey(group_id), ConsumerGroupTargetAssignmentMetadataValue(epoch, timestamp)
 
 
 def target_assignment_epoch_tombstone(group_id: str):

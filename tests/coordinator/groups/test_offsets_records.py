@@ -275,3 +275,16 @@ def test_a_truncated_offset_value_still_fails_with_the_schema_readers_error():
     raw = _records.encode_value(_records.OffsetCommitValue(5, 1, "meta", 7), 3)
     with pytest.raises(_records.RecordFormatError):
         _records.decode_value(_records.OffsetCommitKey("g", "t", 0), raw[:-3])
+
+
+def test_target_assignment_metadata_carries_kafka_43s_timestamp_as_tagged_field_0():
+    """Kafka 4.3.1's ConsumerGroupTargetAssignmentMetadataValue.write: epoch, then the tagged fields — the
+    timestamp (tag 0, 8 bytes) only when it is not 0 — so a record from before 4.3 still reads (as 0)."""
+    key = ConsumerGroupTargetAssignmentMetadataKey("g")
+    stamped = ConsumerGroupTargetAssignmentMetadataValue(3, 1_764_000_000_123)
+    data = encode_value(stamped)
+    assert data == i16(0) + (3).to_bytes(4, "big") + bytes([1, 0, 8]) + (1_764_000_000_123).to_bytes(8, "big")
+    assert decode_value(key, data) == stamped
+    plain = encode_value(ConsumerGroupTargetAssignmentMetadataValue(3))
+    assert plain == i16(0) + (3).to_bytes(4, "big") + bytes([0])
+    assert decode_value(key, plain) == ConsumerGroupTargetAssignmentMetadataValue(3, 0)
