@@ -46,6 +46,10 @@ class ShardState:
     pending_by_partition: dict[tuple[str, str, int], set[int]] = field(default_factory=dict)
     # The write order of the offset each (group, topic, partition) holds, and the next one to hand out: a
     # transactional offset only replaces a committed one written before it (Kafka compares record offsets).
+    # Kept only while a transactional offset of that partition is pending (the one time it is compared):
+    # an order taken before a pending offset is lower than the pending one's anyway, so the plain commits
+    # of partitions nobody commits transactionally cost no entry (a 3-tuple and an int, ~150 bytes, per
+    # committed offset: a quarter of what a million stored offsets held).
     offset_order: dict[tuple[str, str, int], int] = field(default_factory=dict)
     next_offset_order: int = 0
 

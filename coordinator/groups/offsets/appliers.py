@@ -19,4 +19,5 @@ def apply_offset(state: ShardState, key: OffsetCommitKey, value: OffsetCommitVal
     if group is None:
         group = state.create_group(key.group, now)  # a standalone (simple) group: offsets, no membership
     group.offsets[(key.topic, key.partition)] = value
-    state.offset_order[where] = state.take_offset_order()
+    if where in state.pending_by_partition:  # only then can its order matter (ShardState.offset_order)
+        state.offset_order[where] = state.take_offset_order()
