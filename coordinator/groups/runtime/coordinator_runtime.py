@@ -57,6 +57,9 @@ class CoordinatorShard(Protocol):
     def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
         """Apply one record; ``producer_id`` >= 0 for a record of a transactional batch (pending until its marker)."""
 
+    # Optional: ``replay_raw(key: bytes, value: bytes | None, now: int) -> bool`` applies a plain record from
+    # its bytes and says whether it did (GroupShard: offset commits); the runtime calls ``replay`` otherwise.
+
     def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
         """Apply a transaction's end marker (the records of that producer's open transaction count, or vanish)."""
 
@@ -268,6 +271,11 @@ class CoordinatorRuntime:
         start = await self._replay_snapshot(rt, now)
         from_snapshot = len(rt.latest.records) if start else 0
         count = from_snapshot
+        # A shard may apply a plain record straight from its bytes (GroupShard.replay_raw: offset commits);
+        # what it declines is decoded and replayed. LatestRecords.add inlined: this loop runs once per record
+        # of the log (its since_snapshot and end_offset are set once, after the loop).
+        replay_raw = getattr(shard, "replay_raw", None)
+        latest = rt.latest.records
         async for header, raw in rt.log.batches(start):
             if header.is_control:
                 # A transaction's end marker: the pending records of that producer count now, or never.
@@ -276,15 +284,23 @@ class CoordinatorRuntime:
                     rt.transactional = True
                     shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
-            producer_id = header.producer_id if header.is_transactional else -1
             if header.is_transactional:
                 rt.transactional = True
+                for record in decode_records(raw, 0, header):
+                    if record.key is None or record.offset < start:
+                        continue
+                    shard.replay(*decode_record(record.key, record.value), now, header.producer_id)
+                    count += 1
+                continue
             for record in decode_records(raw, 0, header):
-                if record.key is None or record.offset < start:
+                key, value, offset = record.key, record.value, record.offset
+                if key is None or offset < start:
                     continue
-                shard.replay(*decode_record(record.key, record.value), now, producer_id)
-                if producer_id < 0:
-                    rt.latest.add(record.offset, record.key, record.value)
+                if replay_raw is None or not replay_raw(key, value, now):
+                    shard.replay(*decode_record(key, value), now, -1)
+                if key in latest:
+                    del latest[key]  # re-inserted at the end: the dict stays in log order
+                latest[key] = (offset, value)
                 count += 1
         rt.latest.end_offset = max(rt.latest.end_offset, rt.log.log_end_offset)
         rt.latest.since_snapshot = count - from_snapshot
