@@ -12,6 +12,7 @@ operation or timer completes them. Nothing below imports this module.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import Any, Callable, Iterator
 
@@ -54,6 +55,8 @@ def random_member_id(prefix: str) -> str:
     """Kafka's member id: the client id (or group.instance.id) and a random UUID."""
     return f"{prefix}-{uuid.uuid4()}"
 
+_I32 = struct.Struct(">i")
+
 
 class GroupShard:
     def __init__(
@@ -73,6 +76,7 @@ class GroupShard:
             log=structlog.get_logger("groupcoord.groups").bind(shard=partition),
             new_member_id=member_id_factory,
         )
+        self._replay_names: dict[bytes, tuple[str, str]] = {}  # replay_raw's names, for one load
 
     # ------------------------------------------------------------------ what the runtime and operators read
 
@@ -215,6 +219,7 @@ class GroupShard:
         state = self.state
         state.loading = True
         state.unavailable = None
+        self._replay_names = {}
         state.groups.clear()
         state.consumer_groups.clear()
         state.share_groups.clear()
@@ -235,15 +240,25 @@ class GroupShard:
         most of any offsets log, and a replay of a million of them went through six calls and a key object
         each. The same applier as ``replay`` (``apply_offset_fields``); False: anything else (a tombstone,
         another record type, unexpected bytes), which the caller then decodes and passes to ``replay``."""
-        if value is None:
+        if value is None or len(key) < 4 or key[0] or key[1] > 1:
             return False
-        key_fields = offset_key_fields(key)
-        if key_fields is None:
-            return False
+        # The commits of one request share their group and topic: the names are looked up by the key's bytes
+        # before the partition (decoded once per group and topic; the table lives for this load only).
+        names = self._replay_names.get(key[:-4])
+        if names is None:
+            key_fields = offset_key_fields(key)
+            if key_fields is None:
+                return False
+            group_id, topic, partition = key_fields
+            glen = (key[2] << 8) | key[3]
+            if len(key) == 10 + glen + ((key[4 + glen] << 8) | key[5 + glen]):  # no bytes past the partition
+                self._replay_names[key[:-4]] = (group_id, topic)
+        else:
+            group_id, topic = names
+            partition = _I32.unpack_from(key, len(key) - 4)[0]
         value_fields = offset_value_fields(value)
         if value_fields is None:
             return False
-        group_id, topic, partition = key_fields
         apply_offset_fields(self.state, group_id, topic, partition, OffsetCommitValue(*value_fields), now)
         return True
 
@@ -257,6 +272,7 @@ class GroupShard:
         share_fencing.schedule_loaded(self.state, now)
         retention.schedule(self.state, now)
         self.state.loading = False
+        self._replay_names = {}
 
     # ------------------------------------------------------------------ read-only views
 

@@ -26,7 +26,8 @@ def apply_offset_fields(state: ShardState, group_id: str, topic: str, partition:
     group = state.consumer_groups.get(group_id) or state.groups.get(group_id)
     if group is None:
         group = state.create_group(group_id, now)  # a standalone (simple) group: offsets, no membership
-    group.offsets[state.topic_partition(topic, partition)] = value
+    shared = state.topic_partitions.get((topic, partition))  # ShardState.topic_partition, inline: once per record
+    group.offsets[shared if shared is not None else state.topic_partition(topic, partition)] = value
     where = (group_id, topic, partition)
     if where in state.pending_by_partition:  # only then can its order matter (ShardState.offset_order)
         state.offset_order[where] = state.take_offset_order()

@@ -32,7 +32,7 @@ from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, Tr
 from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError
 from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.config import LogConfig
 
@@ -292,8 +292,7 @@ class CoordinatorRuntime:
                     shard.replay(*decode_record(record.key, record.value), now, header.producer_id)
                     count += 1
                 continue
-            for record in decode_records(raw, 0, header):
-                key, value, offset = record.key, record.value, record.offset
+            for offset, key, value in decode_key_values(raw, 0, header):
                 if key is None or offset < start:
                     continue
                 if replay_raw is None or not replay_raw(key, value, now):
