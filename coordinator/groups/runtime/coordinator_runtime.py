@@ -29,7 +29,7 @@ import structlog
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.runtime import snapshot as snapshots
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
-from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError
+from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError, pack_latest
 from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch
@@ -299,7 +299,7 @@ class CoordinatorRuntime:
                     shard.replay(*decode_record(key, value), now, -1)
                 if key in latest:
                     del latest[key]  # re-inserted at the end: the dict stays in log order
-                latest[key] = (offset, value)
+                latest[key] = pack_latest(offset, value)
                 count += 1
         rt.latest.end_offset = max(rt.latest.end_offset, rt.log.log_end_offset)
         rt.latest.since_snapshot = count - from_snapshot
@@ -389,7 +389,7 @@ class CoordinatorRuntime:
         records, end = latest.records.copy(), latest.end_offset
         taken = latest.since_snapshot
         try:
-            data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, records.items())
+            data = await log.run_in_executor(snapshots.encode_latest, partition, end, records)
             await log.run_in_executor(snapshots.write_snapshot, log.directory, data)
         except Exception as exc:  # the next one is tried after as many records again; the log stays the truth
             rt.shard.log.warning("coordinator snapshot not written", error=repr(exc))
@@ -546,7 +546,7 @@ class CoordinatorRuntime:
         """The value of ``key``'s latest durable record (None: none, or a tombstone)."""
         rt = self._runtimes[partition]
         raw_key = self.codec.encode_key(key)
-        latest = rt.latest.records.get(raw_key)
+        latest = rt.latest.get(raw_key)
         if latest is None or latest[1] is None:
             return None
         return self.codec.decode_record(raw_key, latest[1])[1]
