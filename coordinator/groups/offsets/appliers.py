@@ -28,6 +28,6 @@ def apply_offset_fields(state: ShardState, group_id: str, topic: str, partition:
         group = state.create_group(group_id, now)  # a standalone (simple) group: offsets, no membership
     shared = state.topic_partitions.get((topic, partition))  # ShardState.topic_partition, inline: once per record
     group.offsets[shared if shared is not None else state.topic_partition(topic, partition)] = value
-    where = (group_id, topic, partition)
-    if where in state.pending_by_partition:  # only then can its order matter (ShardState.offset_order)
-        state.offset_order[where] = state.take_offset_order()
+    pending = state.pending_by_partition
+    if pending and (group_id, topic, partition) in pending:  # only then can its order matter (offset_order)
+        state.offset_order[(group_id, topic, partition)] = state.take_offset_order()
