@@ -8,7 +8,7 @@ Why the versions are written here a second time: start-up. Importing every API m
 imports: kio's schemas, admin and share-group code) was a large part of the daemon's exec-to-listening
 time, and most brokers never see most of these APIs. So the dispatcher learns every key and version range
 from this table, and an API's module is imported when its first request arrives (a one-time cost of a few
-milliseconds for that request). The modules that declare a hand-written codec (``FAST``), a heavy-request
+milliseconds for that request; later ones pay one extra call). The modules that declare a hand-written codec (``FAST``), a heavy-request
 handler (``HEAVY``) or a frame-loop ``lane`` are imported at registration, since those are bound up front.
 """
 
@@ -121,29 +121,29 @@ def _register_module(dispatcher: Registrar, services: Services, module: ApiModul
 
 
 class _ImportOnFirstRequest:
-    """The handler of an API whose module is not imported yet: the first request imports it, binds the real
-    handler in the dispatcher in its place (later requests go straight to it) and is answered by it. An
-    import that fails is not hidden: it raises out of the handler, so the dispatcher logs it with its
-    traceback ("handler failed") and answers UNKNOWN_SERVER_ERROR, and the next request tries again."""
+    """The handler of an API whose module is not imported yet: the first request imports it and binds
+    ``handle`` to the services, and every request is passed to that (one call more than an eager API; the
+    dispatcher's table is not changed after registration, so whatever a caller put there stays). An import
+    that fails is not hidden: it raises out of the handler, so the dispatcher logs it with its traceback
+    ("handler failed") and answers UNKNOWN_SERVER_ERROR, and the next request tries again."""
 
-    __slots__ = ("name", "dispatcher", "services", "key", "min_version", "max_version", "bound")
+    __slots__ = ("name", "services", "key", "min_version", "max_version", "bound")
 
-    def __init__(self, name: str, dispatcher: Registrar, services: Services, key: ApiKey, min_version: int,
-                 max_version: int) -> None:
-        self.name, self.dispatcher, self.services = name, dispatcher, services
+    def __init__(self, name: str, services: Services, key: ApiKey, min_version: int, max_version: int) -> None:
+        self.name, self.services = name, services
         self.key, self.min_version, self.max_version = key, min_version, max_version
-        self.bound: Handler | None = None  # the real handler, once imported (a request decoded before then)
+        self.bound: Handler | None = None
 
     def __call__(self, ctx: Any, request: Any) -> Any:
-        if self.bound is not None:
-            return self.bound(ctx, request)
-        module = api_module(self.name)
-        api = module.API
-        if (api.key, api.min_version, api.max_version) != (self.key, self.min_version, self.max_version):
-            raise RuntimeError(f"apis/{self.name}.py declares {api}, the registry's table "
-                               f"{(self.key, self.min_version, self.max_version)}")
-        self.bound = _register_module(self.dispatcher, self.services, module)
-        return self.bound(ctx, request)
+        bound = self.bound
+        if bound is None:
+            module = api_module(self.name)
+            api = module.API
+            if (api.key, api.min_version, api.max_version) != (self.key, self.min_version, self.max_version):
+                raise RuntimeError(f"apis/{self.name}.py declares {api}, the registry's table "
+                                   f"{(self.key, self.min_version, self.max_version)}")
+            bound = self.bound = partial(module.handle, self.services)
+        return bound(ctx, request)
 
 
 def __getattr__(name: str) -> Any:
@@ -171,5 +171,4 @@ def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiM
         if name in EAGER_MODULES:
             _register_module(dispatcher, services, api_module(name))
         else:
-            dispatcher.register(key, _ImportOnFirstRequest(name, dispatcher, services, key, lowest, highest),
-                                lowest, highest)
+            dispatcher.register(key, _ImportOnFirstRequest(name, services, key, lowest, highest), lowest, highest)

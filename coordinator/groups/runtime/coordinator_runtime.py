@@ -134,6 +134,12 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
     return out
 
 
+# CoordinatorRuntime._collector_paused: one count for the whole process (every runtime, every thread).
+_collector_lock = threading.Lock()
+_collector_pauses = 0
+_collector_was_enabled = False
+
+
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
                  clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
@@ -176,29 +182,26 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ lifecycle
 
-    _collector_lock = threading.Lock()
-    _collector_pauses = 0
-    _collector_was_enabled = False
-
-    @classmethod
+    @staticmethod
     @contextlib.contextmanager
-    def _collector_paused(cls):
+    def _collector_paused():
         """Python's cyclic collector off while partitions load (restored after, however many loads of
         however many brokers of the process overlap). A load builds millions of long-lived objects without
         cycles (reference counting frees its garbage), and with the collector on, each older-generation
         pass walked everything built so far: a quarter of the CPU time of replaying a million offset
         commits (bench/replay_bench.py). Cycles made meanwhile elsewhere are collected once it is back on."""
-        with cls._collector_lock:
-            if cls._collector_pauses == 0:
-                cls._collector_was_enabled = gc.isenabled()
+        global _collector_pauses, _collector_was_enabled
+        with _collector_lock:
+            if _collector_pauses == 0:
+                _collector_was_enabled = gc.isenabled()
                 gc.disable()
-            cls._collector_pauses += 1
+            _collector_pauses += 1
         try:
             yield
         finally:
-            with cls._collector_lock:
-                cls._collector_pauses -= 1
-                if cls._collector_pauses == 0 and cls._collector_was_enabled:
+            with _collector_lock:
+                _collector_pauses -= 1
+                if _collector_pauses == 0 and _collector_was_enabled:
                     gc.enable()
 
     async def start(self) -> None:

@@ -178,4 +178,28 @@ async def test_a_lazy_module_that_fails_to_import_fails_its_requests_loudly_and_
     if inspect.isawaitable(result):
         result = await result
     assert calls == ["describe_cluster"] and result is not None
-    assert not isinstance(dispatcher.decode(frame, "127.0.0.1", 1).handler, registry._ImportOnFirstRequest)
+    handler = dispatcher.decode(frame, "127.0.0.1", 1).handler
+    assert isinstance(handler, registry._ImportOnFirstRequest) and handler.bound is not None  # imported once
+
+
+async def test_a_handler_put_in_place_of_a_lazy_one_stays_there():
+    """The first request of a lazy API does not rewrite the dispatcher's table (a test spying on a handler,
+    as tests/integration/test_sasl_exchange.py does, keeps seeing every request)."""
+    dispatcher, _ = served_dispatcher()
+    key = ApiKey.DESCRIBE_CLUSTER
+    original = dispatcher._handlers[key]
+    seen = []
+
+    def spy(ctx, request):
+        seen.append(ctx.correlation_id)
+        return original(ctx, request)
+
+    dispatcher._handlers[key] = spy
+    for correlation_id in (1, 2):
+        request = build(request_class(key, 0), {"include_cluster_authorized_operations": False})
+        frame = encode_request_header(key, 0, correlation_id, "t", is_flexible(key, 0)) + encode_entity(request)
+        decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+        result = decoded.handler(decoded.ctx, decoded.request)
+        if inspect.isawaitable(result):
+            await result
+    assert seen == [1, 2]
