@@ -15,22 +15,37 @@ import struct
 import sys
 from dataclasses import dataclass
 
-from kio.schema.consumer_protocol_assignment.v0 import ConsumerProtocolAssignment as _AssignmentV0
-from kio.schema.consumer_protocol_assignment.v1 import ConsumerProtocolAssignment as _AssignmentV1
-from kio.schema.consumer_protocol_assignment.v2 import ConsumerProtocolAssignment as _AssignmentV2
-from kio.schema.consumer_protocol_assignment.v3 import ConsumerProtocolAssignment as _AssignmentV3
-from kio.schema.consumer_protocol_subscription.v0 import ConsumerProtocolSubscription as _SubscriptionV0
-from kio.schema.consumer_protocol_subscription.v1 import ConsumerProtocolSubscription as _SubscriptionV1
-from kio.schema.consumer_protocol_subscription.v2 import ConsumerProtocolSubscription as _SubscriptionV2
-from kio.schema.consumer_protocol_subscription.v3 import ConsumerProtocolSubscription as _SubscriptionV3
+from functools import cache
+
 from kio.serial import entity_writer
 
 from .wire_bounds import checked_reader
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 _VERSION = struct.Struct(">h")
-_SUBSCRIPTIONS = (_SubscriptionV0, _SubscriptionV1, _SubscriptionV2, _SubscriptionV3)
-_ASSIGNMENTS = (_AssignmentV0, _AssignmentV1, _AssignmentV2, _AssignmentV3)
+
+
+@cache
+def _subscriptions() -> tuple[type, ...]:
+    """kio's subscription schemas v0-v3, imported on first use: eight schema modules are ~15 ms of a
+    daemon's start-up, and nothing reads the consumer protocol until a group joins or one is replayed."""
+    from kio.schema.consumer_protocol_subscription.v0 import ConsumerProtocolSubscription as v0
+    from kio.schema.consumer_protocol_subscription.v1 import ConsumerProtocolSubscription as v1
+    from kio.schema.consumer_protocol_subscription.v2 import ConsumerProtocolSubscription as v2
+    from kio.schema.consumer_protocol_subscription.v3 import ConsumerProtocolSubscription as v3
+
+    return v0, v1, v2, v3
+
+
+@cache
+def _assignments() -> tuple[type, ...]:
+    """kio's assignment schemas v0-v3, imported on first use (see ``_subscriptions``)."""
+    from kio.schema.consumer_protocol_assignment.v0 import ConsumerProtocolAssignment as v0
+    from kio.schema.consumer_protocol_assignment.v1 import ConsumerProtocolAssignment as v1
+    from kio.schema.consumer_protocol_assignment.v2 import ConsumerProtocolAssignment as v2
+    from kio.schema.consumer_protocol_assignment.v3 import ConsumerProtocolAssignment as v3
+
+    return v0, v1, v2, v3
 
 
 class ConsumerProtocolError(ValueError):
@@ -69,7 +84,7 @@ def _split(data: bytes, schemas: tuple) -> tuple[int, object]:
 
 
 def decode_subscription(data: bytes) -> Subscription:
-    version, s = _split(data, _SUBSCRIPTIONS)
+    version, s = _split(data, _subscriptions())
     owned = tuple((tp.topic, tuple(int(p) for p in tp.partitions)) for tp in getattr(s, "owned_partitions", ()))
     return Subscription(
         topics=tuple(s.topics),
@@ -82,14 +97,15 @@ def decode_subscription(data: bytes) -> Subscription:
 
 
 def decode_assignment(data: bytes) -> Assignment:
-    version, a = _split(data, _ASSIGNMENTS)
+    version, a = _split(data, _assignments())
     parts = tuple((tp.topic, tuple(int(p) for p in tp.partitions)) for tp in a.assigned_partitions)
     return Assignment(partitions=parts, user_data=a.user_data, version=version)
 
 
 def encode_subscription(sub: Subscription) -> bytes:
-    version = min(sub.version, len(_SUBSCRIPTIONS) - 1)
-    schema = _SUBSCRIPTIONS[version]
+    schemas = _subscriptions()
+    version = min(sub.version, len(schemas) - 1)
+    schema = schemas[version]
     mod = sys.modules[schema.__module__]
     kwargs: dict = {"topics": sub.topics, "user_data": sub.user_data}
     if version >= 1:
@@ -102,8 +118,9 @@ def encode_subscription(sub: Subscription) -> bytes:
 
 
 def encode_assignment(assignment: Assignment) -> bytes:
-    version = min(assignment.version, len(_ASSIGNMENTS) - 1)
-    schema = _ASSIGNMENTS[version]
+    schemas = _assignments()
+    version = min(assignment.version, len(schemas) - 1)
+    schema = schemas[version]
     mod = sys.modules[schema.__module__]
     parts = tuple(mod.TopicPartition(topic=t, partitions=ps) for t, ps in assignment.partitions)
     return _encode(version, schema(assigned_partitions=parts, user_data=assignment.user_data))

@@ -240,6 +240,91 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
                                 pos) from exc
 
 
+def decode_key_values(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
+                      max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every record, checked as ``decode_records`` checks them (headers are read
+    and dropped), without building Records: a coordinator's replay reads nothing else, a million times."""
+    if header is None:
+        header = parse_header(buf, pos)
+    data = batch_payload(buf, pos, header, max_decompressed)
+    try:
+        return _decode_key_value_list(data, header.records_count, header.base_offset)
+    except (IndexError, UnicodeDecodeError, ValueError) as exc:
+        raise CorruptBatchError(f"malformed records in batch with base offset {header.base_offset}: {exc}",
+                                pos) from exc
+
+
+def _decode_key_value_list(b: bytes, count: int, base_offset: int) -> list[tuple[int, bytes | None, bytes | None]]:
+    """``_decode_record_list`` without the timestamp, the headers' values and the Record: the same checks.
+    Two-byte varints are inline for the offset delta too (a batch of more than 64 records has them)."""
+    out: list[tuple[int, bytes | None, bytes | None]] = []
+    append = out.append
+    varlong = decode_varlong
+    i = 0
+    n = len(b)
+    for _ in range(count):
+        x = b[i]
+        if x < 0x80:
+            length = (x >> 1) ^ -(x & 1); i += 1
+        elif b[i + 1] < 0x80:
+            length = (x & 0x7F) | (b[i + 1] << 7); length = (length >> 1) ^ -(length & 1); i += 2
+        else:
+            length, i = varlong(b, i)
+        record_end = i + length
+        if length < 0 or record_end > n:
+            raise ValueError(f"record length {length} runs past the batch")
+        i += 1  # attributes
+        if b[i] < 0x80:  # timestamp delta: not read
+            i += 1
+        else:
+            _, i = varlong(b, i)
+        x = b[i]
+        if x < 0x80:
+            offset_delta = (x >> 1) ^ -(x & 1); i += 1
+        elif b[i + 1] < 0x80:
+            offset_delta = (x & 0x7F) | (b[i + 1] << 7); offset_delta = (offset_delta >> 1) ^ -(offset_delta & 1); i += 2
+        else:
+            offset_delta, i = varlong(b, i)
+        x = b[i]
+        if x < 0x80:
+            key_len = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            key_len, i = varlong(b, i)
+        if key_len < 0:
+            key = None
+        else:
+            key = b[i:i + key_len]; i += key_len
+        x = b[i]
+        if x < 0x80:
+            value_len = (x >> 1) ^ -(x & 1); i += 1
+        else:
+            value_len, i = varlong(b, i)
+        if value_len < 0:
+            value = None
+        else:
+            value = b[i:i + value_len]; i += value_len
+        if b[i] == 0:
+            i += 1
+        else:
+            header_count, i = varlong(b, i)
+            if header_count < 0:
+                raise ValueError(f"negative header count {header_count}")
+            for _h in range(header_count):
+                hk_len, i = varlong(b, i)
+                if hk_len < 0:
+                    raise ValueError("record header key is null")
+                b[i:i + hk_len].decode(); i += hk_len
+                hv_len, i = varlong(b, i)
+                if hv_len > 0:
+                    i += hv_len
+        if i != record_end:
+            raise ValueError("record fields do not add up to the record length")
+        append((base_offset + offset_delta, key, value))
+    if i != n:
+        raise ValueError(f"{n - i} bytes left over after {count} records")
+    return out
+
+
 def decode_keys(buf: Buffer, pos: int = 0, header: BatchHeader | None = None) -> list[tuple[int, bytes | None, bool]]:
     """(offset, key, is_tombstone) of every record, without building Records.
 

@@ -11,6 +11,7 @@ follow Kafka 4.3.1's group-coordinator schemas, which are newer than that snapsh
 from __future__ import annotations
 
 import struct
+import sys
 import uuid
 from dataclasses import dataclass
 from typing import Any, Union
@@ -671,6 +672,16 @@ _I64X2 = struct.Struct(">qq")
 def _fast_offset_key(key: bytes) -> OffsetCommitKey | None:
     """Offset-commit keys (types 0 and 1) are most of any offsets log: read them with three unpacks
     instead of the schema walk. Anything unexpected returns None and takes the general path."""
+    fields = offset_key_fields(key)
+    return None if fields is None else OffsetCommitKey(*fields)
+
+
+def offset_key_fields(key: bytes) -> tuple[str, str, int] | None:
+    """An offset-commit key (type 0 or 1) as (group, topic, partition), the names interned: a replay
+    reads a million of them and the state keeps the names (one copy of each instead of one per record).
+    None: not an offset-commit key, or unexpected bytes (the general reader then gives the precise error)."""
+    if len(key) < 4 or key[0] != 0 or key[1] > 1:
+        return None
     try:
         glen = _I16.unpack_from(key, 2)[0]
         tpos = 4 + glen
@@ -678,11 +689,13 @@ def _fast_offset_key(key: bytes) -> OffsetCommitKey | None:
         ppos = tpos + 2 + tlen
         if glen < 0 or tlen < 0 or len(key) < ppos + 4:
             return None
-        return OffsetCommitKey(
-            key[4:tpos].decode(), key[tpos + 2 : ppos].decode(), struct.unpack_from(">i", key, ppos)[0]
-        )
+        return _intern(key[4:tpos].decode()), _intern(key[tpos + 2 : ppos].decode()), _I32.unpack_from(key, ppos)[0]
     except (struct.error, UnicodeDecodeError):
         return None
+
+
+_intern = sys.intern
+_I32 = struct.Struct(">i")
 
 
 def offset_value_fields(value: bytes) -> tuple[int, int, str, int, int | None] | None:

@@ -12,6 +12,7 @@ operation or timer completes them. Nothing below imports this module.
 
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import Any, Callable, Iterator
 
@@ -25,7 +26,9 @@ from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbe
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets import commit, delete, fetch, transactional
-from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
+from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, offset_key_fields, \
+    offset_value_fields
 from groupcoord.coordinator.groups.requests import (
     ConsumerGroupHeartbeat,
     Heartbeat,
@@ -52,6 +55,8 @@ def random_member_id(prefix: str) -> str:
     """Kafka's member id: the client id (or group.instance.id) and a random UUID."""
     return f"{prefix}-{uuid.uuid4()}"
 
+_I32 = struct.Struct(">i")
+
 
 class GroupShard:
     def __init__(
@@ -71,6 +76,7 @@ class GroupShard:
             log=structlog.get_logger("groupcoord.groups").bind(shard=partition),
             new_member_id=member_id_factory,
         )
+        self._replay_names: dict[bytes, tuple[str, str]] = {}  # replay_raw's names, for one load
 
     # ------------------------------------------------------------------ what the runtime and operators read
 
@@ -213,6 +219,7 @@ class GroupShard:
         state = self.state
         state.loading = True
         state.unavailable = None
+        self._replay_names = {}
         state.groups.clear()
         state.consumer_groups.clear()
         state.share_groups.clear()
@@ -228,6 +235,33 @@ class GroupShard:
             return
         replay.apply_record(self.state, key, value, now)
 
+    def replay_raw(self, key: bytes, value: bytes | None, now: int) -> bool:
+        """A plain (non-transactional) record applied straight from its bytes, if it is an offset commit:
+        most of any offsets log, and a replay of a million of them went through six calls and a key object
+        each. The same applier as ``replay`` (``apply_offset_fields``); False: anything else (a tombstone,
+        another record type, unexpected bytes), which the caller then decodes and passes to ``replay``."""
+        if value is None or len(key) < 4 or key[0] or key[1] > 1:
+            return False
+        # The commits of one request share their group and topic: the names are looked up by the key's bytes
+        # before the partition (decoded once per group and topic; the table lives for this load only).
+        names = self._replay_names.get(key[:-4])
+        if names is None:
+            key_fields = offset_key_fields(key)
+            if key_fields is None:
+                return False
+            group_id, topic, partition = key_fields
+            glen = (key[2] << 8) | key[3]
+            if len(key) == 10 + glen + ((key[4 + glen] << 8) | key[5 + glen]):  # no bytes past the partition
+                self._replay_names[key[:-4]] = (group_id, topic)
+        else:
+            group_id, topic = names
+            partition = _I32.unpack_from(key, len(key) - 4)[0]
+        value_fields = offset_value_fields(value)
+        if value_fields is None:
+            return False
+        apply_offset_fields(self.state, group_id, topic, partition, OffsetCommitValue(*value_fields), now)
+        return True
+
     def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
         transactional.apply_end_marker(self.state, producer_id, committed, now)
 
@@ -238,6 +272,7 @@ class GroupShard:
         share_fencing.schedule_loaded(self.state, now)
         retention.schedule(self.state, now)
         self.state.loading = False
+        self._replay_names = {}
 
     # ------------------------------------------------------------------ read-only views
 

@@ -226,3 +226,33 @@ def test_small_record_layout_is_the_general_one(offset_delta, timestamp_delta, k
 
     assert _encode_record(offset_delta, timestamp_delta, key, value, headers) == \
         _encode_record_general(offset_delta, timestamp_delta, key, value, headers)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.lists(record_strategy, min_size=1, max_size=300), st.sampled_from([CompressionType.NONE, CompressionType.LZ4]),
+       st.integers(min_value=0, max_value=2**40), st.integers(min_value=0, max_value=2**20))
+def test_key_value_decoding_agrees_with_full_decoding(records, codec, base_offset, base_timestamp):
+    """decode_key_values (the coordinator's replay) reads what decode_records reads: up to 300 records, so
+    offset deltas of one, two and three varint bytes, with null keys, values and header values."""
+    from groupcoord.protocol.record_batch import decode_key_values
+
+    batch = encode_batch(records, compression=codec, base_offset=base_offset, base_timestamp=base_timestamp)
+    assert decode_key_values(batch) == [(r.offset, r.key, r.value) for r in decode_records(batch)]
+
+
+@pytest.mark.parametrize("damage", ["longer record", "longer value", "trailing byte"])
+def test_key_value_decoding_refuses_what_full_decoding_refuses(damage):
+    from groupcoord.protocol.record_batch import decode_key_values
+
+    batch = bytearray(encode_batch([(b"abc", b"1", [("h", b"v")]), (b"d", b"2", ())], base_timestamp=0))
+    if damage == "longer record":
+        batch[HEADER_SIZE] += 2
+    elif damage == "longer value":
+        batch[batch.index(b"abc") + 3] = 0x04  # value length 2 instead of 1: the fields no longer add up
+    else:
+        batch += b"\x00"
+        batch[8:12] = (len(batch) - 12).to_bytes(4, "big")
+    with pytest.raises(CorruptBatchError):
+        decode_records(bytes(batch))
+    with pytest.raises(CorruptBatchError):
+        decode_key_values(bytes(batch))

@@ -90,16 +90,18 @@ def apply_end_marker(state: ShardState, producer_id: int, committed: bool, now: 
             producers.discard(producer_id)
             if not producers:
                 del state.pending_by_partition[where]
-        if not committed:
-            continue
-        group_id, topic, partition = where
-        group = state.consumer_groups.get(group_id) or state.groups.get(group_id)
-        if group is None:
-            continue  # the group was deleted while the transaction was open
-        if state.offset_order.get(where, 0) > order:
-            continue  # a plain commit written after the transactional one wins, as in Kafka
-        group.offsets[(topic, partition)] = value
-        state.offset_order[where] = order
+        still_pending = where in state.pending_by_partition
+        if committed:
+            group_id, topic, partition = where
+            group = state.consumer_groups.get(group_id) or state.groups.get(group_id)
+            # Skipped when the group was deleted while the transaction was open, or when a plain commit (or
+            # another producer's transaction) written after this one already set the partition, as in Kafka.
+            if group is not None and state.offset_order.get(where, 0) <= order:
+                group.offsets[(topic, partition)] = value
+                if still_pending:
+                    state.offset_order[where] = order
+        if not still_pending:
+            state.offset_order.pop(where, None)  # nothing pending is left to compare with it
 
 
 def complete_transaction(state: ShardState, producer_id: int, producer_epoch: int, coordinator_epoch: int,

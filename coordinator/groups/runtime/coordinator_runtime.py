@@ -16,6 +16,9 @@ with a record or a request is the business of the layers above.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,10 +29,10 @@ import structlog
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.runtime import snapshot as snapshots
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
-from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError
+from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError, pack_latest
 from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import decode_records, encode_batch
+from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.config import LogConfig
 
@@ -53,6 +56,9 @@ class CoordinatorShard(Protocol):
 
     def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
         """Apply one record; ``producer_id`` >= 0 for a record of a transactional batch (pending until its marker)."""
+
+    # Optional: ``replay_raw(key: bytes, value: bytes | None, now: int) -> bool`` applies a plain record from
+    # its bytes and says whether it did (GroupShard: offset commits); the runtime calls ``replay`` otherwise.
 
     def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
         """Apply a transaction's end marker (the records of that producer's open transaction count, or vanish)."""
@@ -128,6 +134,12 @@ def fail_response(response: dict, code: ErrorCode) -> dict:
     return out
 
 
+# CoordinatorRuntime._collector_paused: one count for the whole process (every runtime, every thread).
+_collector_lock = threading.Lock()
+_collector_pauses = 0
+_collector_was_enabled = False
+
+
 class CoordinatorRuntime:
     def __init__(self, shards: list[CoordinatorShard], config: Any, log_manager: Any, log_config: LogConfig,
                  clock: Clock, observer: Any, *, topic: str, codec: RecordCodec, compression: int = 0,
@@ -173,12 +185,35 @@ class CoordinatorRuntime:
 
     # ------------------------------------------------------------------ lifecycle
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _collector_paused():
+        """Python's cyclic collector off while partitions load (restored after, however many loads of
+        however many brokers of the process overlap). A load builds millions of long-lived objects without
+        cycles (reference counting frees its garbage), and with the collector on, each older-generation
+        pass walked everything built so far: a quarter of the CPU time of replaying a million offset
+        commits (bench/replay_bench.py). Cycles made meanwhile elsewhere are collected once it is back on."""
+        global _collector_pauses, _collector_was_enabled
+        with _collector_lock:
+            if _collector_pauses == 0:
+                _collector_was_enabled = gc.isenabled()
+                gc.disable()
+            _collector_pauses += 1
+        try:
+            yield
+        finally:
+            with _collector_lock:
+                _collector_pauses -= 1
+                if _collector_pauses == 0 and _collector_was_enabled:
+                    gc.enable()
+
     async def start(self) -> None:
         """Open and replay every shard's partition; each shard serves as soon as it is loaded."""
         self._started = True
         self._loop = asyncio.get_running_loop()
         started = time.perf_counter()
-        await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
+        with self._collector_paused():
+            await asyncio.gather(*(self._load_or_refuse(rt) for rt in self._runtimes))
         _log.info(
             "coordinator partitions loaded",
             topic=self.topic,
@@ -243,6 +278,11 @@ class CoordinatorRuntime:
         start = await self._replay_snapshot(rt, now)
         from_snapshot = len(rt.latest.records) if start else 0
         count = from_snapshot
+        # A shard may apply a plain record straight from its bytes (GroupShard.replay_raw: offset commits);
+        # what it declines is decoded and replayed. LatestRecords.add inlined: this loop runs once per record
+        # of the log (its since_snapshot and end_offset are set once, after the loop).
+        replay_raw = getattr(shard, "replay_raw", None)
+        latest = rt.latest.records
         async for header, raw in rt.log.batches(start):
             if header.is_control:
                 # A transaction's end marker: the pending records of that producer count now, or never.
@@ -251,15 +291,22 @@ class CoordinatorRuntime:
                     rt.transactional = True
                     shard.replay_end_transaction(header.producer_id, marker.committed, now)
                 continue
-            producer_id = header.producer_id if header.is_transactional else -1
             if header.is_transactional:
                 rt.transactional = True
-            for record in decode_records(raw, 0, header):
-                if record.key is None or record.offset < start:
+                for record in decode_records(raw, 0, header):
+                    if record.key is None or record.offset < start:
+                        continue
+                    shard.replay(*decode_record(record.key, record.value), now, header.producer_id)
+                    count += 1
+                continue
+            for offset, key, value in decode_key_values(raw, 0, header):
+                if key is None or offset < start:
                     continue
-                shard.replay(*decode_record(record.key, record.value), now, producer_id)
-                if producer_id < 0:
-                    rt.latest.add(record.offset, record.key, record.value)
+                if replay_raw is None or not replay_raw(key, value, now):
+                    shard.replay(*decode_record(key, value), now, -1)
+                if key in latest:
+                    del latest[key]  # re-inserted at the end: the dict stays in log order
+                latest[key] = pack_latest(offset, value)
                 count += 1
         rt.latest.end_offset = max(rt.latest.end_offset, rt.log.log_end_offset)
         rt.latest.since_snapshot = count - from_snapshot
@@ -349,7 +396,7 @@ class CoordinatorRuntime:
         records, end = latest.records.copy(), latest.end_offset
         taken = latest.since_snapshot
         try:
-            data = await log.run_in_executor(snapshots.encode_snapshot, partition, end, records.items())
+            data = await log.run_in_executor(snapshots.encode_latest, partition, end, records)
             await log.run_in_executor(snapshots.write_snapshot, log.directory, data)
         except Exception as exc:  # the next one is tried after as many records again; the log stays the truth
             rt.shard.log.warning("coordinator snapshot not written", error=repr(exc))
@@ -507,7 +554,7 @@ class CoordinatorRuntime:
         """The value of ``key``'s latest durable record (None: none, or a tombstone)."""
         rt = self._runtimes[partition]
         raw_key = self.codec.encode_key(key)
-        latest = rt.latest.records.get(raw_key)
+        latest = rt.latest.get(raw_key)
         if latest is None or latest[1] is None:
             return None
         return self.codec.decode_record(raw_key, latest[1])[1]

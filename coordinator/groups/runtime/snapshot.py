@@ -37,15 +37,32 @@ class SnapshotError(ValueError):
     """The snapshot file cannot be used: torn, corrupt, for another partition, or stale."""
 
 
+_PACKED_OFFSET = struct.Struct(">q")
+_PRESENT, _TOMBSTONE = b"\x01", b"\x00"
+
+
+def pack_latest(offset: int, value: bytes | None) -> bytes:
+    """One stored latest record: its offset (8 bytes), then 1 and the value, or 0 for a tombstone. One bytes
+    object instead of a tuple, an int and the value: ~80 bytes less per key (a million stored offsets
+    held ~150 bytes each here, a third of what the coordinator held for them)."""
+    return _PACKED_OFFSET.pack(offset) + (_TOMBSTONE if value is None else _PRESENT + value)
+
+
+def unpack_latest(stored: bytes) -> tuple[int, bytes | None]:
+    """(offset, value or None) of what ``pack_latest`` made."""
+    return _PACKED_OFFSET.unpack_from(stored)[0], None if stored[8] == 0 else stored[9:]
+
+
 @dataclass(slots=True)
 class LatestRecords:
     """The latest record of each key a shard has appended or replayed, with its offset: the compacted log.
 
-    ``end_offset`` is the offset after the last record accounted for. Kept by the runtime beside the
-    shard's state; a snapshot is this, written down.
+    ``records`` maps each key to ``pack_latest(offset, value)``, in log order. ``end_offset`` is the offset
+    after the last record accounted for. Kept by the runtime beside the shard's state; a snapshot is this,
+    written down.
     """
 
-    records: dict[bytes, tuple[int, bytes | None]]
+    records: dict[bytes, bytes]
     end_offset: int = 0
     since_snapshot: int = 0
     """Records added since the last snapshot was written (how long a restart's tail replay would be)."""
@@ -58,14 +75,28 @@ class LatestRecords:
         records = self.records
         if key in records:
             del records[key]  # re-inserted at the end: the dict stays in log order
-        records[key] = (offset, value)
+        records[key] = pack_latest(offset, value)
         self.since_snapshot += 1
         if offset >= self.end_offset:
             self.end_offset = offset + 1
 
+    def get(self, key: bytes) -> tuple[int, bytes | None] | None:
+        stored = self.records.get(key)
+        return None if stored is None else unpack_latest(stored)
+
     def entries(self) -> list[tuple[bytes, tuple[int, bytes | None]]]:
-        """A copy in log order, cheap enough to take on the event loop and serialise off it."""
-        return list(self.records.items())
+        """A copy in log order, (key, (offset, value)), as ``encode_snapshot`` takes them."""
+        return unpacked_entries(self.records)
+
+
+def unpacked_entries(records: dict[bytes, bytes]) -> list[tuple[bytes, tuple[int, bytes | None]]]:
+    """(key, (offset, value)) of each key of a ``LatestRecords.records`` (or a copy of it), in its order."""
+    return [(key, unpack_latest(stored)) for key, stored in records.items()]
+
+
+def encode_latest(partition: int, end_offset: int, records: dict[bytes, bytes]) -> bytes:
+    """``encode_snapshot`` of a copy of ``LatestRecords.records`` (unpacked where this runs: off the loop)."""
+    return encode_snapshot(partition, end_offset, unpacked_entries(records))
 
 
 def snapshot_path(directory: Path) -> Path:

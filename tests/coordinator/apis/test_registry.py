@@ -2,6 +2,7 @@
 advertises, and every declared range is one kio can decode and encode."""
 
 import importlib
+import inspect
 import pkgutil
 
 from groupcoord.coordinator import apis
@@ -91,3 +92,114 @@ async def test_a_metadata_answer_is_encoded_once_per_question():
     decoded = dispatcher.decode(frame, "127.0.0.1", 1)
     first = await decoded.handler(decoded.ctx, decoded.request)
     assert await decoded.handler(decoded.ctx, decoded.request) is first
+
+
+def test_the_static_table_is_what_each_module_declares():
+    """API_TABLE repeats each module's key and versions so that start-up need not import the module."""
+    from groupcoord.coordinator.apis.registry import API_TABLE
+
+    assert [(name, m.API.key, m.API.min_version, m.API.max_version) for name, m in zip(API_MODULES, APIS)] \
+        == list(API_TABLE)
+
+
+def test_only_the_eager_modules_bind_anything_up_front():
+    """A module imported on its first request cannot declare a codec, a heavy handler or a lane: those
+    are bound at registration. So exactly the eager ones declare one."""
+    from groupcoord.coordinator.apis.registry import EAGER_MODULES
+
+    binding = {name for name, m in zip(API_MODULES, APIS)
+               if any(hasattr(m, attr) for attr in ("FAST", "HEAVY", "lane"))}
+    assert binding == set(EAGER_MODULES)
+
+
+def test_registering_imports_no_lazy_module_and_api_versions_still_lists_every_api():
+    """In a fresh interpreter: after register_apis, no API module outside EAGER_MODULES is imported, and
+    ApiVersions (itself imported by its first request) answers every key of the table."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["hypothesis"] = None
+from groupcoord.coordinator.apis.registry import API_TABLE, EAGER_MODULES, register_apis
+from groupcoord.coordinator.apis.services import Services
+from groupcoord.coordinator.cluster import ClusterIdentity
+from groupcoord.coordinator.server.dispatch import Dispatcher
+from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.build import build
+from groupcoord.protocol.headers import encode_request_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, response_reader
+dispatcher = Dispatcher()
+register_apis(dispatcher, Services(ClusterIdentity(1, "127.0.0.1", 9092, "c"), dispatcher.registry, None, None, None))
+loaded = {n for n, *_ in API_TABLE if f"groupcoord.coordinator.apis.{n}" in sys.modules}
+assert loaded == set(EAGER_MODULES), loaded
+key = ApiKey.API_VERSIONS
+request = build(request_class(key, 3), {"client_software_name": "t", "client_software_version": "1"})
+frame = encode_request_header(key, 3, 1, "t", is_flexible(key, 3)) + encode_entity(request)
+decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+answer, _ = response_reader(key, 3)(bytes(decoded.handler(decoded.ctx, decoded.request)), 0)
+assert {k.api_key for k in answer.api_keys} == {int(k) for _, k, *_ in API_TABLE}
+loaded = {n for n, *_ in API_TABLE if f"groupcoord.coordinator.apis.{n}" in sys.modules}
+assert loaded == set(EAGER_MODULES) | {"api_versions"}, loaded
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+async def test_a_lazy_module_that_fails_to_import_fails_its_requests_loudly_and_is_retried(monkeypatch):
+    from groupcoord.coordinator.apis import registry
+
+    dispatcher, _ = served_dispatcher()
+    key = ApiKey.DESCRIBE_CLUSTER
+    request = build(request_class(key, 0), {"include_cluster_authorized_operations": False})
+    frame = encode_request_header(key, 0, 1, "t", is_flexible(key, 0)) + encode_entity(request)
+    real = registry.api_module
+    calls = []
+
+    def broken(name):
+        calls.append(name)
+        raise ImportError(f"cannot import {name}")
+
+    monkeypatch.setattr(registry, "api_module", broken)
+    decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+    try:
+        decoded.handler(decoded.ctx, decoded.request)
+    except ImportError as exc:
+        assert "describe_cluster" in str(exc)
+    else:
+        raise AssertionError("the import failure was swallowed")
+    answer = dispatcher.encode_failure(decoded, ImportError("x"))  # what the connection does with it
+    assert answer is not None and len(answer) > 8  # answered UNKNOWN_SERVER_ERROR, not dropped
+
+    monkeypatch.setattr(registry, "api_module", real)
+    decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+    result = decoded.handler(decoded.ctx, decoded.request)  # imported now, and bound in its place
+    if inspect.isawaitable(result):
+        result = await result
+    assert calls == ["describe_cluster"] and result is not None
+    handler = dispatcher.decode(frame, "127.0.0.1", 1).handler
+    assert isinstance(handler, registry._ImportOnFirstRequest) and handler.bound is not None  # imported once
+
+
+async def test_a_handler_put_in_place_of_a_lazy_one_stays_there():
+    """The first request of a lazy API does not rewrite the dispatcher's table (a test spying on a handler,
+    as tests/integration/test_sasl_exchange.py does, keeps seeing every request)."""
+    dispatcher, _ = served_dispatcher()
+    key = ApiKey.DESCRIBE_CLUSTER
+    original = dispatcher._handlers[key]
+    seen = []
+
+    def spy(ctx, request):
+        seen.append(ctx.correlation_id)
+        return original(ctx, request)
+
+    dispatcher._handlers[key] = spy
+    for correlation_id in (1, 2):
+        request = build(request_class(key, 0), {"include_cluster_authorized_operations": False})
+        frame = encode_request_header(key, 0, correlation_id, "t", is_flexible(key, 0)) + encode_entity(request)
+        decoded = dispatcher.decode(frame, "127.0.0.1", 1)
+        result = decoded.handler(decoded.ctx, decoded.request)
+        if inspect.isawaitable(result):
+            await result
+    assert seen == [1, 2]
