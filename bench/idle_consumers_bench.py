@@ -14,33 +14,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import socket
 import time
 import uuid
-from pathlib import Path
 
 from .aioclient import AioConnection
 from .requests import call
+from .server_cpu import cpu_seconds
 from .servers import groupcoord
 
 WARM_UP_S = 2.0
 FETCH = 1
-
-
-def server_pid() -> int:
-    """The broker is this process's only child running coordinator.ops.cli (bench.servers does not expose it)."""
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            if b"coordinator.ops.cli" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return int(pid)
-    raise RuntimeError("the broker child process was not found")
-
-
-def cpu_seconds(pid: int) -> float:
-    # fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
@@ -103,8 +87,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--max-wait-ms", type=int, default=500)
     args = parser.parse_args()
-    with groupcoord(None, fsync="never") as (bootstrap, _):
-        pid = server_pid()
+    with groupcoord(None, fsync="never") as started:
+        bootstrap, pid = started[0], started.pid
         asyncio.run(measure(bootstrap, pid, args.consumers, args.seconds, args.max_wait_ms))
 
 

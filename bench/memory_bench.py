@@ -39,7 +39,8 @@ def rss_bytes(pid: int) -> int:
 
 
 def server_pid(bootstrap: str) -> int:
-    """The daemon listening on `bootstrap` (started by this bench), found through /proc/net/tcp."""
+    """The broker listening on `bootstrap`, found through /proc/net/tcp: bench.compare's memory figure needs it
+    for Kafka's JVM too (a server started by bench.servers carries its ``pid``)."""
     port = int(bootstrap.rpartition(":")[2])
     inodes = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
@@ -141,8 +142,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100)
     parser.add_argument("--idle-groups", type=int, default=10_000)
     ns = parser.parse_args()
-    with groupcoord(None, fsync="never", group_initial_rebalance_delay_ms=0) as (bootstrap, _):
-        pid = server_pid(bootstrap)
+    with groupcoord(None, fsync="never", group_initial_rebalance_delay_ms=0) as started:
+        bootstrap, pid = started[0], started.pid
         base = settle(pid)
         print(f"daemon at rest: {base / 2**20:,.1f} MiB RSS")
         started = time.perf_counter()

@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 
 from .loadgen import run_load
-from .servers import _LISTENING
+from .servers import bare, groupcoord
 
 
 def cpu_seconds(pid: int) -> float:
@@ -60,54 +56,26 @@ def switches(pid: int) -> int:
 
 
 def one_run(request: str, fsync: str, seconds: float, connections: int, pipeline: int,
-            bare: bool = False) -> tuple[float, float]:
+            bare_server: bool = False) -> tuple[float, float]:
     """(requests per second, µs of server CPU per request) of one fresh daemon (or of the bare server)."""
-    with tempfile.TemporaryDirectory(prefix="groupcoord-cpu-") as data:
-        cmd = [sys.executable, "-m", "groupcoord", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
-               "--fsync", fsync, "--metrics-port", "0", "--log-level", "warning", "--log-format", "json",
-               "--group-initial-rebalance-delay-ms", "0"]
-        if bare:
-            cmd = [sys.executable, "-m", "bench.bare_server", "--listen", "127.0.0.1:0"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                preexec_fn=lambda: os.sched_setaffinity(0, [0]))
-        found: list[str] = []
-        ready = threading.Event()
-
-        def pump() -> None:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                m = _LISTENING.search(line)
-                if m and not found:
-                    found.append(m.group(1))
-                    ready.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        try:
-            if not ready.wait(30):
-                raise RuntimeError("the daemon did not start within 30 s")
-            bootstrap = found[0]
-            run_load(bootstrap, request, connections, pipeline, 2.0, processes=2, client_cores=[1], tag="warm")
-            before = cpu_seconds(proc.pid)
-            threads_before = thread_cpu(proc.pid)
-            switched = switches(proc.pid)
-            result = run_load(bootstrap, request, connections, pipeline, seconds, processes=2, client_cores=[1],
-                              tag="measured")
-            used = cpu_seconds(proc.pid) - before
-            threads_after = thread_cpu(proc.pid)
-            n = max(result.requests, 1)
-            print("   by thread, µs per request: " + ", ".join(
-                f"{name} {(spent - threads_before.get(name, 0.0)) / n * 1e6:.2f}"
-                for name, spent in sorted(threads_after.items())
-                if spent - threads_before.get(name, 0.0) > 0)
-                + f"; main thread context switches per request {(switches(proc.pid) - switched) / n:.2f}", flush=True)
-            return result.rate, used / max(result.requests, 1) * 1e6
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
+    server = bare([0]) if bare_server else groupcoord([0], fsync=fsync, group_initial_rebalance_delay_ms=0)
+    with server as started:
+        bootstrap, pid = started[0], started.pid
+        run_load(bootstrap, request, connections, pipeline, 2.0, processes=2, client_cores=[1], tag="warm")
+        before = cpu_seconds(pid)
+        threads_before = thread_cpu(pid)
+        switched = switches(pid)
+        result = run_load(bootstrap, request, connections, pipeline, seconds, processes=2, client_cores=[1],
+                          tag="measured")
+        used = cpu_seconds(pid) - before
+        threads_after = thread_cpu(pid)
+        n = max(result.requests, 1)
+        print("   by thread, µs per request: " + ", ".join(
+            f"{name} {(spent - threads_before.get(name, 0.0)) / n * 1e6:.2f}"
+            for name, spent in sorted(threads_after.items())
+            if spent - threads_before.get(name, 0.0) > 0)
+            + f"; main thread context switches per request {(switches(pid) - switched) / n:.2f}", flush=True)
+        return result.rate, used / n * 1e6
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

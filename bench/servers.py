@@ -15,9 +15,22 @@ from typing import Iterator
 _LISTENING = re.compile(r"listening on (\S+:\d+)")
 
 
+class Started(tuple):
+    """What a started server yields: ``(bootstrap address, seconds from spawn to 'listening on')``, the pair
+    every bench unpacks, and ``.pid``, the child process, for the benches that read its CPU or memory from
+    /proc (instead of finding it again through its listening socket)."""
+
+    pid: int
+
+    def __new__(cls, bootstrap: str, seconds: float, pid: int) -> "Started":
+        started = super().__new__(cls, (bootstrap, seconds))
+        started.pid = pid
+        return started
+
+
 @contextmanager
-def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0) -> Iterator[tuple[str, float]]:
-    """Yields (bootstrap address, seconds from spawn to 'listening on')."""
+def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0) -> Iterator[Started]:
+    """Yields (bootstrap address, seconds from spawn to 'listening on'), with the child's ``pid``."""
 
     def pin() -> None:
         if cores and hasattr(os, "sched_setaffinity"):
@@ -40,7 +53,7 @@ def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0)
     try:
         if not ready.wait(timeout):
             raise RuntimeError(f"{cmd[:4]} did not start within {timeout}s")
-        yield found[0], time.perf_counter() - t0
+        yield Started(found[0], time.perf_counter() - t0, proc.pid)
     finally:
         proc.terminate()
         try:
@@ -50,7 +63,7 @@ def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0)
 
 
 @contextmanager
-def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -> Iterator[tuple[str, float]]:
+def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -> Iterator[Started]:
     with tempfile.TemporaryDirectory(prefix="groupcoord-bench-") as data:
         # `python -m groupcoord`, the stable entry point: the CLI module behind it may move.
         cmd = [sys.executable, "-m", "groupcoord", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
@@ -62,6 +75,6 @@ def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -
 
 
 @contextmanager
-def bare(cores: list[int] | None) -> Iterator[tuple[str, float]]:
+def bare(cores: list[int] | None) -> Iterator[Started]:
     with child_server([sys.executable, "-m", "bench.bare_server", "--listen", "127.0.0.1:0"], cores) as started:
         yield started
