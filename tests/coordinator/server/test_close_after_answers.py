@@ -14,15 +14,23 @@ HB_BODY = {"group_id": "g", "generation_id": 1, "member_id": "m"}
 LEAVE_BODY = {"group_id": "g", "member_id": "m"}
 
 
-async def test_the_connection_closes_after_the_answers_owed_before_it(make_server, connect):
-    release = asyncio.Event()
-    served_after_close = []
+async def _parking_heartbeats_and_closing_on_leave(make_server, release, served_after_close):
+    """A server whose Heartbeat parks until ``release``, whose ApiVersions notes it was served, and whose
+    LeaveGroup closes the connection."""
 
     def register(dispatcher):
         park_heartbeats_and_count_api_versions(dispatcher, release, served_after_close)
         dispatcher.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0)
 
     server, _ = await make_server(register)
+    return server
+
+
+async def test_the_connection_closes_after_the_answers_owed_before_it(make_server, connect):
+    release = asyncio.Event()
+    served_after_close = []
+
+    server = await _parking_heartbeats_and_closing_on_leave(make_server, release, served_after_close)
     client = await connect(server.address)
     parked = client.send(HEARTBEAT, 4, HB_BODY)
     client.send(LEAVE_GROUP, 0, LEAVE_BODY)
@@ -57,11 +65,7 @@ async def test_a_client_that_hangs_up_behind_a_parked_request_is_let_go_at_once(
     release = asyncio.Event()
     served_after_close = []
 
-    def register(dispatcher):
-        park_heartbeats_and_count_api_versions(dispatcher, release, served_after_close)
-        dispatcher.register(LEAVE_GROUP, lambda ctx, request: CLOSE_CONNECTION, 0, 0)
-
-    server, _ = await make_server(register)
+    server = await _parking_heartbeats_and_closing_on_leave(make_server, release, served_after_close)
     client = await connect(server.address)
     client.send(HEARTBEAT, 4, HB_BODY)
     client.send(LEAVE_GROUP, 0, LEAVE_BODY)
