@@ -127,10 +127,19 @@ def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
 
 
 def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """Each size twice: timed from subscribe (group formation included, a race decided by the members'
+    arrival order on both brokers; the JSON keeps the assignments the members received), and from a formed
+    group, with the broker's CPU seconds in that run (the members' own CPU is most of the rest)."""
     figures = {}
+    pid = memory_bench.server_pid(bootstrap)
     for records in sizes.ctp_records:
         result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
         figures[f"ctp_{records}_s"] = result.seconds
+        figures[f"ctp_{records}_assignments"] = result.assignments
+        formed = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores,
+                               formed=True, broker_pid=pid)
+        figures[f"ctp_formed_{records}_s"] = formed.seconds
+        figures[f"ctp_formed_{records}_broker_cpu_s"] = formed.broker_cpu_s
     return figures
 
 
@@ -205,7 +214,10 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                    "fsync=batch (bench.dataplane_bench)"),
     Figure("ctp", lambda s: [Row(f"ctp_{n}_s", f"consume-transform-produce {n:,} records "
                                                f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
-                             for n in s.ctp_records],
+                             for n in s.ctp_records] + [
+                            row for n in s.ctp_records for row in (
+                                Row(f"ctp_formed_{n}_s", f"  the same from a formed group, {n:,} records", "s", False),
+                                Row(f"ctp_formed_{n}_broker_cpu_s", "    broker CPU seconds in it", "s", False))],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
     Figure("ctp_combinations", lambda s: [
         Row(f"ctp6_{n}_s", f"consume-transform-produce {n:,} records x 6 combinations (range, cooperative-sticky, "

@@ -7,8 +7,20 @@ commits the batch's offsets synchronously (at-least-once: a record's output is d
 offset is committed). The figure is wall time from the moment the members subscribe until the group's
 committed offsets cover all N records, which includes the group's first rebalance.
 
+That first rebalance is a race that neither broker decides: with ``group.initial.rebalance.delay.ms=0`` the
+first member to join forms generation 1 alone, and each later member's join starts a rebalance that the
+members already in the group learn of only at their next Heartbeat (librdkafka's ``heartbeat.interval.ms``,
+3 s); cooperative-sticky then needs a second one to hand over the revoked partitions. A run therefore costs
+0, 3 or 6 s of waiting by the arrival order of the members' first JoinGroups alone, on Kafka 4.3.1 as on
+groupcoord (Kafka's own log shows 1, 2 or 3 generations from one run to the next), and at 50,000 records
+the first member often finishes the input alone before the others are let in. ``--formed`` measures the
+workload itself: the members pause every partition they are given until the group has handed every member
+a share, and the clock starts when they are released; the line reports how long forming took and how many
+assignments the members received on the way.
+
     python -m bench.ctp_bench --records 50000                       # starts its own groupcoord (fsync=batch)
     python -m bench.ctp_bench --records 50000 --bootstrap HOST:PORT # or measures any broker
+    python -m bench.ctp_bench --records 500000 --formed            # from a formed group, not from subscribe
 
 Every phase is bounded in time; members are pinned to the client cores.
 """
@@ -25,6 +37,8 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from .memory_bench import server_pid
+from .server_cpu import cpu_seconds
 from .servers import groupcoord
 from .wire_bench import _cores
 
@@ -61,11 +75,16 @@ class CtpResult:
     members: int
     seconds: float
     output_records: int  # >= records: a record whose batch was not committed before a rebalance is redone
+    assignments: int = 0  # assignment callbacks the members received: one per member per generation it gained in
+    forming_s: float | None = None  # --formed: from subscribe until every member held a share (not in `seconds`)
+    broker_cpu_s: float | None = None  # the broker process's CPU seconds within `seconds`, when its pid was given
 
     def line(self) -> str:
+        formed = "" if self.forming_s is None else f" from a formed group (forming took {self.forming_s:.2f} s)"
+        cpu = "" if self.broker_cpu_s is None else f", broker CPU {self.broker_cpu_s:.2f} s"
         return (f"consume-transform-produce {self.records:,} records, {self.partitions} partitions, "
-                f"{self.members} members: {self.seconds:.2f} s ({self.records / self.seconds:,.0f} records/s), "
-                f"{self.output_records:,} records out")
+                f"{self.members} members{formed}: {self.seconds:.2f} s ({self.records / self.seconds:,.0f} records/s), "
+                f"{self.output_records:,} records out, {self.assignments} assignments received{cpu}")
 
 
 def create_topics(bootstrap: str, names: list[str], partitions: int) -> None:
@@ -104,8 +123,12 @@ def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, cores: list[int] | None,
             ready, go, stop, assignor: str = "cooperative-sticky", instance_id: str | None = None,
-            start_delay_s: float = 0.0) -> None:
-    """One group member: consume a batch, produce each record on, flush, commit the batch, repeat."""
+            start_delay_s: float = 0.0, index: int = 0, held=None, received=None, release=None) -> None:
+    """One group member: consume a batch, produce each record on, flush, commit the batch, repeat.
+
+    ``held[index]`` tracks how many partitions this member owns and ``received`` counts the assignments it
+    was given. With ``release`` (the --formed mode) every partition is paused as it is assigned, inside the
+    assignment callback so that nothing is fetched for it, until ``release`` is set."""
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
     settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
@@ -122,11 +145,42 @@ def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, c
         return
     if start_delay_s:
         time.sleep(start_delay_s)  # members joining one after another: the group rebalances as each arrives
-    consumer.subscribe([source])
+    owned: set[int] = set()
+    released = release is None
+    cooperative = protocol == "consumer" or assignor == "cooperative-sticky"  # incremental assign and revoke
+
+    def on_assign(c: Consumer, partitions: list[TopicPartition]) -> None:
+        if cooperative:
+            c.incremental_assign(partitions)
+        else:
+            owned.clear()
+            c.assign(partitions)
+        if not released:
+            c.pause(partitions)
+        owned.update(p.partition for p in partitions)
+        if held is not None:
+            held[index] = len(owned)
+        if received is not None:
+            with received.get_lock():
+                received.value += 1
+
+    def on_revoke(c: Consumer, partitions: list[TopicPartition]) -> None:
+        if cooperative:
+            c.incremental_unassign(partitions)
+        else:
+            c.unassign()
+        owned.difference_update(p.partition for p in partitions)
+        if held is not None:
+            held[index] = len(owned)
+
+    consumer.subscribe([source], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
     deadline = time.monotonic() + PHASE_LIMIT_S
     try:
         while not stop.is_set() and time.monotonic() < deadline:
-            batch = consumer.consume(num_messages=POLL_BATCH, timeout=0.2)
+            if not released and release.is_set():
+                released = True  # assignments from here on are not paused (callbacks run inside consume())
+                consumer.resume(consumer.assignment())
+            batch = consumer.consume(num_messages=POLL_BATCH, timeout=0.2 if released else 0.05)
             ends: dict[int, int] = {}
             for message in batch:
                 if message.error() is not None:
@@ -154,11 +208,28 @@ def committed_total(probe: Consumer, source: str, partitions: int) -> int:
     return sum(max(tp.offset, 0) for tp in offsets)
 
 
+def _until_formed(held, partitions: int, crew: list, deadline: float) -> float:
+    """Waits until every member owns at least one partition and together they own all of them; returns when."""
+    while True:
+        shares = list(held)
+        if sum(shares) == partitions and min(shares) >= 1:
+            return time.perf_counter()
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"the group did not give every member a share in time: {shares}")
+        if not any(p.is_alive() for p in crew):
+            raise RuntimeError("every group member exited before the group formed")
+        time.sleep(0.005)
+
+
 def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
         protocol: str = "classic", client_cores: list[int] | None = None,
-        combination: Combination | None = None, stagger_s: float = 0.0) -> CtpResult:
+        combination: Combination | None = None, stagger_s: float = 0.0, formed: bool = False,
+        broker_pid: int | None = None) -> CtpResult:
     """``combination`` (else classic cooperative-sticky, or ``protocol``) configures the members;
-    ``stagger_s`` starts member i that many seconds after member i-1, so the group rebalances while it works."""
+    ``stagger_s`` starts member i that many seconds after member i-1, so the group rebalances while it works;
+    ``formed`` starts the clock once every member holds a share of the partitions (see the module's text);
+    ``broker_pid``: the broker's process, whose CPU seconds while the clock runs are reported (the members'
+    own CPU is most of a run on a small machine, so this says how much of it the broker can change)."""
     combination = combination or Combination(protocol, protocol=protocol)
     stamp = uuid.uuid4().hex[:8]
     source, sink, group = f"ctp-in-{stamp}", f"ctp-out-{stamp}", f"ctp-group-{stamp}"
@@ -169,9 +240,12 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
         raise RuntimeError(f"{source} holds {total:,} records, expected {records:,}")
     ctx = mp.get_context("spawn")
     ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
+    held, received = ctx.Array("i", members), ctx.Value("i", 0)
+    release = ctx.Event() if formed else None
     crew = [ctx.Process(target=_member, args=(bootstrap, group, source, sink, combination.protocol, client_cores, ready,
                                               go, stop, combination.assignor,
-                                              f"{group}-{i}" if combination.static else None, i * stagger_s),
+                                              f"{group}-{i}" if combination.static else None, i * stagger_s,
+                                              i, held, received, release),
                         daemon=True) for i in range(members)]
     for process in crew:
         process.start()
@@ -182,6 +256,13 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
                 raise RuntimeError("a group member did not start in time")
         began = time.perf_counter()
         go.set()
+        forming_s = None
+        if release is not None:
+            subscribed = began
+            began = _until_formed(held, partitions, crew, subscribed + READY_LIMIT_S)
+            forming_s = began - subscribed
+            release.set()
+        cpu_before = cpu_seconds(broker_pid) if broker_pid else None
         deadline = began + PHASE_LIMIT_S
         while committed_total(probe, source, partitions) < records:
             if time.perf_counter() > deadline:
@@ -190,6 +271,7 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
                 raise RuntimeError("every group member exited before the input was consumed")
             time.sleep(0.05)
         elapsed = time.perf_counter() - began
+        broker_cpu_s = cpu_seconds(broker_pid) - cpu_before if cpu_before is not None else None
     finally:
         stop.set()
         go.set()
@@ -200,7 +282,7 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
                 process.kill()
                 process.join(5)
     out = sum(watermarks(bootstrap, sink, partitions).values())
-    return CtpResult(records, partitions, members, elapsed, out)
+    return CtpResult(records, partitions, members, elapsed, out, received.value, forming_s, broker_cpu_s)
 
 
 def run_combinations(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
@@ -223,10 +305,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--combinations", action="store_true",
                         help="run the six assignor/protocol/static combinations one after another")
     parser.add_argument("--stagger", type=float, default=0.0, help="seconds between members joining")
+    parser.add_argument("--formed", action="store_true",
+                        help="start the clock once every member holds a share of the partitions")
     ns = parser.parse_args(argv)
     server_cores, client_cores = _cores()
 
-    def measure(address: str) -> None:
+    def measure(address: str, pid: int) -> None:
         if ns.combinations:
             results = run_combinations(address, ns.records, ns.partitions, ns.members, ns.record_bytes, client_cores,
                                        ns.stagger)
@@ -235,14 +319,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"six combinations: {sum(r.seconds for r in results.values()):.2f} s")
             return
         print(run(address, ns.records, ns.partitions, ns.members, ns.record_bytes, ns.group_protocol,
-                  client_cores, stagger_s=ns.stagger).line())
+                  client_cores, stagger_s=ns.stagger, formed=ns.formed, broker_pid=pid).line())
 
     if ns.bootstrap:
-        measure(ns.bootstrap)
+        measure(ns.bootstrap, server_pid(ns.bootstrap))
         return
     with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=0,
-                    group_consumer_heartbeat_interval_ms=1000) as (address, _):
-        measure(address)
+                    group_consumer_heartbeat_interval_ms=1000) as started:
+        measure(started[0], started.pid)
 
 
 if __name__ == "__main__":
