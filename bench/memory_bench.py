@@ -39,14 +39,16 @@ def rss_bytes(pid: int) -> int:
 
 
 def server_pid(bootstrap: str) -> int:
-    """The broker listening on `bootstrap`, found through /proc/net/tcp: bench.compare's memory figure needs it
-    for Kafka's JVM too (a server started by bench.servers carries its ``pid``)."""
+    """The broker listening on `bootstrap`, found through /proc/net/tcp and tcp6 (a JVM listens on an IPv6
+    socket even for 127.0.0.1): bench.compare's memory and ctp figures need it for Kafka's JVM too (a server
+    started by bench.servers carries its ``pid``)."""
     port = int(bootstrap.rpartition(":")[2])
     inodes = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].split(":")[1], 16) == port and fields[3] == "0A":  # LISTEN
-            inodes.add(fields[9])
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                inodes.add(fields[9])
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
