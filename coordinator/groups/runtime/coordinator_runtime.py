@@ -120,6 +120,8 @@ class _ShardRuntime:
     """The appends under way (not durable yet), oldest first, with the Effects whose records each carries."""
     expiry: asyncio.TimerHandle | None = None
     """The write timeout's timer, armed while appends are under way."""
+    lane_fx: Effects | None = None
+    """The Effects `queue_lane_write` last queued: lane writes join it while it is still the queue's last."""
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -456,6 +458,28 @@ class CoordinatorRuntime:
         if not future.done():
             self._track_if_parked(rt, future, fx, on_error)
         return future
+
+    def queue_lane_write(self, partition: int, records: list[tuple[Any, Any]], reply: Any, response: dict) -> None:
+        """What `run` does with an operation's Effects, for one the server's lane has already applied to the
+        shard (``records`` written to its state, ``response`` the answer once they are durable): the
+        records and ``(reply, response)`` join the Effects at the back of the shard's queue when that is the
+        last lane write's (one Effects, one append, per loop turn however many commits it carries), else a
+        new one is queued. ``reply`` is answered as a future would be (``done()``, ``set_result()``): with
+        ``response`` once every record before and of it is durable, or with its errors if that fails or
+        times out (the write timeout then counts from the first of the Effects' writes, a loop turn early at
+        most)."""
+        rt = self._runtimes[partition]
+        queue = rt.queue
+        fx = rt.lane_fx
+        if not queue or queue[-1] is not fx or not fx.replies:  # (no replies: the write timeout answered them)
+            fx = rt.lane_fx = Effects()
+            fx.records = records
+            fx.replies = [(reply, response)]
+            self._submit(rt, fx)
+        else:
+            fx.records.extend(records)
+            fx.replies.append((reply, response))
+        # No _reschedule: a lane write only stores offsets, which sets no timer of the shard.
 
     @staticmethod
     def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:
