@@ -466,12 +466,16 @@ class CoordinatorRuntime:
         last lane write's (one Effects, one append, per loop turn however many commits it carries), else a
         new one is queued. ``reply`` is answered as a future would be (``done()``, ``set_result()``): with
         ``response`` once every record before and of it is durable, or with its errors if that fails or
-        times out (the write timeout then counts from the first of the Effects' writes, a loop turn early at
-        most)."""
+        times out. With a write timeout, a write joins the Effects only while its ``queued_at`` is within
+        the timeout's own slack (0.5 ms, see `_expire`) of now: the timeout counts from one ``queued_at``
+        per Effects, so no reply is timed out earlier than `_expire`'s slack already allows (a busy turn
+        may then queue a few Effects; the writer still takes them as one append)."""
         rt = self._runtimes[partition]
         queue = rt.queue
         fx = rt.lane_fx
-        if not queue or queue[-1] is not fx or not fx.replies:  # (no replies: the write timeout answered them)
+        if (not queue or queue[-1] is not fx or not fx.replies  # (no replies: the write timeout answered them)
+                or (self.write_timeout_s is not None
+                    and (self._loop or asyncio.get_running_loop()).time() - fx.queued_at > 0.0005)):
             fx = rt.lane_fx = Effects()
             fx.records = records
             fx.replies = [(reply, response)]

@@ -370,3 +370,47 @@ async def test_a_lane_commit_is_answered_only_once_its_record_is_durable():
         log.append = real_append
     finally:
         await broker.stop()
+
+
+async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_with_its_error():
+    """offsets.commit.timeout.ms: the owed answer becomes COORDINATOR_NOT_AVAILABLE, as the handler's would."""
+    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=100)
+    await broker.start()
+    try:
+        conn, counting = connect(broker)
+        transport = RecordingTransport(counting)
+        conn.transport = transport
+        await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                                                       "assignments": [], "configs": []}],
+                                           "timeout": 10000, "validate_only": False}, 1)
+        from groupcoord.coordinator.groups.hashing import partition_for
+
+        assert broker.groups is not None
+        rt = broker.groups._runtime._runtimes[partition_for("slow", broker.groups.num_partitions)]
+        real_append = rt.log.append
+        release = asyncio.Event()
+
+        async def held_append(*args, **kwargs):
+            await release.wait()
+            return await real_append(*args, **kwargs)
+
+        rt.log.append = held_append
+        transport.data.clear()
+        body = {"group_id": "slow", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+        conn.data_received(encode(8, 8, body, 2) + encode(8, 9, body, 3))
+        for _ in range(2000):
+            if len(split_frames(bytes(transport.data))) >= 2:
+                break
+            await asyncio.sleep(0.001)
+        answers = split_frames(bytes(transport.data))
+        assert answers == [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]})
+            for version, corr in ((8, 2), (9, 3))]
+        assert rt.lane_fx is not None and not rt.lane_fx.replies  # they went the lane's way
+        release.set()
+        await asyncio.sleep(0.05)
+        rt.log.append = real_append
+    finally:
+        await broker.stop()
