@@ -6,6 +6,7 @@ v10 names topics by id (KIP-848), which this coordinator does not serve; kio has
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.fast_codecs import (
     OFFSET_COMMIT, OffsetCommitRequestView, offset_commit_ok_frame, read_offset_commit_at,
 )
+from groupcoord.protocol.registry import api_name
 from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.values import as_ms, as_str
 
@@ -187,15 +189,19 @@ def _answer(topics: list) -> dict:
 
 
 _ONE_PARTITION: dict[tuple[str, int], dict] = {}
+_API_NAME = api_name(ApiKey.OFFSET_COMMIT)
 
 
 class _LaneReply:
     """A lane commit's owed answer, answered by the group runtime as it answers a future: ``response`` (the
     handler's answer, every partition NONE) once the records are durable, else the same with errors."""
 
-    __slots__ = ("connection", "slot", "correlation", "version", "topics", "response")
+    __slots__ = ("connection", "slot", "correlation", "version", "topics", "response", "started", "observer")
 
-    def __init__(self, connection: Any, correlation: bytes, version: int, topics: list) -> None:
+    def __init__(self, connection: Any, correlation: bytes, version: int, topics: list, started: float,
+                 observer: Any) -> None:
+        self.started = started
+        self.observer = observer
         self.connection = connection
         self.slot: Any = None
         self.correlation = correlation
@@ -231,6 +237,9 @@ class _LaneReply:
                 ctx = RequestContext(API.key, self.version, correlation_id, None, self.connection.peer,
                                      self.connection.id)
                 payload = self.connection.server.dispatcher._encode(ctx, response)
+        observer = self.observer
+        if observer is not None:  # as Dispatcher._observe: no top-level error, the time since the request was read
+            observer.observe_request(_API_NAME, 0, time.perf_counter() - self.started)
         self.connection.answer_later(self.slot, payload)
 
 
@@ -255,7 +264,8 @@ def lane(services: Services) -> Lane | None:
             return False
         group_id, generation, member_id, instance, topics = read
         version = data[start + 3]
-        reply = _LaneReply(connection, data[start + 4:start + 8], version, topics)
+        reply = _LaneReply(connection, data[start + 4:start + 8], version, topics, time.perf_counter(),
+                           connection.server.dispatcher.observer)
         if not commit(group_id, generation, member_id, instance, version, topics, reply, reply.response_for):
             return False
         reply.slot = connection.owe()

@@ -156,22 +156,20 @@ class KafkaConnection(asyncio.Protocol):
             end = bounds[i + 1]
             if any_lanes and self._gate is None:
                 key = buffer[start:start + 4]
-                lane = deferred.get(key)
-                owed = lane is not None  # its answer takes a slot behind those owed: pending or not
-                if lane is None and not pending:
+                owed = deferred.get(key)
+                if owed is not None:
+                    # Its answer takes a slot behind those owed, pending or not, and is observed when given,
+                    # as the ordinary way's are (the time then includes the write's).
+                    if owed[0](self, buffer, start, end):
+                        continue
+                elif not pending:
                     lane = lanes.get(key)
-                if lane is not None:
-                    if not laned:
-                        started = time.perf_counter()
-                    elif lane[1] != lane_api:
-                        dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
-                        laned, started = 0, time.perf_counter()
-                    if owed:
-                        if lane[0](self, buffer, start, end):
-                            laned += 1
-                            lane_api = lane[1]
-                            continue
-                    else:
+                    if lane is not None:
+                        if not laned:
+                            started = time.perf_counter()
+                        elif lane[1] != lane_api:
+                            dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
+                            laned, started = 0, time.perf_counter()
                         answer = lane[0](buffer, start, end)
                         if answer is not None:
                             out.append(answer)

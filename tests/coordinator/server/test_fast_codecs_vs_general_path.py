@@ -346,15 +346,24 @@ async def test_a_lane_commit_is_answered_only_once_its_record_is_durable():
                 taken[0] += bool(result)
                 return result
             broker.dispatcher.deferred_lanes[key] = (counted, name)
+        observed: list[tuple[str, int, float]] = []
+
+        class Recorder:
+            def observe_request(self, api: str, error_code: int, seconds: float) -> None:
+                observed.append((api, error_code, seconds))
+
+        broker.dispatcher.observer = Recorder()
         transport.data.clear()
         conn.data_received(encode(8, 8, body, 2))
         await asyncio.sleep(0.05)
         assert taken[0] == 1 and transport.data == b""  # taken, and not answered while the append is held
+        assert observed == []  # observed when answered, not when taken
         release.set()
         for _ in range(1000):
             if transport.data:
                 break
             await asyncio.sleep(0.001)
+        assert len(observed) == 1 and observed[0][:2] == ("OffsetCommit", 0) and observed[0][2] >= 0.05
         assert transport.data == OFFSET_COMMIT.write(8, 2, {"throttle_time": 0, "topics": [
             {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 0}]}]})
         transport.data.clear()
