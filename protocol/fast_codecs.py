@@ -554,3 +554,135 @@ def _write_offset_commit(version: int, correlation_id: int, response: Any) -> by
 
 
 OFFSET_COMMIT = FastCodec(8, range(2, 10), _guarded(_read_offset_commit), _write_offset_commit)
+
+
+# --------------------------------------------------------------------------- OffsetCommit read in place (the lane)
+
+CommitRead = tuple[str, int, str, "str | None", list[tuple[str, list[tuple[int, int, int, "str | None"]]]]]
+
+
+def read_offset_commit_at(data: bytes, start: int, end: int) -> CommitRead | None:
+    """OffsetCommit v8-v9 read in place: ``data[start:end]`` is one whole request frame (size prefix excluded)
+    among others, so every read is bounded by ``end``. (group id, generation or member epoch, member id, group
+    instance id, [(topic, [(partition, offset, leader epoch, metadata)])]), or None for anything the general
+    path must judge: the same reads and refusals as ``_read_offset_commit_flexible`` (the client id is read
+    and checked, not returned: nothing on the lane's way uses it)."""
+    try:
+        if start + 10 > end:
+            return None
+        client_len = _unpack_i16(data, start + 8)[0]
+        pos = start + 10
+        if client_len >= 0:
+            pos += client_len
+            if pos > end:
+                return None
+            data[start + 10:pos].decode("utf-8")  # kio refuses a client id that is not UTF-8: so must the lane
+        elif client_len != -1:
+            return None
+        if pos >= end or data[pos] != 0:  # header tagged fields: the general path skips them
+            return None
+        pos += 1
+        n = data[pos] if pos < end else 0  # group id, compact non-null
+        if n == 0 or n >= 0x80:
+            return None
+        stop = pos + n
+        if stop + 4 >= end:
+            return None
+        group_id = data[pos + 1:stop].decode("utf-8")
+        generation = _unpack_i32(data, stop)[0]
+        pos = stop + 4
+        n = data[pos]  # member id, compact non-null
+        if n == 0 or n >= 0x80:
+            return None
+        stop = pos + n
+        if stop >= end:
+            return None
+        member_id = data[pos + 1:stop].decode("utf-8")
+        pos = stop
+        n = data[pos]  # group instance id, compact nullable
+        if n == 0:
+            instance = None
+            pos += 1
+        else:
+            if n >= 0x80:
+                return None
+            stop = pos + n
+            if stop >= end:
+                return None
+            instance = data[pos + 1:stop].decode("utf-8")
+            pos = stop
+        if pos >= end:
+            return None
+        count = data[pos] - 1
+        if count < 0 or count >= 0x7F:
+            return None
+        pos += 1
+        unpack = _I32_I64_I32.unpack_from
+        topics = []
+        for _ in range(count):
+            n = data[pos] if pos < end else 0
+            if n == 0 or n >= 0x80:
+                return None
+            stop = pos + n
+            if stop >= end:
+                return None
+            name = data[pos + 1:stop].decode("utf-8")
+            pos = stop
+            parts = data[pos] - 1
+            if parts < 0 or parts >= 0x7F:
+                return None
+            pos += 1
+            partitions = []
+            for _ in range(parts):
+                if pos + 17 > end:
+                    return None
+                index, offset, epoch = unpack(data, pos)
+                pos += 16
+                n = data[pos]
+                if n == 0:
+                    metadata = None
+                    pos += 1
+                else:
+                    if n >= 0x80:
+                        return None
+                    stop = pos + n
+                    if stop >= end:
+                        return None
+                    metadata = data[pos + 1:stop].decode("utf-8")
+                    pos = stop
+                if pos >= end or data[pos] != 0:
+                    return None
+                pos += 1
+                partitions.append((index, offset, epoch, metadata))
+            if pos >= end or data[pos] != 0:
+                return None
+            pos += 1
+            topics.append((name, partitions))
+        if pos >= end or data[pos] != 0:
+            return None
+        return group_id, generation, member_id, instance, topics
+    except (IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def offset_commit_ok_frame(correlation_id: bytes, topics: list[tuple[str, list[tuple[int, int, int, "str | None"]]]]
+                           ) -> bytes | None:
+    """The successful (every partition NONE) v8-v9 answer to ``topics`` as ``read_offset_commit_at`` gives
+    them, around the request's 4 correlation id bytes: what ``_write_offset_commit`` writes for it."""
+    if len(topics) == 1 and len(topics[0][1]) == 1:  # the commonest: one partition
+        name, ((index, _, _, _),) = topics[0]
+        encoded = _compact_names.get(name)
+        if encoded is not None:
+            tail = _ONE_PARTITION_TAILS.get((encoded, index))
+            if tail is None:
+                tail = b"\x00\x00\x00\x00\x02" + encoded + b"\x02" + _I32_I16_TAG.pack(index, 0, 0) + b"\x00\x00"
+                if len(_ONE_PARTITION_TAILS) < 4096:
+                    _ONE_PARTITION_TAILS[(encoded, index)] = tail
+            return _I32.pack(len(tail) + 5) + correlation_id + b"\x00" + tail
+    frame = _write_offset_commit(8, _unpack_i32(correlation_id, 0)[0], {"throttle_time": 0, "topics": [
+        {"name": name, "partitions": [{"partition_index": p[0], "error_code": 0} for p in partitions]}
+        for name, partitions in topics]})
+    return frame
+
+
+_ONE_PARTITION_TAILS: dict[tuple[bytes, int], bytes] = {}

@@ -6,6 +6,7 @@ v10 names topics by id (KIP-848), which this coordinator does not serve; kio has
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -14,13 +15,16 @@ import structlog
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
-from groupcoord.protocol.fast_codecs import OFFSET_COMMIT, OffsetCommitRequestView
+from groupcoord.protocol.fast_codecs import (
+    OFFSET_COMMIT, OffsetCommitRequestView, offset_commit_ok_frame, read_offset_commit_at,
+)
+from groupcoord.protocol.registry import api_name
 from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit
 from ..security.acl import AclOperation, ResourceType
-from ..server.dispatch import CLOSE_CONNECTION, HeavyRequest, RequestContext
+from ..server.dispatch import CLOSE_CONNECTION, HEAVY_REQUEST_BYTES, HeavyRequest, Lane, RequestContext
 from .api import Api
 from .heavy_requests import trim_later, turn
 from .services import Services
@@ -173,3 +177,98 @@ async def handle_heavy(services: Services, ctx: RequestContext, request: HeavyRe
 
 
 HEAVY = handle_heavy
+
+
+LANE_VERSIONS = range(8, 10)  # what current clients send (read_offset_commit_at reads these)
+
+
+def _answer(topics: list) -> dict:
+    return {"throttle_time": 0, "topics": [
+        {"name": name, "partitions": [{"partition_index": p[0], "error_code": ErrorCode.none} for p in parts]}
+        for name, parts in topics]}
+
+
+_ONE_PARTITION: dict[tuple[str, int], dict] = {}
+_API_NAME = api_name(ApiKey.OFFSET_COMMIT)
+
+
+class _LaneReply:
+    """A lane commit's owed answer, answered by the group runtime as it answers a future: ``response`` (the
+    handler's answer, every partition NONE) once the records are durable, else the same with errors."""
+
+    __slots__ = ("connection", "slot", "correlation", "version", "topics", "response", "started", "observer")
+
+    def __init__(self, connection: Any, correlation: bytes, version: int, topics: list, started: float,
+                 observer: Any) -> None:
+        self.started = started
+        self.observer = observer
+        self.connection = connection
+        self.slot: Any = None
+        self.correlation = correlation
+        self.version = version
+        self.topics = topics
+        self.response: dict | None = None
+
+    def response_for(self, topics: list) -> dict:
+        """The handler's answer to the accepted commit (what the runtime fails, should the write fail: it
+        copies, never changes it, so one partition's answer is shared by every commit of that partition)."""
+        if len(topics) == 1 and len(topics[0][1]) == 1:
+            key = (topics[0][0], topics[0][1][0][0])
+            response = _ONE_PARTITION.get(key)
+            if response is None:
+                response = _answer(topics)
+                if len(_ONE_PARTITION) < 4096:
+                    _ONE_PARTITION[key] = response
+        else:
+            response = _answer(topics)
+        self.response = response
+        return response
+
+    def done(self) -> bool:
+        return self.slot is not None and self.slot.done
+
+    def set_result(self, response: dict) -> None:
+        if response is self.response:
+            payload = offset_commit_ok_frame(self.correlation, self.topics)
+        else:  # the write failed or timed out: the same answer with its errors, as the handler's would be
+            correlation_id = int.from_bytes(self.correlation, "big", signed=True)
+            payload = OFFSET_COMMIT.write(self.version, correlation_id, response)
+            if payload is None:
+                ctx = RequestContext(API.key, self.version, correlation_id, None, self.connection.peer,
+                                     self.connection.id)
+                payload = self.connection.server.dispatcher._encode(ctx, response)
+        observer = self.observer
+        if observer is not None:  # as Dispatcher._observe: no top-level error, the time since the request was read
+            observer.observe_request(_API_NAME, 0, time.perf_counter() - self.started)
+        self.connection.answer_later(self.slot, payload)
+
+
+def lane(services: Services) -> Lane | None:
+    """The frame loop's own way for the commonest commit (v8-v9, every partition accepted: a standalone
+    commit, or a member's at its generation): read in place, checked and applied by the shard
+    (``commit_lane``), its records queued for the shard's next append with the answer owed in request
+    order and written, pre-encoded, once they are durable — no request object, no future, no encoder. With
+    an authorizer, only while it allows everything (READ on the group and the topics is then granted).
+    Anything else is left to `handle`, errors included."""
+    make_commit = getattr(services.groups, "commit_lane", None)
+    if make_commit is None:  # a stand-in group service (tests of other parts): the handler only
+        return None
+    commit = make_commit()
+    auth = services.authorizer
+
+    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
+        if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
+            return False
+        read = read_offset_commit_at(data, start, end)
+        if read is None:
+            return False
+        group_id, generation, member_id, instance, topics = read
+        version = data[start + 3]
+        reply = _LaneReply(connection, data[start + 4:start + 8], version, topics, time.perf_counter(),
+                           connection.server.dispatcher.observer)
+        if not commit(group_id, generation, member_id, instance, version, topics, reply, reply.response_for):
+            return False
+        reply.slot = connection.owe()
+        return True
+
+    return Lane(API.key, LANE_VERSIONS, answer, deferred=True)

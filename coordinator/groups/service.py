@@ -25,6 +25,7 @@ from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartiti
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
+from groupcoord.coordinator.groups.offsets.commit import lane_commit
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import (
@@ -185,6 +186,29 @@ class GroupCoordinatorService:
             return quiet(partition) and beat_stable(states[partition], group_id, generation, member_id, wall_ms())
 
         return beat
+
+    def commit_lane(self) -> Callable[..., bool]:
+        """``commit(group_id, generation, member_id, instance, version, topics, reply, response) -> bool`` for
+        the server's frame loop: True when the commit was one every partition of which the shard accepts
+        (``offsets.commit.lane_commit``), its records applied and queued with ``(reply, response)`` like any
+        operation's (answered once durable); False when nothing was done and the request must go the ordinary
+        way, which judges every other case."""
+        n = self.num_partitions
+        states = [shard.state for shard in self._shards]
+        queue = self._runtime.queue_lane_write
+        wall_ms = self._runtime.clock.wall_ms
+
+        def commit(group_id: str, generation: int, member_id: str, instance: str | None, version: int,
+                   topics: list, reply: Any, response: Any) -> bool:
+            partition = partition_for(group_id, n)
+            records = lane_commit(states[partition], group_id, generation, member_id, instance, version, topics,
+                                  wall_ms())
+            if records is None:
+                return False
+            queue(partition, records, reply, response(topics))
+            return True
+
+        return commit
 
     def leave_group(self, req: LeaveGroup) -> asyncio.Future[dict]:
         return self._run(

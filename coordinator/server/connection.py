@@ -144,6 +144,8 @@ class KafkaConnection(asyncio.Protocol):
             return
         dispatcher = server.dispatcher
         lanes = dispatcher.lanes
+        deferred = dispatcher.deferred_lanes
+        any_lanes = bool(lanes or deferred)
         pending = self._pending
         out: list[bytes] = []  # answers given at once, in request order, ahead of anything in `pending`
         laned = 0
@@ -152,20 +154,28 @@ class KafkaConnection(asyncio.Protocol):
         for i in range(0, len(bounds), 2):
             start = bounds[i]
             end = bounds[i + 1]
-            if not pending and self._gate is None and lanes:
-                lane = lanes.get(buffer[start:start + 4])
-                if lane is not None:
-                    if not laned:
-                        started = time.perf_counter()
-                    elif lane[1] != lane_api:
-                        dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
-                        laned, started = 0, time.perf_counter()
-                    answer = lane[0](buffer, start, end)
-                    if answer is not None:
-                        out.append(answer)
-                        laned += 1
-                        lane_api = lane[1]
+            if any_lanes and self._gate is None:
+                key = buffer[start:start + 4]
+                owed = deferred.get(key)
+                if owed is not None:
+                    # Its answer takes a slot behind those owed, pending or not, and is observed when given,
+                    # as the ordinary way's are (the time then includes the write's).
+                    if owed[0](self, buffer, start, end):
                         continue
+                elif not pending:
+                    lane = lanes.get(key)
+                    if lane is not None:
+                        if not laned:
+                            started = time.perf_counter()
+                        elif lane[1] != lane_api:
+                            dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
+                            laned, started = 0, time.perf_counter()
+                        answer = lane[0](buffer, start, end)
+                        if answer is not None:
+                            out.append(answer)
+                            laned += 1
+                            lane_api = lane[1]
+                            continue
             frame = buffer[start:end]
             if self._gate is not None and gate_frame(self, self._gate, frame):
                 if self._closed:
@@ -239,13 +249,29 @@ class KafkaConnection(asyncio.Protocol):
         else:
             self._complete(slot, decoded, task.result())
         if flush and not self._flush_scheduled:
-            # Answers released together (a group commit made durable) complete in one loop turn: the
-            # flush waits for the end of it, so they leave in one write, not one syscall each.
-            self._flush_scheduled = True
-            loop = self._loop
-            if loop is None:  # kept: get_running_loop() costs a getpid() system call each time
-                loop = self._loop = asyncio.get_running_loop()
-            loop.call_soon(self._deferred_flush)
+            self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        # Answers released together (a group commit made durable) complete in one loop turn: the
+        # flush waits for the end of it, so they leave in one write, not one syscall each.
+        self._flush_scheduled = True
+        loop = self._loop
+        if loop is None:  # kept: get_running_loop() costs a getpid() system call each time
+            loop = self._loop = asyncio.get_running_loop()
+        loop.call_soon(self._deferred_flush)
+
+    def owe(self) -> _Slot:
+        """A slot at the back of the answer queue, for a deferred lane's request (``answer_later`` fills it)."""
+        slot = _Slot()
+        self._pending.append(slot)
+        return slot
+
+    def answer_later(self, slot: _Slot, payload: bytes | None) -> None:
+        """A deferred lane's answer: sent (with whatever else is ready by the end of this loop turn) once every
+        answer ahead of it has been."""
+        self._fill(slot, payload)
+        if not self._flush_scheduled:
+            self._flush_soon()
 
     def _deferred_flush(self) -> None:
         self._flush_scheduled = False

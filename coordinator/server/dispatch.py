@@ -100,7 +100,12 @@ class Lane:
 
     api_key: int
     versions: range
-    answer: Callable[[bytes, int, int], bytes | None]
+    answer: Callable[..., Any]
+    deferred: bool = False
+    """A lane whose answer waits (an OffsetCommit, for its write to be durable): ``answer(connection, data,
+    start, end)`` returns True having taken the request (its answer owed in request order, given later
+    through the connection's ``answer_later``), or False having done nothing. Such a lane takes requests
+    while earlier answers are still owed, since its answer is owed in line with them."""
 
 
 class RequestObserver(Protocol):
@@ -145,6 +150,8 @@ class Dispatcher:
         self._heavy: dict[int, Handler] = {}  # api key -> the handler of its very large requests
         # api key and version bytes -> (lane, api name): what the connection's frame loop answers itself
         self.lanes: dict[bytes, tuple[Callable[[bytes, int, int], bytes | None], str]] = {}
+        # the same, for lanes whose answer is owed, not given at once (Lane.deferred)
+        self.deferred_lanes: dict[bytes, tuple[Callable[[Any, bytes, int, int], bool], str]] = {}
         self.observer = observer
 
     def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
@@ -161,8 +168,9 @@ class Dispatcher:
         for prefix, (_, codec, _) in list(self._fast.items()):
             if codec.api_key == api_key:
                 del self._fast[prefix]
-        for prefix in [p for p in self.lanes if _KEY_VERSION.unpack(p)[0] == api_key]:
-            del self.lanes[prefix]
+        for lanes in (self.lanes, self.deferred_lanes):
+            for prefix in [p for p in lanes if _KEY_VERSION.unpack(p)[0] == api_key]:
+                del lanes[prefix]
         if fast is not None:
             for version in fast.versions:
                 if min_version <= version <= max_version:
@@ -172,14 +180,16 @@ class Dispatcher:
         """Let the frame loop answer ``lane``'s versions itself (those the API serves)."""
         served = self.registry.get(lane.api_key)
         name = api_name(lane.api_key)
+        lanes = self.deferred_lanes if lane.deferred else self.lanes
         for version in lane.versions:
             if served is not None and version in served:
-                self.lanes[_KEY_VERSION.pack(lane.api_key, version)] = (lane.answer, name)
+                lanes[_KEY_VERSION.pack(lane.api_key, version)] = (lane.answer, name)
 
     def disable_fast_codecs(self) -> None:
         """Every request through kio's reader and the schema encoder (tests compare the two paths)."""
         self._fast.clear()
         self.lanes.clear()
+        self.deferred_lanes.clear()
 
     def observe_lane(self, api: str, count: int, seconds: float) -> None:
         """``count`` requests of ``api`` answered NONE by its lane in ``seconds`` together."""

@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
-from groupcoord.protocol.fast_codecs import HEARTBEAT, OFFSET_COMMIT, heartbeat_ok_parts, read_heartbeat_at
+from groupcoord.protocol.fast_codecs import (
+    HEARTBEAT, OFFSET_COMMIT, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
+)
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
 from groupcoord.protocol.values import as_ms
@@ -204,3 +206,51 @@ def test_heartbeat_success_parts_make_the_general_answer(version, correlation):
     prefix, tail = heartbeat_ok_parts(version)
     answer = prefix + struct.pack(">i", correlation) + tail
     assert answer == general_answer(12, version, correlation, {"throttle_time": 0, "error_code": 0})
+
+
+# --------------------------------------------------------------------------- OffsetCommit read in place (the lane)
+
+LANE_VERSIONS = (8, 9)
+
+
+@pytest.mark.parametrize("version", LANE_VERSIONS)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, topics=topics, client_id=client_ids,
+       before=st.binary(max_size=8), after=st.binary(max_size=40))
+def test_offset_commit_read_in_place_reads_as_kio_reads_it_and_never_past_its_frame(
+        version, group, generation, member, instance, topics, client_id, before, after):
+    """Among other bytes: the same values as kio's reader, declined exactly when the frame-copying fast
+    reader declines, and any cut of the frame is declined (never completed from the next frame's bytes)."""
+    body = {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
+            "group_instance_id": instance, "topics": topics}
+    frame = request_frame(8, version, body, client_id)
+    data = before + frame + after
+    start, end = len(before), len(before) + len(frame)
+    fast = read_offset_commit_at(data, start, end)
+    assert (fast is None) == (OFFSET_COMMIT.read(frame, version) is None)
+    if fast is not None:
+        _, kio_req = kio_read(frame, 8, version)
+        assert fast == (kio_req.group_id, kio_req.generation_id_or_member_epoch, kio_req.member_id,
+                        kio_req.group_instance_id,
+                        [(t.name, [(p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                    p.committed_metadata) for p in t.partitions]) for t in kio_req.topics])
+    for cut in range(start, end):
+        assert read_offset_commit_at(data, start, cut) is None
+
+
+short_text = st.text(max_size=12)
+lane_topics = st.lists(st.tuples(short_text, st.lists(st.tuples(int32, int64, int32, st.none()), min_size=1,
+                                                      max_size=4)), min_size=1, max_size=3)
+
+
+@pytest.mark.parametrize("version", LANE_VERSIONS)
+@SETTINGS
+@given(topics=lane_topics, correlation=int32, repeat=st.booleans())
+def test_offset_commit_lane_answer_is_byte_for_byte_the_general_one(version, topics, correlation, repeat):
+    """The lane's every-partition-NONE answer (its cached one-partition tails included: ``repeat``)."""
+    body = {"throttle_time": 0, "topics": [
+        {"name": name, "partitions": [{"partition_index": p[0], "error_code": 0} for p in parts]}
+        for name, parts in topics]}
+    correlation_bytes = struct.pack(">i", correlation)
+    for _ in range(2 if repeat else 1):
+        assert offset_commit_ok_frame(correlation_bytes, topics) == general_answer(8, version, correlation, body)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer import offset_checks
+from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.requests import OffsetCommit
@@ -18,28 +18,62 @@ GROUP_ID_NOT_FOUND_VERSION = 9  # OffsetCommit v9+ (KIP-848) reports an unknown 
 RETENTION_TIME_VERSIONS = range(2, 5)  # OffsetCommit v2-v4 carry a client-chosen retention time
 
 
-def _commit_group_error(state: ShardState, group: ClassicGroup | None, req: OffsetCommit) -> ErrorCode | None:
-    error = state.request_error(req.group_id)
+def commit_group_error(state: ShardState, group_id: str, generation: int, member_id: str,
+                       group_instance_id: str | None, version: int) -> ErrorCode | None:
+    """The error every partition of a commit answers because of its group (None: the group takes it)."""
+    if group_id in state.share_groups:  # ShareGroup.validateOffsetCommit: "Group ... is not a consumer group."
+        return state.request_error(group_id) or ErrorCode.group_id_not_found
+    consumer_group = state.consumer_groups.get(group_id)
+    if consumer_group is not None:
+        return state.request_error(group_id) or offset_checks.commit_error(
+            consumer_group, member_id, generation, version)
+    error = state.request_error(group_id)
     if error is not None:
         return error
+    group = state.groups.get(group_id)
     if group is None:
-        if req.generation_id < 0:
+        if generation < 0:
             return None  # standalone consumer or admin: a simple group is created by the commit itself
-        return ErrorCode.group_id_not_found if req.version >= GROUP_ID_NOT_FOUND_VERSION else ErrorCode.illegal_generation
-    return offset_commit_error(group, req.generation_id, req.member_id, req.group_instance_id, transactional=False)
+        return ErrorCode.group_id_not_found if version >= GROUP_ID_NOT_FOUND_VERSION else ErrorCode.illegal_generation
+    return offset_commit_error(group, generation, member_id, group_instance_id, transactional=False)
+
+
+def lane_commit(state: ShardState, group_id: str, generation: int, member_id: str, group_instance_id: str | None,
+                version: int, topics: list[tuple[str, list[tuple[int, int, int, str | None]]]],
+                now: int) -> list[tuple[OffsetCommitKey, OffsetCommitValue]] | None:
+    """``handle_offset_commit`` for a v5+ commit every partition of which it would accept (the server's lane,
+    topics as ``read_offset_commit_at`` reads them): its records, written to state as that would (the same
+    appliers, the same observer call), for the caller to queue with the request's answer. None, having done
+    nothing, for anything else (any partition answering an error, nothing to commit): the handler judges it."""
+    if commit_group_error(state, group_id, generation, member_id, group_instance_id, version) is not None:
+        return None
+    catalog = state.topics
+    if catalog is None:
+        return None
+    max_metadata = state.config.offset_metadata_max_bytes
+    for topic, partitions in topics:
+        count = catalog.partition_count(topic)
+        if count is None or not partitions:
+            return None
+        for p in partitions:
+            if not 0 <= p[0] < count or (p[3] is not None and len(p[3].encode("utf-8")) > max_metadata):
+                return None
+    if not topics:
+        return None
+    records = []
+    for topic, partitions in topics:
+        for index, offset, epoch, metadata in partitions:
+            value = OffsetCommitValue(offset, epoch, metadata or "", now, None)
+            records.append((OffsetCommitKey(group_id, topic, index), value))
+            apply_offset_fields(state, group_id, topic, index, value, now)  # what apply_record does with it
+    state.observer.on_offsets_committed(group_id, len(records))
+    return records
 
 
 def handle_offset_commit(state: ShardState, req: OffsetCommit, token: Any, now: int) -> Effects:
     fx = Effects()
-    consumer_group = state.consumer_groups.get(req.group_id)
-    if req.group_id in state.share_groups:  # ShareGroup.validateOffsetCommit: "Group ... is not a consumer group."
-        group_error = state.request_error(req.group_id) or ErrorCode.group_id_not_found
-    elif consumer_group is not None:
-        group_error = state.request_error(req.group_id) or offset_checks.commit_error(
-            consumer_group, req.member_id, req.generation_id, req.version)
-    else:
-        group = state.groups.get(req.group_id)
-        group_error = _commit_group_error(state, group, req)
+    group_error = commit_group_error(state, req.group_id, req.generation_id, req.member_id, req.group_instance_id,
+                                     req.version)
     expire = None
     if req.version in RETENTION_TIME_VERSIONS and req.retention_time_ms != -1:
         expire = now + req.retention_time_ms

@@ -120,6 +120,8 @@ class _ShardRuntime:
     """The appends under way (not durable yet), oldest first, with the Effects whose records each carries."""
     expiry: asyncio.TimerHandle | None = None
     """The write timeout's timer, armed while appends are under way."""
+    lane_fx: Effects | None = None
+    """The Effects `queue_lane_write` last queued: lane writes join it while it is still the queue's last."""
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -456,6 +458,32 @@ class CoordinatorRuntime:
         if not future.done():
             self._track_if_parked(rt, future, fx, on_error)
         return future
+
+    def queue_lane_write(self, partition: int, records: list[tuple[Any, Any]], reply: Any, response: dict) -> None:
+        """What `run` does with an operation's Effects, for one the server's lane has already applied to the
+        shard (``records`` written to its state, ``response`` the answer once they are durable): the
+        records and ``(reply, response)`` join the Effects at the back of the shard's queue when that is the
+        last lane write's (one Effects, one append, per loop turn however many commits it carries), else a
+        new one is queued. ``reply`` is answered as a future would be (``done()``, ``set_result()``): with
+        ``response`` once every record before and of it is durable, or with its errors if that fails or
+        times out. With a write timeout, a write joins the Effects only while its ``queued_at`` is within
+        the timeout's own slack (0.5 ms, see `_expire`) of now: the timeout counts from one ``queued_at``
+        per Effects, so no reply is timed out earlier than `_expire`'s slack already allows (a busy turn
+        may then queue a few Effects; the writer still takes them as one append)."""
+        rt = self._runtimes[partition]
+        queue = rt.queue
+        fx = rt.lane_fx
+        if (not queue or queue[-1] is not fx or not fx.replies  # (no replies: the write timeout answered them)
+                or (self.write_timeout_s is not None
+                    and (self._loop or asyncio.get_running_loop()).time() - fx.queued_at > 0.0005)):
+            fx = rt.lane_fx = Effects()
+            fx.records = records
+            fx.replies = [(reply, response)]
+            self._submit(rt, fx)
+        else:
+            fx.records.extend(records)
+            fx.replies.append((reply, response))
+        # No _reschedule: a lane write only stores offsets, which sets no timer of the shard.
 
     @staticmethod
     def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:

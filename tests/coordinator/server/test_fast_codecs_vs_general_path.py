@@ -212,3 +212,214 @@ async def test_the_heartbeat_lane_answers_exactly_as_the_handler_and_in_order():
     assert len(with_lane) == len(without) == 18
     for i, (a, b) in enumerate(zip(with_lane, without)):
         assert a == b, f"answer {i} differs"
+
+
+# --------------------------------------------------------------------------- the commit lane
+
+
+async def commit_lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
+    """Pipelined reads of OffsetCommits the lane takes (standalone and a member's at its generation, one and
+    several partitions, v8 and v9) mixed with ones it must leave to the handler (a wrong generation, an
+    unknown partition or topic, metadata too large, an unknown group at a generation, v7) and with
+    heartbeats, then OffsetFetch of what was stored. Returns every answer in order and how many commits
+    the lane took."""
+    taken = [0]
+    for key, (answer, name) in list(broker.dispatcher.deferred_lanes.items()):
+        def counted(conn, data, start, end, answer=answer):
+            result = answer(conn, data, start, end)
+            taken[0] += bool(result)
+            return result
+        broker.dispatcher.deferred_lanes[key] = (counted, name)
+    conn, counting = connect(broker)
+    transport = RecordingTransport(counting)
+    conn.transport = transport
+    corr = itertools.count(900)
+    await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 3, "replication_factor": 1,
+                                                   "assignments": [], "configs": []}],
+                                       "timeout": 10000, "validate_only": False}, next(corr))
+    from groupcoord.protocol.headers import parse_response_header
+    from groupcoord.protocol.registry import response_reader
+
+    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
+    join = {"group_id": "members", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
+    for _ in range(2):
+        raw = (await send(conn, counting, 11, 9, join, next(corr)))[4:]
+        _, pos = parse_response_header(raw, 11, True)
+        joined = response_reader(11, 9)(raw, pos)[0]
+        join["member_id"] = joined.member_id
+    await send(conn, counting, 14, 5, {"group_id": "members", "generation_id": joined.generation_id,
+                                       "member_id": joined.member_id, "group_instance_id": None,
+                                       "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+                                       "assignments": [{"member_id": joined.member_id, "assignment": b""}]},
+               next(corr))
+    gen, mid = joined.generation_id, joined.member_id
+
+    def commit(version: int, group: str, generation: int, member: str, parts, topic: str = TOPIC) -> bytes:
+        return encode(8, version, {"group_id": group, "generation_id_or_member_epoch": generation,
+                                   "member_id": member, "group_instance_id": None, "retention_time": -1,
+                                   "topics": [{"name": topic, "partitions": [
+                                       {"partition_index": p, "committed_offset": offset, "committed_leader_epoch": 2,
+                                        "committed_metadata": meta} for p, offset, meta in parts]}]}, next(corr))
+
+    def beat(generation: int = gen) -> bytes:
+        return encode(12, 4, {"group_id": "members", "generation_id": generation, "member_id": mid,
+                              "group_instance_id": None}, next(corr))
+
+    reads = [
+        commit(8, "solo", -1, "", [(0, 5, "")]) + commit(9, "solo", -1, "", [(1, 6, None), (2, 7, "m")])
+        + commit(8, "members", gen, mid, [(0, 8, "")]) + commit(9, "members", gen, mid, [(1, 9, "")]),
+        commit(8, "members", gen + 1, mid, [(0, 10, "")]) + commit(9, "solo", -1, "", [(0, 11, "")])
+        + commit(8, "solo", -1, "", [(0, 12, ""), (5, 13, "")]) + beat() + commit(9, "solo", -1, "", [(0, 14, "")])
+        + commit(8, "solo", -1, "", [(0, 15, "")], topic="missing") + commit(9, "nobody", 3, "m", [(0, 1, "")])
+        + commit(8, "solo", -1, "", [(1, 16, "x" * 5000)]) + commit(7, "solo", -1, "", [(2, 17, "")])
+        + commit(9, "solo", -1, "", [(2, 18, "")]) + beat(gen + 1),
+    ]
+    for group in ("solo", "members"):
+        reads.append(encode(9, 8, {"groups": [{"group_id": group, "member_id": None, "member_epoch": -1,
+                                               "topics": [{"name": TOPIC, "partition_indexes": [0, 1, 2]}]}],
+                                   "require_stable": True}, next(corr)))
+    transport.data.clear()
+    expected = sum(len(split_frames(r)) for r in reads)
+    for chunk in reads:
+        conn.data_received(chunk)
+    for _ in range(2000):
+        if len(split_frames(bytes(transport.data))) >= expected:
+            break
+        await asyncio.sleep(0.001)
+    sent = [int.from_bytes(f[8:12], "big") for f in split_frames(b"".join(reads))]
+    answers = split_frames(bytes(transport.data))
+    assert [int.from_bytes(a[4:8], "big") for a in answers] == sent  # every answer, in request order
+    return answers, taken[0]
+
+
+async def test_the_commit_lane_answers_exactly_as_the_handler_and_in_order():
+    fast, general = await start(True), await start(False)
+    assert fast.dispatcher.deferred_lanes and not general.dispatcher.deferred_lanes
+    try:
+        with_lane, taken = await commit_lane_scenario(fast)
+        without, none_taken = await commit_lane_scenario(general)
+    finally:
+        await fast.stop()
+        await general.stop()
+    assert none_taken == 0
+    assert taken == 7  # the four of the first read; in the second, the v8 and v9 standalone ones it accepts
+    assert len(with_lane) == len(without) == 17
+    for i, (a, b) in enumerate(zip(with_lane, without)):
+        assert a == b, f"answer {i} differs"
+
+
+async def test_a_lane_commit_is_answered_only_once_its_record_is_durable():
+    """The lane owes the answer until the shard's append returns (durable under the fsync policy), then
+    answers it; a failed append answers it with the handler's error answer (NOT_COORDINATOR)."""
+    broker = await start(True)
+    try:
+        conn, counting = connect(broker)
+        transport = RecordingTransport(counting)
+        conn.transport = transport
+        await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                                                       "assignments": [], "configs": []}],
+                                           "timeout": 10000, "validate_only": False}, 1)
+        body = {"group_id": "held", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+        from groupcoord.coordinator.groups.hashing import partition_for
+
+        assert broker.groups is not None
+        rt = broker.groups._runtime._runtimes[partition_for("held", broker.groups.num_partitions)]
+        log = rt.log
+        real_append = log.append
+        release = asyncio.Event()
+        fail = [False]
+
+        async def held_append(*args, **kwargs):
+            await release.wait()
+            if fail[0]:
+                raise OSError("disk gone")
+            return await real_append(*args, **kwargs)
+
+        log.append = held_append
+        taken = [0]
+        for key, (answer, name) in list(broker.dispatcher.deferred_lanes.items()):
+            def counted(c, data, start, end, answer=answer):
+                result = answer(c, data, start, end)
+                taken[0] += bool(result)
+                return result
+            broker.dispatcher.deferred_lanes[key] = (counted, name)
+        observed: list[tuple[str, int, float]] = []
+
+        class Recorder:
+            def observe_request(self, api: str, error_code: int, seconds: float) -> None:
+                observed.append((api, error_code, seconds))
+
+        broker.dispatcher.observer = Recorder()
+        transport.data.clear()
+        conn.data_received(encode(8, 8, body, 2))
+        await asyncio.sleep(0.05)
+        assert taken[0] == 1 and transport.data == b""  # taken, and not answered while the append is held
+        assert observed == []  # observed when answered, not when taken
+        release.set()
+        for _ in range(1000):
+            if transport.data:
+                break
+            await asyncio.sleep(0.001)
+        assert len(observed) == 1 and observed[0][:2] == ("OffsetCommit", 0) and observed[0][2] >= 0.05
+        assert transport.data == OFFSET_COMMIT.write(8, 2, {"throttle_time": 0, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 0}]}]})
+        transport.data.clear()
+        fail[0] = True
+        conn.data_received(encode(8, 9, body, 3))
+        for _ in range(1000):
+            if transport.data:
+                break
+            await asyncio.sleep(0.001)
+        assert taken[0] == 2
+        assert transport.data == OFFSET_COMMIT.write(9, 3, {"throttle_time": 0, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 16}]}]})  # NOT_COORDINATOR
+        log.append = real_append
+    finally:
+        await broker.stop()
+
+
+async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_with_its_error():
+    """offsets.commit.timeout.ms: the owed answer becomes COORDINATOR_NOT_AVAILABLE, as the handler's would."""
+    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=100)
+    await broker.start()
+    try:
+        conn, counting = connect(broker)
+        transport = RecordingTransport(counting)
+        conn.transport = transport
+        await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                                                       "assignments": [], "configs": []}],
+                                           "timeout": 10000, "validate_only": False}, 1)
+        from groupcoord.coordinator.groups.hashing import partition_for
+
+        assert broker.groups is not None
+        rt = broker.groups._runtime._runtimes[partition_for("slow", broker.groups.num_partitions)]
+        real_append = rt.log.append
+        release = asyncio.Event()
+
+        async def held_append(*args, **kwargs):
+            await release.wait()
+            return await real_append(*args, **kwargs)
+
+        rt.log.append = held_append
+        transport.data.clear()
+        body = {"group_id": "slow", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+        conn.data_received(encode(8, 8, body, 2) + encode(8, 9, body, 3))
+        for _ in range(2000):
+            if len(split_frames(bytes(transport.data))) >= 2:
+                break
+            await asyncio.sleep(0.001)
+        answers = split_frames(bytes(transport.data))
+        assert answers == [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]})
+            for version, corr in ((8, 2), (9, 3))]
+        assert rt.lane_fx is not None and not rt.lane_fx.replies  # they went the lane's way
+        release.set()
+        await asyncio.sleep(0.05)
+        rt.log.append = real_append
+    finally:
+        await broker.stop()
