@@ -59,6 +59,8 @@ class CoordinatorShard(Protocol):
 
     # Optional: ``replay_raw(key: bytes, value: bytes | None, now: int) -> bool`` applies a plain record from
     # its bytes and says whether it did (GroupShard: offset commits); the runtime calls ``replay`` otherwise.
+    # Optional: ``replay_plain_batch(records, start, now, latest, decode_record) -> int`` does for a whole plain
+    # batch what the runtime's loop does per record (GroupShard); the runtime then calls it instead.
 
     def replay_end_transaction(self, producer_id: int, committed: bool, now: int) -> None:
         """Apply a transaction's end marker (the records of that producer's open transaction count, or vanish)."""
@@ -282,6 +284,7 @@ class CoordinatorRuntime:
         # what it declines is decoded and replayed. LatestRecords.add inlined: this loop runs once per record
         # of the log (its since_snapshot and end_offset are set once, after the loop).
         replay_raw = getattr(shard, "replay_raw", None)
+        replay_batch = getattr(shard, "replay_plain_batch", None)  # all of the below for one batch, in one call
         latest = rt.latest.records
         async for header, raw in rt.log.batches(start):
             if header.is_control:
@@ -298,6 +301,9 @@ class CoordinatorRuntime:
                         continue
                     shard.replay(*decode_record(record.key, record.value), now, header.producer_id)
                     count += 1
+                continue
+            if replay_batch is not None:
+                count += replay_batch(decode_key_values(raw, 0, header), start, now, latest, decode_record)
                 continue
             for offset, key, value in decode_key_values(raw, 0, header):
                 if key is None or offset < start:
