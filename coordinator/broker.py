@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import structlog
 
@@ -38,7 +38,6 @@ from .dataplane.group_configs import GroupConfigSource
 from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
-from .security.authorizer import Authorizer, authorizer_from_config
 from .security.credentials import CredentialStore
 from .quotas.managers import QuotaManagers
 from .quotas.store import ClientQuotaStore
@@ -52,6 +51,9 @@ from .share.coordinator_service import ShareCoordinator
 from .share.partition_manager import SharePartitionManager
 from .share.offsets_admin import ShareOffsetsAdmin
 from .share.persister import SharePersister
+
+if TYPE_CHECKING:
+    from .security.authorizer import Authorizer
 
 _NONE: dict[str, str] = {}
 
@@ -185,7 +187,7 @@ class Broker:
                                              topic_defaults=broker_log_config(cfg))
         dynamic = self.dataplane.dynamic_configs
         self.groups.use_group_configs(GroupConfigSource(cfg, lambda group_id: dynamic.groups.get(group_id, _NONE)))
-        self.authorizer = authorizer_from_config(cfg, data_dir, observer=self.metrics)
+        self.authorizer = _authorizer_from_config(cfg, data_dir, self.metrics)
         if self.authorizer is not None:
             self.groups.filter_regex_topics(self.authorizer.visible_to_member)
         dataplane = self.dataplane
@@ -338,6 +340,17 @@ class Broker:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.stop()
+
+
+def _authorizer_from_config(cfg: BrokerConfig, data_dir: Path, observer: Any) -> "Authorizer | None":
+    """``security.authorizer.authorizer_from_config``, whose module (and the ACL model's enums and dataclasses)
+    is imported only when ``authorizer.class.name`` is set: without it there is no authorizer, and a daemon's
+    start-up does not pay for one (the ACL APIs import the model when first asked)."""
+    if not (getattr(cfg, "authorizer_class_name", "") or "").strip():
+        return None
+    from .security.authorizer import authorizer_from_config
+
+    return authorizer_from_config(cfg, data_dir, observer=observer)
 
 
 def broker_log_config(cfg: BrokerConfig) -> LogConfig:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from functools import cache
 
-from kio.serial import entity_writer
 
 from .wire_bounds import checked_reader
 
@@ -129,6 +128,8 @@ def encode_assignment(assignment: Assignment) -> bytes:
 def _encode(version: int, entity: object) -> bytes:
     buf = io.BytesIO()
     buf.write(_VERSION.pack(version))
+    from kio.serial import entity_writer  # on first use: kio.serial is not needed before the first request
+
     entity_writer(type(entity))(buf, entity)
     return buf.getvalue()
 

@@ -17,16 +17,6 @@ from dataclasses import MISSING
 from functools import cache
 from typing import Any, Callable, Mapping
 
-from kio.serial._implicit_defaults import get_tagged_field_default
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    PrimitiveTupleField,
-    classify_field,
-    get_field_tag,
-    get_schema_field_type,
-    is_optional,
-)
 
 from .names import ZERO_UUID
 from .values import as_epoch_ms, as_ms
@@ -130,6 +120,11 @@ def _getter(data: Any) -> Callable[[str, Any], Any]:
 
 
 def _field_writer(f: dataclasses.Field, flexible: bool, is_tag: bool) -> Write:
+    # kio.serial (its introspection) is imported when the first plan is compiled, not with this module: the
+    # daemon imports this module at start-up and answers nothing before its first request.
+    from kio.serial._introspect import (
+        EntityField, EntityTupleField, PrimitiveTupleField, classify_field, get_schema_field_type, is_optional)
+
     optional = False if is_tag else is_optional(f)
     cls = classify_field(f)
     if isinstance(cls, (EntityField, EntityTupleField)):
@@ -154,6 +149,9 @@ def _field_writer(f: dataclasses.Field, flexible: bool, is_tag: bool) -> Write:
 def entity_encoder(cls: type) -> Write:
     """A writer for kio entity `cls` that accepts a dict tree (or an instance of any kio class with
     the same field names)."""
+    from kio.serial._implicit_defaults import get_tagged_field_default
+    from kio.serial._introspect import get_field_tag
+
     flexible = bool(cls.__flexible__)
     plain: list[tuple[str, Write, Any]] = []
     tagged: list[tuple[int, str, Write, Any]] = []

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Callable
 
-from kio.index import load_request_schema, load_response_schema
 from kio.schema.index import api_key_map, schema_name_map
-from kio.serial import entity_writer
 from kio.static.constants import EntityType
 
 from .wire_bounds import checked_reader
@@ -59,11 +57,16 @@ def kio_versions(api_key: int) -> range:
 
 @cache
 def request_class(api_key: int, version: int) -> type:
+    # kio.index (and the kio.static.protocol and header schemas it imports) on first use, not at start-up
+    from kio.index import load_request_schema
+
     return load_request_schema(api_key, version)
 
 
 @cache
 def response_class(api_key: int, version: int) -> type:
+    from kio.index import load_response_schema
+
     return load_response_schema(api_key, version)
 
 
@@ -85,6 +88,8 @@ def response_reader(api_key: int, version: int) -> Callable[[Any, int], tuple[An
 
 @cache
 def _writer(cls: type) -> Callable[[Any, Any], None]:
+    from kio.serial import entity_writer  # on first use: kio.serial is not needed before the first request
+
     return entity_writer(cls)
 
 

@@ -26,16 +26,6 @@ import struct
 from functools import cache
 from typing import Any, Callable
 
-from kio.serial import entity_reader
-from kio.serial._introspect import (
-    EntityField,
-    EntityTupleField,
-    classify_field,
-    get_field_tag,
-    get_schema_field_type,
-    is_optional,
-)
-
 from .errors import ProtocolError
 from .varint import VARLONG_MAX_BYTES, decode_unsigned_varint
 
@@ -113,6 +103,9 @@ class _Shape:
 
 
 def _shape(f: dataclasses.Field, flexible: bool, is_tag: bool) -> _Shape:
+    # kio.serial is imported when the first entity is walked, not with this module (daemon start-up)
+    from kio.serial._introspect import EntityField, EntityTupleField, classify_field, get_schema_field_type, is_optional
+
     cls = classify_field(f)
     if isinstance(cls, (EntityField, EntityTupleField)):
         info = _info(cls.type_)
@@ -140,6 +133,8 @@ class _Info:
 
 @cache
 def _info(cls: type) -> _Info:
+    from kio.serial._introspect import get_field_tag
+
     flexible = bool(cls.__flexible__)
     min_size, has_array = (1 if flexible else 0), False
     for f in dataclasses.fields(cls):
@@ -208,6 +203,8 @@ class _Writer:
 
     def entity(self, cls: type | None, indent: int) -> None:
         """A nested entity, inlined whole (the fields after it must be reached)."""
+        from kio.serial._introspect import get_field_tag
+
         assert cls is not None
         flexible = bool(cls.__flexible__)
         tagged = {}
@@ -261,6 +258,8 @@ class _Writer:
 def _compile(cls: type) -> Skip | None:
     """The top-level walker: None without arrays; otherwise it stops after the last field that can
     hold one (tagged fields included)."""
+    from kio.serial._introspect import get_field_tag
+
     flexible = bool(cls.__flexible__)
     plain: list[_Shape] = []
     tagged: dict[int, _Shape] = {}
@@ -339,6 +338,8 @@ def checked_reader(cls: type) -> Callable[[Any, int], tuple[Any, int]]:
     Kafka's generated readers refuse ("string field ... had invalid length"), closing the connection: such
     an entity is walked whole, strings included (a 50 MB group id once stalled every client for 8.6 s
     before it was refused further in). Smaller ones cannot hold such a string and keep the short walk."""
+    from kio.serial import entity_reader
+
     read = entity_reader(cls)
     walk = walker_for(cls)
     if cls.__flexible__:

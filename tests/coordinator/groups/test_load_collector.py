@@ -28,3 +28,20 @@ async def test_a_broker_start_leaves_the_collector_as_it_found_it(tmp_path):
     async with Broker(data_dir=str(tmp_path), listen="127.0.0.1:0", metrics_port=-1):
         assert gc.isenabled()
     assert gc.isenabled()
+
+
+def test_what_a_load_built_goes_to_the_oldest_generation_and_nothing_frozen_is_unfrozen():
+    gc.collect()
+    with CoordinatorRuntime._collector_paused():
+        built = [[i] for i in range(5_000)]
+    assert gc.get_freeze_count() == 0  # moved to the oldest generation, not left frozen
+    assert gc.get_count()[0] < 1_000  # the young generation does not hold the load's objects
+    del built
+    gc.freeze()  # as the daemon's settle_heap does once it serves
+    try:
+        frozen = gc.get_freeze_count()
+        with CoordinatorRuntime._collector_paused():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

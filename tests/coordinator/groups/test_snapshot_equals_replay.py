@@ -155,3 +155,35 @@ def test_replay_from_raw_bytes_equals_the_decoded_replay(ops):
     commits = sum(1 for key, value in h.log if value is not None and key[:2] in (b"\x00\x00", b"\x00\x01"))
     assert taken == commits  # every offset commit took the fast path; tombstones and the rest did not
     assert state_of(shard) == state_of(h.restart())
+
+
+def load_by_plain_batches(h: Harness, cuts: list[int]) -> tuple[object, dict[bytes, bytes], int]:
+    """The whole log through GroupShard.replay_plain_batch (what the runtime calls for each plain batch), cut
+    into batches at ``cuts``, a keyless record (skipped) after every batch: the shard, its latest records, count."""
+    shard = h.new_shard()
+    shard.begin_load()
+    records = [(offset, key, value) for offset, (key, value) in enumerate(h.log)]
+    latest: dict[bytes, bytes] = {}
+    count = 0
+    bounds = sorted({0, len(records), *(c % (len(records) + 1) for c in cuts)})
+    for lo, hi in zip(bounds, bounds[1:]):
+        count += shard.replay_plain_batch(records[lo:hi] + [(hi, None, b"x")], 0, h.now, latest, decode_record)
+    shard.finish_load(h.now)
+    return shard, latest, count
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(operation, min_size=5, max_size=40), cuts=st.lists(st.integers(0, 200), max_size=5),
+       metadata=st.sampled_from(("", "m", "métadonnée")))
+def test_replay_by_plain_batches_equals_the_decoded_replay(ops, cuts, metadata):
+    h = Harness()
+    h.commit("a", {("orders", 0): 7}, metadata=metadata)  # the one-unpack path, or (metadata) the general one
+    for op in ops:
+        run(h, op)
+    shard, latest, count = load_by_plain_batches(h, cuts)
+    expected = LatestRecords.empty()
+    for offset, (key, value) in enumerate(h.log):
+        expected.add(offset, key, value)
+    assert count == len(h.log)
+    assert latest == expected.records and list(latest) == list(expected.records)
+    assert state_of(shard) == state_of(h.restart())
