@@ -57,8 +57,17 @@ def _request(ctx: RequestContext, group_id: str, member_id: str, protocol_type: 
     )
 
 
-async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
-    return await _answer(services, ctx, join_request(ctx, request))
+def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """From v7 (nothing left to do to the answer): the group service's future itself, which the connection
+    waits on directly, with no task per JoinGroup (most are answered at once: MEMBER_ID_REQUIRED, or the
+    join that completes the phase), or the authorization error. Below v7, `_answer`'s coroutine."""
+    req = join_request(ctx, request)
+    if ctx.api_version < NULLABLE_PROTOCOL_VERSION:
+        return _answer(services, ctx, req)
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return join_error("", ErrorCode.group_authorization_failed)  # as _answer: asked once, answered at once
+    return services.groups.join_group(req)
 
 
 async def _answer(services: Services, ctx: RequestContext, req: JoinGroup) -> dict:
