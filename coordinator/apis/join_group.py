@@ -8,6 +8,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
+from groupcoord.protocol.fast_codecs import JOIN_GROUP
 from groupcoord.protocol.sliced_requests import JoinGroupSlices
 from groupcoord.protocol.values import as_ms, as_str
 
@@ -20,6 +21,7 @@ from .heavy_requests import trim_later, turn
 from .requests import client_host
 from .services import Services
 
+FAST = JOIN_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.JOIN_GROUP, 0, 9)
 
 SLICE_PROTOCOLS = 2000
