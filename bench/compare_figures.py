@@ -91,8 +91,8 @@ def _commit(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] 
     return _rate(bootstrap, "offset_commit", sizes, client_cores)
 
 
-def _bounded(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, FIGURE_LIMIT_S))
+def _bounded(coroutine, run=asyncio.run):
+    return run(asyncio.wait_for(coroutine, FIGURE_LIMIT_S))
 
 
 def _big_group(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
@@ -101,7 +101,7 @@ def _big_group(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
 
 
 def _small_groups(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
-    return {"small_groups_s": _bounded(group_bench.many_groups(bootstrap, sizes.small_groups))}
+    return {"small_groups_s": _bounded(group_bench.many_groups(bootstrap, sizes.small_groups), group_bench.run_client)}
 
 
 def _kip848(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None,

@@ -199,6 +199,9 @@ class BrokerMetrics:
         self.member_events = Counter(
             f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ["event"], registry=r
         )
+        self._member_children: dict[MemberEvent, Any] = {}  # made at an event's first count, as labels() would
+        self._transition_children: dict[tuple[Any, Any], Any] = {}
+        self._rebalance_children: dict[str, Any] = {}
         self.offset_commits = Tally(f"{PREFIX}_offset_commits", "Partition offsets committed")
         r.register(self.offset_commits)
         self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
@@ -283,21 +286,44 @@ class BrokerMetrics:
 
     # --- group coordinator observer ---
 
+    # Each group forms through a handful of these (a transition per state, a join per member): the labelled
+    # children are kept here after the first look-up, since prometheus-client's labels() validates and
+    # locks on every call (~7 us, a few per JoinGroup). The label values are few (states, events, reasons
+    # with member ids stripped), so these dicts stay small.
+
     def on_state_change(self, group_id: str, old: Any, new: Any, reason: str = "") -> None:
-        self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new)).inc()
+        key = (old, new)
+        child = self._transition_children.get(key)
+        if child is None:
+            child = self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new))
+            if len(self._transition_children) < 1024:
+                self._transition_children[key] = child
+        child.inc()
 
     def on_rebalance(self, group_id: str, generation: int, duration_s: float, reason: str = "") -> None:
-        self.rebalances.labels(reason=rebalance_reason_label(reason)).inc()
+        label = rebalance_reason_label(reason)
+        child = self._rebalance_children.get(label)
+        if child is None:
+            child = self.rebalances.labels(reason=label)
+            if len(self._rebalance_children) < 1024:
+                self._rebalance_children[label] = child
+        child.inc()
         self.rebalance_duration.observe(max(duration_s, 0.0))
 
+    def _member_event(self, event: MemberEvent) -> None:
+        child = self._member_children.get(event)
+        if child is None:
+            child = self._member_children[event] = self.member_events.labels(event=event.value)
+        child.inc()
+
     def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:
-        self.member_events.labels(event=MemberEvent.JOINED.value).inc()
+        self._member_event(MemberEvent.JOINED)
 
     def on_member_left(self, group_id: str, member_id: str, reason: str = "") -> None:
-        self.member_events.labels(event=MemberEvent.LEFT.value).inc()
+        self._member_event(MemberEvent.LEFT)
 
     def on_member_expired(self, group_id: str, member_id: str, reason: str = "") -> None:
-        self.member_events.labels(event=MemberEvent.EXPIRED.value).inc()
+        self._member_event(MemberEvent.EXPIRED)
 
     def on_offsets_committed(self, group_id: str, n: int) -> None:
         self.offset_commits.value += n

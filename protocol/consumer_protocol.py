@@ -134,11 +134,28 @@ def _encode(version: int, entity: object) -> bytes:
     return buf.getvalue()
 
 
+_SUBSCRIBED_CACHED = 1024
+_subscribed: dict[bytes, frozenset[str] | None] = {}
+
+
 def subscribed_topics(protocol_type: str, metadata: bytes) -> frozenset[str] | None:
-    """Topics a member's JoinGroup metadata subscribes to; None when not knowable (not a consumer group, or garbled)."""
+    """Topics a member's JoinGroup metadata subscribes to; None when not knowable (not a consumer group, or garbled).
+
+    Every join phase reads every member's subscription again, and the members of a group (of many groups)
+    mostly send the same bytes: the answer is kept per metadata bytes (at most ``_SUBSCRIBED_CACHED``, all
+    dropped when full), so kio's reader runs once per distinct subscription. The answers are immutable."""
     if protocol_type != CONSUMER_PROTOCOL_TYPE:
         return None
+    key = bytes(metadata)
     try:
-        return frozenset(decode_subscription(metadata).topics)
+        return _subscribed[key]
+    except KeyError:
+        pass
+    try:
+        found: frozenset[str] | None = frozenset(decode_subscription(key).topics)
     except ConsumerProtocolError:
-        return None
+        found = None
+    if len(_subscribed) >= _SUBSCRIBED_CACHED:
+        _subscribed.clear()
+    _subscribed[key] = found
+    return found

@@ -1,4 +1,5 @@
-"""Hand-written codecs for the two requests a busy coordinator answers most: Heartbeat and OffsetCommit.
+"""Hand-written codecs for the requests a busy coordinator answers most: Heartbeat and OffsetCommit, and
+the JoinGroup and SyncGroup of every group that forms.
 
 Why: kio's reader builds a typed entity (and the bounds check walks the bytes before it), and the
 schema-driven encoder walks a plan per field; for a Heartbeat that is most of the request's Python. These
@@ -27,6 +28,7 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _I32_I64 = struct.Struct(">iq")
+_I32_I32 = struct.Struct(">ii")
 _I32_I64_I32 = struct.Struct(">iqi")
 _FRAME_START = struct.Struct(">ii")  # size prefix, correlation id
 _I32_I16 = struct.Struct(">ih")
@@ -686,3 +688,261 @@ def offset_commit_ok_frame(correlation_id: bytes, topics: list[tuple[str, list[t
 
 
 _ONE_PARTITION_TAILS: dict[tuple[bytes, int], bytes] = {}
+
+# --------------------------------------------------------------------------- shared by JoinGroup and SyncGroup
+
+
+def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
+    """An unsigned varint of one to three bytes in its shortest form (anything else: general path)."""
+    b = frame[pos]
+    if b < 0x80:
+        return b, pos + 1
+    c = frame[pos + 1]
+    if c < 0x80:
+        if c == 0:
+            raise _Unhandled  # not the shortest form: kio's to judge
+        return (b & 0x7F) | (c << 7), pos + 2
+    d = frame[pos + 2]
+    if d >= 0x80 or d == 0:
+        raise _Unhandled
+    return (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14), pos + 3
+
+
+def _compact_count(frame: bytes, pos: int) -> tuple[int, int]:
+    """A compact non-null array count."""
+    n, pos = _uvarint(frame, pos)
+    if n == 0:
+        raise _Unhandled
+    return n - 1, pos
+
+
+def _compact_bytes(frame: bytes, pos: int) -> tuple[bytes, int]:
+    """Compact non-null bytes."""
+    n, pos = _uvarint(frame, pos)
+    if n == 0:
+        raise _Unhandled
+    end = pos + n - 1
+    if end > len(frame):
+        raise _Unhandled
+    return frame[pos:end], end
+
+
+def _put_uvarint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _put_compact_string(out: bytearray, value: Any) -> None:
+    """A compact non-null string; a value that is not a str raises TypeError (the writer declines)."""
+    if type(value) is not str:
+        raise TypeError
+    raw = value.encode("utf-8")
+    _put_uvarint(out, len(raw) + 1)
+    out += raw
+
+
+def _put_compact_nullable_string(out: bytearray, value: Any) -> None:
+    if value is None:
+        out.append(0)
+    else:
+        _put_compact_string(out, value)
+
+
+def _put_compact_bytes(out: bytearray, value: Any) -> None:
+    if type(value) is not bytes:
+        raise TypeError
+    _put_uvarint(out, len(value) + 1)
+    out += value
+
+
+_I32_I16_I32 = struct.Struct(">ihi")
+
+
+# --------------------------------------------------------------------------- JoinGroup (key 11)
+
+
+class JoinGroupProtocolView:
+    __slots__ = ("name", "metadata")
+
+    def __init__(self, name: str, metadata: bytes) -> None:
+        self.name = name
+        self.metadata = metadata
+
+
+class JoinGroupRequestView:
+    """JoinGroup v6-v9 (the flexible versions) as kio names its fields; ``session_timeout`` and
+    ``rebalance_timeout`` are ints of milliseconds (kio: timedeltas; the handler reads both with ``as_ms``),
+    ``reason`` is None below v8 (kio: absent)."""
+
+    __slots__ = ("group_id", "session_timeout", "rebalance_timeout", "member_id", "group_instance_id",
+                 "protocol_type", "protocols", "reason")
+
+    def __init__(self, group_id: str, session_timeout: int, rebalance_timeout: int, member_id: str,
+                 group_instance_id: str | None, protocol_type: str,
+                 protocols: tuple[JoinGroupProtocolView, ...], reason: str | None) -> None:
+        self.group_id = group_id
+        self.session_timeout = session_timeout
+        self.rebalance_timeout = rebalance_timeout
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.protocol_type = protocol_type
+        self.protocols = protocols
+        self.reason = reason
+
+
+def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
+    client_id, pos = _header(frame, True)
+    group_id, pos = _compact_string(frame, pos)
+    session, rebalance = _I32_I32.unpack_from(frame, pos)
+    member_id, pos = _compact_string(frame, pos + 8)
+    instance, pos = _compact_nullable_string(frame, pos)
+    protocol_type, pos = _compact_string(frame, pos)
+    count, pos = _compact_count(frame, pos)
+    protocols = []
+    for _ in range(count):
+        name, pos = _compact_string(frame, pos)
+        metadata, pos = _compact_bytes(frame, pos)
+        pos = _no_tags(frame, pos)
+        protocols.append(JoinGroupProtocolView(name, metadata))
+    reason = None
+    if version >= 8:
+        reason, pos = _compact_nullable_string(frame, pos)
+    _no_tags(frame, pos)
+    return client_id, JoinGroupRequestView(group_id, session, rebalance, member_id, instance, protocol_type,
+                                           tuple(protocols), reason)
+
+
+_JOIN_KEYS = frozenset(("throttle_time", "error_code", "generation_id", "protocol_type", "protocol_name", "leader",
+                        "skip_assignment", "member_id", "members"))
+
+
+def _write_join_group(version: int, correlation_id: int, response: Any) -> bytes | None:
+    """The coordinator's JoinGroup answer (classic/responses.py: its nine keys, every one always there).
+    Declines what a version cannot carry as given (a null protocol name before v7, skip_assignment before
+    v9, a protocol type before v7) rather than guess what the general encoder would make of it."""
+    if type(response) is not dict or response.keys() != _JOIN_KEYS:
+        return None
+    try:
+        protocol_type = response["protocol_type"]
+        protocol_name = response["protocol_name"]
+        if version < 7 and (protocol_name is None or protocol_type is not None):
+            return None
+        if version < 9 and response["skip_assignment"]:
+            return None
+        out = bytearray(_FRAME_START.pack(0, correlation_id))
+        out.append(0)  # response header v1: no tagged fields
+        out += _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
+                                 int(response["generation_id"]))
+        if version >= 7:
+            _put_compact_nullable_string(out, protocol_type)
+            _put_compact_nullable_string(out, protocol_name)
+        else:
+            _put_compact_string(out, protocol_name)
+        _put_compact_string(out, response["leader"])
+        if version >= 9:
+            skip = response["skip_assignment"]
+            if type(skip) is not bool:
+                return None
+            out.append(1 if skip else 0)
+        _put_compact_string(out, response["member_id"])
+        members = response["members"]
+        _put_uvarint(out, len(members) + 1)
+        for m in members:
+            if type(m) is not dict or len(m) != 3:
+                return None
+            _put_compact_string(out, m["member_id"])
+            _put_compact_nullable_string(out, m["group_instance_id"])
+            _put_compact_bytes(out, m["metadata"])
+            out.append(0)
+        out.append(0)
+    except (KeyError, TypeError, AttributeError, ValueError, struct.error):
+        return None
+    _I32.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+JOIN_GROUP = FastCodec(11, range(6, 10), _guarded(_read_join_group), _write_join_group)
+
+
+# --------------------------------------------------------------------------- SyncGroup (key 14)
+
+
+class SyncGroupAssignmentView:
+    __slots__ = ("member_id", "assignment")
+
+    def __init__(self, member_id: str, assignment: bytes) -> None:
+        self.member_id = member_id
+        self.assignment = assignment
+
+
+class SyncGroupRequestView:
+    """SyncGroup v4-v5 (the flexible versions) as kio names its fields; ``protocol_type`` and
+    ``protocol_name`` are None in v4 (kio: absent)."""
+
+    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id", "protocol_type", "protocol_name",
+                 "assignments")
+
+    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+                 protocol_type: str | None, protocol_name: str | None,
+                 assignments: tuple[SyncGroupAssignmentView, ...]) -> None:
+        self.group_id = group_id
+        self.generation_id = generation_id
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.assignments = assignments
+
+
+def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:
+    client_id, pos = _header(frame, True)
+    group_id, pos = _compact_string(frame, pos)
+    generation = _unpack_i32(frame, pos)[0]
+    member_id, pos = _compact_string(frame, pos + 4)
+    instance, pos = _compact_nullable_string(frame, pos)
+    protocol_type = protocol_name = None
+    if version >= 5:
+        protocol_type, pos = _compact_nullable_string(frame, pos)
+        protocol_name, pos = _compact_nullable_string(frame, pos)
+    count, pos = _compact_count(frame, pos)
+    assignments = []
+    for _ in range(count):
+        member, pos = _compact_string(frame, pos)
+        assignment, pos = _compact_bytes(frame, pos)
+        pos = _no_tags(frame, pos)
+        assignments.append(SyncGroupAssignmentView(member, assignment))
+    _no_tags(frame, pos)
+    return client_id, SyncGroupRequestView(group_id, generation, member_id, instance, protocol_type, protocol_name,
+                                           tuple(assignments))
+
+
+_SYNC_KEYS = frozenset(("throttle_time", "error_code", "protocol_type", "protocol_name", "assignment"))
+
+
+def _write_sync_group(version: int, correlation_id: int, response: Any) -> bytes | None:
+    """The coordinator's SyncGroup answer (classic/responses.py: its five keys). v4 has no protocol type or
+    name: one given there is declined (the general encoder's call)."""
+    if type(response) is not dict or response.keys() != _SYNC_KEYS:
+        return None
+    try:
+        protocol_type = response["protocol_type"]
+        protocol_name = response["protocol_name"]
+        if version < 5 and (protocol_type is not None or protocol_name is not None):
+            return None
+        out = bytearray(_FRAME_START.pack(0, correlation_id))
+        out.append(0)  # response header v1: no tagged fields
+        out += _I32_I16.pack(int(response["throttle_time"]), int(response["error_code"]))
+        if version >= 5:
+            _put_compact_nullable_string(out, protocol_type)
+            _put_compact_nullable_string(out, protocol_name)
+        _put_compact_bytes(out, response["assignment"])
+        out.append(0)
+    except (KeyError, TypeError, AttributeError, ValueError, struct.error):
+        return None
+    _I32.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+SYNC_GROUP = FastCodec(14, range(4, 6), _guarded(_read_sync_group), _write_sync_group)

@@ -8,6 +8,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
+from groupcoord.protocol.fast_codecs import JOIN_GROUP
 from groupcoord.protocol.sliced_requests import JoinGroupSlices
 from groupcoord.protocol.values import as_ms, as_str
 
@@ -20,6 +21,7 @@ from .heavy_requests import trim_later, turn
 from .requests import client_host
 from .services import Services
 
+FAST = JOIN_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.JOIN_GROUP, 0, 9)
 
 SLICE_PROTOCOLS = 2000
@@ -57,8 +59,17 @@ def _request(ctx: RequestContext, group_id: str, member_id: str, protocol_type: 
     )
 
 
-async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
-    return await _answer(services, ctx, join_request(ctx, request))
+def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """From v7 (nothing left to do to the answer): the group service's future itself, which the connection
+    waits on directly, with no task per JoinGroup (most are answered at once: MEMBER_ID_REQUIRED, or the
+    join that completes the phase), or the authorization error. Below v7, `_answer`'s coroutine."""
+    req = join_request(ctx, request)
+    if ctx.api_version < NULLABLE_PROTOCOL_VERSION:
+        return _answer(services, ctx, req)
+    auth = services.authorizer
+    if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return join_error("", ErrorCode.group_authorization_failed)  # as _answer: asked once, answered at once
+    return services.groups.join_group(req)
 
 
 async def _answer(services: Services, ctx: RequestContext, req: JoinGroup) -> dict:

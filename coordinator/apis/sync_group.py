@@ -6,6 +6,7 @@ from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.fast_codecs import SYNC_GROUP
 from groupcoord.protocol.values import as_str
 
 from ..groups.classic.responses import sync_error
@@ -15,6 +16,7 @@ from ..server.dispatch import RequestContext
 from .api import Api
 from .services import Services
 
+FAST = SYNC_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.SYNC_GROUP, 0, 5)
 
 

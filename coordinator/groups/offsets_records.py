@@ -798,9 +798,69 @@ def _encode_offset_value_v3(value: OffsetCommitValue) -> bytes:
                      _Q.pack(value.commit_timestamp)))
 
 
+_GROUP_KEY_TYPE = b"\x00\x02"
+_GROUP_VALUE_V3 = b"\x00\x03"
+_NULL_STRING = _H.pack(-1)
+_TIMEOUTS = struct.Struct(">ii")
+
+
+def _encode_group_key(key: GroupMetadataKey) -> bytes:
+    group = key.group.encode("utf-8")
+    return b"".join((_GROUP_KEY_TYPE, _H.pack(len(group)), group))
+
+
+def _put_string(parts: list[bytes], value: str) -> None:
+    raw = value.encode("utf-8")
+    parts.append(_H.pack(len(raw)))
+    parts.append(raw)
+
+
+def _put_nullable_string(parts: list[bytes], value: str | None) -> None:
+    if value is None:
+        parts.append(_NULL_STRING)
+    else:
+        _put_string(parts, value)
+
+
+def _encode_group_value_v3(value: GroupMetadataValue) -> bytes:
+    """GroupMetadataValue v3 (what every completed rebalance and stored assignment writes), spelled out:
+    the generic writer's schema walk was most of a classic group's record cost. Held to the generic writer
+    by tests/coordinator/groups/test_offsets_records_fast.py; anything it cannot write as the generic
+    writer would (a None where a string is due, a length past its field) raises, and the caller then
+    lets the generic writer judge it."""
+    parts = [_GROUP_VALUE_V3]
+    _put_string(parts, value.protocol_type)
+    parts.append(_I.pack(value.generation))
+    _put_nullable_string(parts, value.protocol)
+    _put_nullable_string(parts, value.leader)
+    parts.append(_Q.pack(value.current_state_timestamp))
+    members = value.members
+    parts.append(_I.pack(len(members)))
+    for m in members:
+        if type(m) is not MemberMetadata:
+            raise TypeError("not a MemberMetadata")
+        _put_string(parts, m.member_id)
+        _put_nullable_string(parts, m.group_instance_id)
+        _put_string(parts, m.client_id)
+        _put_string(parts, m.client_host)
+        parts.append(_TIMEOUTS.pack(m.rebalance_timeout, m.session_timeout))
+        subscription = bytes(m.subscription)
+        parts.append(_I.pack(len(subscription)))
+        parts.append(subscription)
+        assignment = bytes(m.assignment)
+        parts.append(_I.pack(len(assignment)))
+        parts.append(assignment)
+    return b"".join(parts)
+
+
 def encode_key(key: AnyKey) -> bytes:
     if type(key) is OffsetCommitKey:
         return _encode_offset_key(key)
+    if type(key) is GroupMetadataKey and type(key.group) is str:
+        try:
+            return _encode_group_key(key)
+        except (struct.error, UnicodeEncodeError):
+            pass  # the generic writer's to refuse
     return _encode_key_generic(key)
 
 
@@ -824,6 +884,11 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
         return None
     if type(value) is OffsetCommitValue and value.expire_timestamp is None and version in (None, 3):
         return _encode_offset_value_v3(value)  # what every commit without a retention time writes
+    if type(value) is GroupMetadataValue and version in (None, 3):
+        try:
+            return _encode_group_value_v3(value)
+        except (TypeError, AttributeError, struct.error, UnicodeEncodeError):
+            pass  # the generic writer's to judge (and refuse)
     return _encode_value_generic(value, version)
 
 

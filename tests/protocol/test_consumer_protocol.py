@@ -55,3 +55,16 @@ def test_garbage_is_an_error_and_subscribed_topics_says_unknown():
     assert subscribed_topics("consumer", b"\x00\x00\xff") is None
     assert subscribed_topics("connect", encode_subscription(Subscription(("x",)))) is None
     assert subscribed_topics("consumer", encode_subscription(Subscription(("x", "y")))) == {"x", "y"}
+
+
+def test_subscribed_topics_answers_the_same_from_its_cache_and_stays_bounded():
+    from groupcoord.protocol import consumer_protocol
+
+    raw = encode_subscription(Subscription(("a", "b")))
+    first = subscribed_topics("consumer", raw)
+    assert subscribed_topics("consumer", bytearray(raw)) == first == {"a", "b"}  # any bytes-like, same answer
+    assert subscribed_topics("consumer", b"\x00\x00\xff") is None
+    assert subscribed_topics("consumer", b"\x00\x00\xff") is None  # an undecodable answer is kept too
+    for n in range(consumer_protocol._SUBSCRIBED_CACHED + 10):
+        assert subscribed_topics("consumer", encode_subscription(Subscription((f"t{n}",)))) == {f"t{n}"}
+    assert len(consumer_protocol._subscribed) <= consumer_protocol._SUBSCRIBED_CACHED

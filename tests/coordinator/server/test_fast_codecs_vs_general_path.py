@@ -16,7 +16,7 @@ import pytest
 from bench.hotpath_bench import connect, roundtrip
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
-from groupcoord.protocol.fast_codecs import HEARTBEAT, OFFSET_COMMIT
+from groupcoord.protocol.fast_codecs import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP
 
 pytestmark = pytest.mark.asyncio
 
@@ -92,6 +92,82 @@ async def test_the_fast_codecs_answer_exactly_as_the_general_path():
     try:
         with_fast = await scenario(fast)
         without = await scenario(general)
+    finally:
+        await fast.stop()
+        await general.stop()
+    assert len(with_fast) == len(without)
+    for i, (a, b) in enumerate(zip(with_fast, without)):
+        assert a == b, f"answer {i} differs"
+
+
+async def group_scenario(broker: Broker) -> list[bytes]:
+    """JoinGroup and SyncGroup in every version the fast codecs serve, with member ids made the same on
+    both brokers: the member-id round, a group of two forming (the leader's answer lists the members, the
+    follower's parked join and sync are answered when the others arrive), a static member, and the errors
+    (unknown member, wrong generation, an empty group id, inconsistent protocols). Every answer, in order."""
+    for shard in broker.groups.shards():
+        shard.state.new_member_id = ids("member")
+    conns = [connect(broker) for _ in range(2)]
+    answers: list[bytes] = []
+    corr = itertools.count(500)
+    from groupcoord.protocol.headers import parse_response_header
+    from groupcoord.protocol.registry import response_reader
+
+    def read(api_key: int, version: int, frame: bytes):
+        body = frame[4:]
+        _, pos = parse_response_header(body, api_key, True)
+        return response_reader(api_key, version)(body, pos)[0]
+
+    async def call(i: int, api_key: int, version: int, body: dict) -> bytes:
+        answer = await send(*conns[i], api_key, version, body, next(corr))
+        answers.append(answer)
+        return answer
+
+    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x01\x00\x01t\xff\xff\xff\xff"},
+                 {"name": "roundrobin", "metadata": b"\x00" * 200}]
+
+    def join(group: str, member: str, instance: str | None = None, protos=protocols) -> dict:
+        return {"group_id": group, "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": member,
+                "group_instance_id": instance, "protocol_type": "consumer", "protocols": protos, "reason": "why"}
+
+    for version in JOIN_GROUP.versions:
+        sync_version = SYNC_GROUP.versions[version % len(SYNC_GROUP.versions)]
+        group = f"group-v{version}"
+        a = read(11, version, await call(0, 11, version, join(group, ""))).member_id  # MEMBER_ID_REQUIRED
+        alone = read(11, version, await call(0, 11, version, join(group, a)))  # generation 1, A alone
+        sync = {"group_id": group, "generation_id": alone.generation_id, "member_id": a, "group_instance_id": None,
+                "protocol_type": "consumer", "protocol_name": alone.protocol_name,
+                "assignments": [{"member_id": a, "assignment": b"\x00\x01" * 3}]}
+        await call(0, 14, sync_version, sync)
+        b = read(11, version, await call(1, 11, version, join(group, ""))).member_id
+        # B's join parks (a rebalance begins) until A rejoins; then both are answered, A's as the leader.
+        parked = asyncio.ensure_future(send(*conns[1], 11, version, join(group, b), next(corr)))
+        await asyncio.sleep(0.05)
+        await call(0, 14, sync_version, {**sync, "assignments": []})  # REBALANCE_IN_PROGRESS
+        leader = read(11, version, await call(0, 11, version, join(group, a)))
+        answers.append(await parked)
+        sync = {**sync, "generation_id": leader.generation_id, "protocol_name": leader.protocol_name}
+        follower_sync = asyncio.ensure_future(send(*conns[1], 14, sync_version,
+                                                   {**sync, "member_id": b, "assignments": []}, next(corr)))
+        await asyncio.sleep(0.05)
+        await call(0, 14, sync_version, {**sync, "assignments": [
+            {"member_id": a, "assignment": b"\x00\x01" * 3}, {"member_id": b, "assignment": b"\x00\x02" * 100}]})
+        answers.append(await follower_sync)
+        await call(0, 11, version, join(group, b))  # a follower rejoining Stable with the same metadata
+        await call(0, 11, version, join(group, "stranger"))
+        await call(0, 14, sync_version, {**sync, "generation_id": leader.generation_id + 7})
+        await call(0, 14, sync_version, {**sync, "member_id": "stranger"})
+        await call(0, 11, version, join("", ""))
+        await call(0, 11, version, join(group, "", protos=[{"name": "other", "metadata": b""}]))
+        await call(0, 11, version, join(f"static-v{version}", "", instance="instance-1"))
+    return answers
+
+
+async def test_the_fast_group_codecs_answer_exactly_as_the_general_path():
+    fast, general = await start(True), await start(False)
+    try:
+        with_fast = await group_scenario(fast)
+        without = await group_scenario(general)
     finally:
         await fast.stop()
         await general.stop()

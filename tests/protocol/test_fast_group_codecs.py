@@ -1,0 +1,190 @@
+"""The hand-written JoinGroup and SyncGroup codecs agree with kio, in every version they serve.
+
+As for Heartbeat and OffsetCommit (test_fast_codecs.py): a request kio writes must read with the same field
+values kio's reader gives (or be declined, and left to kio); an answer the fast writer writes must be byte
+for byte the frame the general path (kio's writer behind the schema encoder) makes from the same dict.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groupcoord.coordinator.apis.join_group import join_request
+from groupcoord.coordinator.apis.sync_group import sync_request
+from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
+from groupcoord.coordinator.server.dispatch import RequestContext
+from groupcoord.protocol.build import build
+from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP
+from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
+from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+int32 = st.integers(-(2**31), 2**31 - 1)
+# Short and long (past one varint byte), ASCII and not.
+text = st.one_of(st.text(max_size=12), st.text(min_size=120, max_size=140))
+nullable_text = st.one_of(st.none(), text)
+client_ids = st.one_of(st.none(), st.text(max_size=20))
+# Metadata and assignments: empty, short, and past one and two varint bytes of length.
+blobs = st.one_of(st.binary(max_size=20), st.binary(min_size=120, max_size=300),
+                  st.binary(min_size=16_380, max_size=16_400))
+errors = st.sampled_from([ErrorCode.none, ErrorCode.unknown_member_id, ErrorCode.member_id_required,
+                          ErrorCode.rebalance_in_progress, ErrorCode.illegal_generation, 0, 25, 79])
+
+
+def request_frame(api_key: int, version: int, body: dict, client_id: str | None, correlation_id: int = 7) -> bytes:
+    header = encode_request_header(api_key, version, correlation_id, client_id, is_flexible(api_key, version))
+    return header + encode_entity(build(request_class(api_key, version), body))
+
+
+def kio_read(frame: bytes, api_key: int, version: int):
+    header = parse_request_header(frame, is_flexible(api_key, version))
+    return header.client_id, request_reader(api_key, version)(frame, header.body_offset)[0]
+
+
+def general_answer(api_key: int, version: int, correlation_id: int, body: dict) -> bytes:
+    payload = encode_response_header(correlation_id, api_key, is_flexible(api_key, version)) + encode_entity(
+        build(response_class(api_key, version), body))
+    return struct.pack(">i", len(payload)) + payload
+
+
+def ctx(api_key: int, version: int, client_id: str | None) -> RequestContext:
+    return RequestContext(api_key, version, 7, client_id, "127.0.0.1", 1)
+
+
+def too_long(*values: str | None) -> bool:
+    """A string whose compact length does not fit one varint byte: the fast reader leaves it to kio."""
+    return any(v is not None and len(v.encode()) >= 0x7F for v in values)
+
+
+# --------------------------------------------------------------------------- JoinGroup
+
+protocols = st.lists(st.fixed_dictionaries({"name": text, "metadata": blobs}), max_size=3)
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+@SETTINGS
+@given(group=text, session=int32, rebalance=int32, member=text, instance=nullable_text, protocol_type=text,
+       protocols=protocols, reason=nullable_text, client_id=client_ids)
+def test_join_group_request_reads_as_kio_reads_it(version, group, session, rebalance, member, instance,
+                                                  protocol_type, protocols, reason, client_id):
+    body = {"group_id": group, "session_timeout": session, "rebalance_timeout": rebalance, "member_id": member,
+            "group_instance_id": instance, "protocol_type": protocol_type, "protocols": protocols,
+            "reason": reason}
+    frame = request_frame(11, version, body, client_id)
+    fast = JOIN_GROUP.read(frame, version)
+    kio_client, kio_req = kio_read(frame, 11, version)
+    if fast is None:
+        assert too_long(group, member, instance, protocol_type, *(p["name"] for p in protocols),
+                        reason if version >= 8 else None)
+        return
+    client, req = fast
+    assert client == kio_client
+    # What the handler makes of either is the same request.
+    assert join_request(ctx(11, version, client), req) == join_request(ctx(11, version, kio_client), kio_req)
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+def test_join_group_reader_takes_the_common_request_and_declines_cut_ones(version):
+    body = {"group_id": "g", "session_timeout": 45000, "rebalance_timeout": 300000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b"\x00\x01" * 10}], "reason": None}
+    frame = request_frame(11, version, body, "c")
+    assert JOIN_GROUP.read(frame, version) is not None
+    for cut in range(10, len(frame) - 1):
+        assert JOIN_GROUP.read(frame[:cut], version) is None, cut
+    assert JOIN_GROUP.read(frame.replace(b"\x02g", b"\x02\xff", 1), version) is None  # the group id, bad UTF-8
+
+
+members = st.lists(st.fixed_dictionaries({"member_id": text, "group_instance_id": nullable_text,
+                                          "metadata": blobs}), max_size=4)
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+@SETTINGS
+@given(throttle=int32, error=errors, generation=int32, protocol_type=nullable_text, protocol_name=nullable_text,
+       leader=text, skip=st.booleans(), member=text, members=members, correlation=int32)
+def test_join_group_answer_is_byte_for_byte_the_general_one(version, throttle, error, generation, protocol_type,
+                                                            protocol_name, leader, skip, member, members,
+                                                            correlation):
+    body = {"throttle_time": throttle, "error_code": error, "generation_id": generation,
+            "protocol_type": protocol_type, "protocol_name": protocol_name, "leader": leader,
+            "skip_assignment": skip, "member_id": member, "members": members}
+    fast = JOIN_GROUP.write(version, correlation, body)
+    if fast is None:  # declined: only what the version cannot carry as given
+        assert (version < 9 and skip) or (version < 7 and (protocol_name is None or protocol_type is not None))
+        return
+    assert fast == general_answer(11, version, correlation, body)
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+def test_join_group_writer_writes_the_coordinators_error_answer(version):
+    body = join_error("m-1", ErrorCode.member_id_required)
+    if version < 7:
+        body = {**body, "protocol_name": ""}  # as the handler gives it below v7
+    assert JOIN_GROUP.write(version, 3, body) == general_answer(11, version, 3, body)
+    assert JOIN_GROUP.write(version, 3, {**body, "extra": 1}) is None
+    assert JOIN_GROUP.write(version, 3, object()) is None
+
+
+# --------------------------------------------------------------------------- SyncGroup
+
+assignments = st.lists(st.fixed_dictionaries({"member_id": text, "assignment": blobs}), max_size=4)
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, protocol_type=nullable_text,
+       protocol_name=nullable_text, assignments=assignments, client_id=client_ids)
+def test_sync_group_request_reads_as_kio_reads_it(version, group, generation, member, instance, protocol_type,
+                                                  protocol_name, assignments, client_id):
+    body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance,
+            "protocol_type": protocol_type, "protocol_name": protocol_name, "assignments": assignments}
+    frame = request_frame(14, version, body, client_id)
+    fast = SYNC_GROUP.read(frame, version)
+    kio_client, kio_req = kio_read(frame, 14, version)
+    if fast is None:
+        assert too_long(group, member, instance, *(a["member_id"] for a in assignments),
+                        *((protocol_type, protocol_name) if version >= 5 else ()))
+        return
+    client, req = fast
+    assert client == kio_client
+    assert sync_request(ctx(14, version, client), req) == sync_request(ctx(14, version, kio_client), kio_req)
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+def test_sync_group_reader_takes_the_common_request_and_declines_cut_ones(version):
+    body = {"group_id": "g", "generation_id": 1, "member_id": "m-1", "group_instance_id": None,
+            "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": [{"member_id": "m-1", "assignment": b"\x00\x01" * 5}]}
+    frame = request_frame(14, version, body, "c")
+    assert SYNC_GROUP.read(frame, version) is not None
+    for cut in range(10, len(frame) - 1):
+        assert SYNC_GROUP.read(frame[:cut], version) is None, cut
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+@SETTINGS
+@given(throttle=int32, error=errors, protocol_type=nullable_text, protocol_name=nullable_text, assignment=blobs,
+       correlation=int32)
+def test_sync_group_answer_is_byte_for_byte_the_general_one(version, throttle, error, protocol_type, protocol_name,
+                                                            assignment, correlation):
+    body = {"throttle_time": throttle, "error_code": error, "protocol_type": protocol_type,
+            "protocol_name": protocol_name, "assignment": assignment}
+    fast = SYNC_GROUP.write(version, correlation, body)
+    if fast is None:
+        assert version < 5 and (protocol_type is not None or protocol_name is not None)
+        return
+    assert fast == general_answer(14, version, correlation, body)
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+def test_sync_group_writer_writes_the_coordinators_error_answer(version):
+    body = sync_error(ErrorCode.rebalance_in_progress)
+    assert SYNC_GROUP.write(version, 9, body) == general_answer(14, version, 9, body)
+    assert SYNC_GROUP.write(version, 9, {**body, "extra": 1}) is None
