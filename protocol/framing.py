@@ -8,6 +8,7 @@ buffering — so an absurd length costs nothing (Kafka's `socket.request.max.byt
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from .errors import ProtocolError
 
@@ -74,10 +75,49 @@ class FrameDecoder:
         return [buffer[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]
 
 
+class FrameParts:
+    """A response frame in pieces (small encoded parts and the large records views between them), written
+    to the socket with one writelines, never joined. ``len()`` is the frame's size in bytes; ``bytes()``
+    joins it (for whoever needs it whole)."""
+
+    __slots__ = ("parts", "nbytes")
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+        self.nbytes = sum(len(p) for p in parts)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.parts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrameParts):
+            return bytes(self) == bytes(other)
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return bytes(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def encode_frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-def frame_parts(*parts: bytes) -> bytes:
-    """One frame holding the parts back to back (a response header and its body)."""
-    return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+def frame_parts(*parts: Any) -> Any:
+    """One frame holding the parts back to back (a response header and its body). A part that is itself in
+    pieces (encode.FrameParts: a fetch's records spliced in uncopied) keeps the frame in pieces."""
+    if not any(type(p) is FrameParts for p in parts):
+        return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+    pieces: list[Any] = []
+    for p in parts:
+        if type(p) is FrameParts:
+            pieces.extend(p.parts)
+        else:
+            pieces.append(p)
+    head: list[Any] = [_SIZE.pack(sum(len(p) for p in pieces))]
+    while pieces and type(pieces[0]) is not memoryview:
+        head.append(pieces.pop(0))  # the size, the header and the body up to the first records: one piece
+    return FrameParts([b"".join(head), *pieces])

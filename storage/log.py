@@ -504,13 +504,14 @@ class PartitionLog:
         return max(bisect_right(bases, offset) - 1, 0)
 
     async def read(self, offset: int, max_bytes: int, *, min_one: bool = True,
-                   max_offset: int | None = None) -> bytes:
+                   max_offset: int | None = None, view: bool = False) -> bytes | memoryview:
         """Whole raw batches starting at the batch holding ``offset``, below the high watermark (and below
         ``max_offset`` when given: a read_committed fetch stops at the last stable offset).
 
         At most ``max_bytes`` unless ``min_one`` and the first batch alone is larger, in
         which case that batch is returned whole (as Kafka does for the first partition
-        of a fetch). Offsets below the log start read from the log start.
+        of a fetch). Offsets below the log start read from the log start. With ``view`` the answer may be a
+        read-only memoryview instead of bytes (a fetch hands it to the socket uncopied).
         """
         self._check_open()
         if self.corruption is not None:
@@ -526,7 +527,7 @@ class PartitionLog:
                     break  # replaced by the cleaner or retention meanwhile: look again
                 if segment.base_offset >= high_watermark:
                     return b""
-                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark)
+                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark, view)
                 if data:
                     return data
             else:
@@ -534,13 +535,13 @@ class PartitionLog:
             offset = max(offset, self.log_start_offset)
 
     async def _read_from(self, segment: Segment, offset: int, max_bytes: int, min_one: bool,
-                         high_watermark: int) -> bytes:
+                         high_watermark: int, view: bool = False) -> bytes | memoryview:
         limit = segment.size
         start = segment.offset_index.lookup(offset)
         segment.begin_read()
         try:
             return await asyncio.get_running_loop().run_in_executor(
-                None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark)
+                None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark, view)
         except CorruptLogError as exc:
             self.mark_corrupt(exc)
             raise

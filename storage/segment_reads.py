@@ -26,8 +26,11 @@ SERVING_REFUSED: Final = "the partition is taken offline rather than serve it"
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int) -> bytes:
-    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``."""
+                 high_watermark: int, view: bool = False) -> bytes | memoryview:
+    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``.
+
+    With ``view`` the answer may be a memoryview of the bytes read rather than a copy of their whole batches:
+    a fetch of megabytes then cuts off the partial batch at the end without copying the rest."""
     position = start
     try:
         position = locate_batch(segment, offset, start, limit)
@@ -50,6 +53,8 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
     except CorruptBatchError as exc:
         raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
                               consequence=SERVING_REFUSED) from exc
+    if view and end < len(data):
+        return memoryview(data)[:end]
     return data[:end]
 
 

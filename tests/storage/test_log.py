@@ -71,6 +71,21 @@ async def test_read_respects_max_bytes_and_min_one(open_log):
     assert await log.read(log.log_end_offset, 1000) == b""
 
 
+async def test_a_read_as_a_view_answers_the_same_batches_without_copying_them(open_log):
+    """``view=True`` (the fetch path) may answer a memoryview of what was read, cut before a partial last
+    batch, instead of a copy: the same bytes under every limit, min_one's whole first batch included."""
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    await log.append(encode_batch([(b"big", b"x" * 3000, ())]))
+    for i in range(10):
+        await log.append(batch(i, count=1, size=10))
+    for offset, max_bytes, min_one in ((0, 100, True), (0, 100, False), (1, 300, True), (0, 3500, True),
+                                       (0, 1 << 20, True), (5, 1 << 20, False), (log.log_end_offset, 1000, True)):
+        plain = await log.read(offset, max_bytes, min_one=min_one)
+        view = await log.read(offset, max_bytes, min_one=min_one, view=True)
+        assert bytes(view) == plain
+    assert type(await log.read(1, 300, view=True)) is memoryview  # cut inside the batch after the last whole one
+
+
 async def test_offsets_by_timestamp_use_the_time_index(open_log):
     log = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
     for i in range(100):
