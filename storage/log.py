@@ -274,13 +274,14 @@ class PartitionLog:
                         _settle(item.done, LogClosedError(f"log {self.name} failed: {self._failure}"))
                     continue
                 runs: list[tuple[Segment, int, list[bytearray]]] = []
+                run_end = -1  # where the last run ends (summing its buffers per item was quadratic)
                 for item in batch:
                     last = runs[-1] if runs else None
-                    if last is not None and last[0] is item.segment and \
-                            last[1] + sum(len(b) for b in last[2]) == item.position:
+                    if last is not None and last[0] is item.segment and run_end == item.position:
                         last[2].append(item.data)
                     else:
                         runs.append((item.segment, item.position, [item.data]))
+                    run_end = item.position + len(item.data)
                 if self.fsync is FsyncPolicy.BATCH:
                     if not await self._write_and_sync(runs, batch):
                         continue
@@ -777,7 +778,10 @@ def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
 
 def _write_runs(runs: list[tuple[Segment, int, list[bytearray]]]) -> None:
     for segment, position, buffers in runs:
-        segment.write_at(position, buffers[0] if len(buffers) == 1 else b"".join(buffers))
+        if len(buffers) == 1:
+            segment.write_at(position, buffers[0])
+        else:
+            segment.write_parts_at(position, buffers)  # one pwritev: no join of the run into a copy
 
 
 class _FlushFailed(Exception):

@@ -197,3 +197,18 @@ async def test_closing_with_appends_in_flight_keeps_every_acknowledged_one(open_
     assert isinstance(outcomes[-1], LogClosedError)
     reopened = await open_log(fsync=policy)
     assert set(acknowledged) <= {r.offset for r in await all_records(reopened)}
+
+
+@pytest.mark.parametrize("count", [2, 5, 1500])
+def test_write_parts_at_writes_the_buffers_back_to_back(tmp_path, count):
+    """A run of coalesced appends goes out in pwritev calls (IOV_MAX buffers at most each), not joined first."""
+    from groupcoord.storage.segment import Segment
+
+    segment = Segment.create(tmp_path, 0)
+    try:
+        buffers = [bytearray(bytes([i % 251]) * (1 + i % 7)) for i in range(count)]
+        segment.write_at(0, b"head")
+        segment.write_parts_at(4, buffers)
+        assert (tmp_path / "00000000000000000000.log").read_bytes() == b"head" + b"".join(buffers)
+    finally:
+        segment.close()
