@@ -295,6 +295,13 @@ class PartitionLog:
                         continue
                 self._written_seq = batch[-1].seq
                 for item in batch:
+                    # Bytes this process appended count as checked (Segment.verified_end): a produced batch
+                    # passed its CRC check in validate_batch, the rest were encoded here with theirs, and
+                    # nothing rewrites a CRC-covered field without recomputing it. A fetch of fresh data
+                    # then does not CRC every byte again (0.16 ms CPU per MB).
+                    segment = item.segment
+                    if segment.verified_end == item.position:
+                        segment.verified_end = item.position + len(item.data)
                     _settle(item.done, None)
         finally:
             self._writer = None

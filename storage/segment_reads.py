@@ -5,7 +5,8 @@ high watermark; both readers stop before either, so a fetch never sees undurable
 
 Every batch handed out has passed its CRC-32C check in this process: recovery trusts segments below the
 recovery point (and everything after a clean shutdown) without reading them, so the check happens here, the
-first time the bytes are read, whether by the group coordinator's replay or by a fetch. A mismatch raises
+first time the bytes are read, whether by the group coordinator's replay or by a fetch. Bytes this process
+appended were checked on their way in (PartitionLog._drain_writes counts them in ``verified_end``). A mismatch raises
 ``CorruptLogError`` naming the file and position; it is never served.
 """
 
