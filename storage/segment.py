@@ -125,7 +125,7 @@ class Segment:
                 view = view[written:]
                 position += written
 
-    def write_parts_at(self, position: int, buffers: list[bytearray]) -> None:
+    def write_parts_at(self, position: int, buffers: list[bytearray | memoryview]) -> None:
         """``write_at`` of the buffers back to back, with pwritev (in IOV_MAX slices) where the platform has it."""
         pwritev = getattr(os, "pwritev", None)
         if pwritev is None:
