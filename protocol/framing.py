@@ -44,8 +44,22 @@ class FrameDecoder:
         buf = self._buf
         if buf:
             buf += data
-            if len(buf) < self._need:
+            need = self._need
+            if len(buf) < need:
                 return data, []
+            if need > 4 and not self._holds_whole_frame(buf, need):
+                # The waiting frame is complete and what follows it completes nothing: hand the frame over
+                # as its own buffer (one copy of its payload, not a copy of everything then a slice of it),
+                # and keep the rest waiting.
+                frame = bytes(memoryview(buf)[4:need])
+                del buf[:need]
+                self._need = 4
+                if len(buf) >= 4:
+                    size = _SIZE.unpack_from(buf, 0)[0]
+                    if size < 0 or size > self.max_frame_size:
+                        raise FrameTooLarge(f"frame size {size} outside 0..{self.max_frame_size}")
+                    self._need = 4 + size
+                return frame, [0, len(frame)]
             data = bytes(buf)
             buf.clear()
         bounds: list[int] = []
@@ -69,6 +83,13 @@ class FrameDecoder:
             self._need = 4
             buf += memoryview(data)[pos:]
         return data, bounds
+
+    @staticmethod
+    def _holds_whole_frame(buf: bytearray, start: int) -> bool:
+        """Whether ``buf`` holds a whole frame (or an empty one) at ``start``, the end of the one completing."""
+        if len(buf) - start < 4:
+            return False
+        return len(buf) - start - 4 >= _SIZE.unpack_from(buf, start)[0]
 
     def feed(self, data: bytes) -> list[bytes]:
         buffer, bounds = self.spans(data)
