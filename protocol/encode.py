@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import threading
 import uuid
 from dataclasses import MISSING
 from functools import cache
 from typing import Any, Callable, Mapping
 
 
+from .framing import FrameParts
 from .names import ZERO_UUID
 from .values import as_epoch_ms, as_ms
 from .varint import write_unsigned_varint
@@ -37,6 +39,22 @@ _d = struct.Struct(">d").pack
 
 def _raw(value: Any) -> bytes:
     return value.encode() if isinstance(value, str) else bytes(value)
+
+
+SPLICE_MIN = 16 * 1024
+"""A records field given as a memoryview of at least this many bytes (a fetch's batches, as read from the
+segment) is not copied into the body: the body is cut around it and it is written to the socket as it is."""
+
+_splicing = threading.local()
+
+
+def _splice(out: bytearray, v: Any) -> bool:
+    """Note ``v`` (records as a memoryview) to follow ``out``'s current end, when encode_body splices."""
+    splices = getattr(_splicing, "splices", None)
+    if splices is None or type(v) is not memoryview or len(v) < SPLICE_MIN:
+        return False
+    splices.append((len(out), v))
+    return True
 
 
 def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
@@ -59,7 +77,38 @@ def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
         return lambda out, v: out.extend(_q(as_epoch_ms(v)))
     if kafka_type == "uuid":
         return lambda out, v: out.extend(ZERO_UUID.bytes if v is None else (v.bytes if isinstance(v, uuid.UUID) else bytes(v)))
-    if kafka_type in ("string", "bytes", "records"):
+    if kafka_type == "records":
+        if flexible:
+            def write_compact_records(out: bytearray, v: Any) -> None:
+                if v is None:
+                    out.append(0)
+                    return
+                if type(v) is memoryview:
+                    write_unsigned_varint(out, len(v) + 1)
+                    if not _splice(out, v):
+                        out += v
+                    return
+                raw = _raw(v)
+                write_unsigned_varint(out, len(raw) + 1)
+                out += raw
+
+            return write_compact_records
+
+        def write_legacy_records(out: bytearray, v: Any) -> None:
+            if v is None:
+                out.extend(_i(-1))
+                return
+            if type(v) is memoryview:
+                out.extend(_i(len(v)))
+                if not _splice(out, v):
+                    out += v
+                return
+            raw = _raw(v)
+            out.extend(_i(len(raw)))
+            out += raw
+
+        return write_legacy_records
+    if kafka_type in ("string", "bytes"):
         legacy_len = _h if kafka_type == "string" else _i
         if flexible:
             def write_compact(out: bytearray, v: Any) -> None:
@@ -200,9 +249,25 @@ class EncodedBody(bytes):
     (ApiVersions) cache it and skip encoding entirely."""
 
 
-def encode_body(cls: type, data: Any) -> bytes | bytearray:
+def encode_body(cls: type, data: Any) -> bytes | bytearray | FrameParts:
+    """The body's bytes; a FrameParts when it holds records views big enough to splice (see SPLICE_MIN)."""
     if isinstance(data, EncodedBody):
         return data
     out = bytearray()
-    entity_encoder(cls)(out, data)
-    return out
+    outer = getattr(_splicing, "splices", None)
+    splices: list[tuple[int, memoryview]] = []
+    _splicing.splices = splices
+    try:
+        entity_encoder(cls)(out, data)
+    finally:
+        _splicing.splices = outer
+    if not splices:
+        return out
+    parts: list[Any] = []
+    last = 0
+    for position, view in splices:
+        parts.append(out[last:position])
+        parts.append(view)
+        last = position
+    parts.append(out[last:])
+    return FrameParts(parts)

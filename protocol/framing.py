@@ -8,6 +8,7 @@ buffering — so an absurd length costs nothing (Kafka's `socket.request.max.byt
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from .errors import ProtocolError
 
@@ -43,8 +44,22 @@ class FrameDecoder:
         buf = self._buf
         if buf:
             buf += data
-            if len(buf) < self._need:
+            need = self._need
+            if len(buf) < need:
                 return data, []
+            if need > 4 and not self._holds_whole_frame(buf, need):
+                # The waiting frame is complete and what follows it completes nothing: hand the frame over
+                # as its own buffer (one copy of its payload, not a copy of everything then a slice of it),
+                # and keep the rest waiting.
+                frame = bytes(memoryview(buf)[4:need])
+                del buf[:need]
+                self._need = 4
+                if len(buf) >= 4:
+                    size = _SIZE.unpack_from(buf, 0)[0]
+                    if size < 0 or size > self.max_frame_size:
+                        raise FrameTooLarge(f"frame size {size} outside 0..{self.max_frame_size}")
+                    self._need = 4 + size
+                return frame, [0, len(frame)]
             data = bytes(buf)
             buf.clear()
         bounds: list[int] = []
@@ -69,15 +84,61 @@ class FrameDecoder:
             buf += memoryview(data)[pos:]
         return data, bounds
 
+    @staticmethod
+    def _holds_whole_frame(buf: bytearray, start: int) -> bool:
+        """Whether ``buf`` holds a whole frame (or an empty one) at ``start``, the end of the one completing."""
+        if len(buf) - start < 4:
+            return False
+        return len(buf) - start - 4 >= _SIZE.unpack_from(buf, start)[0]
+
     def feed(self, data: bytes) -> list[bytes]:
         buffer, bounds = self.spans(data)
         return [buffer[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2)]
+
+
+class FrameParts:
+    """A response frame in pieces (small encoded parts and the large records views between them), written
+    to the socket with one writelines, never joined. ``len()`` is the frame's size in bytes; ``bytes()``
+    joins it (for whoever needs it whole)."""
+
+    __slots__ = ("parts", "nbytes")
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+        self.nbytes = sum(len(p) for p in parts)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.parts)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrameParts):
+            return bytes(self) == bytes(other)
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return bytes(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def encode_frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-def frame_parts(*parts: bytes) -> bytes:
-    """One frame holding the parts back to back (a response header and its body)."""
-    return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+def frame_parts(*parts: Any) -> Any:
+    """One frame holding the parts back to back (a response header and its body). A part that is itself in
+    pieces (encode.FrameParts: a fetch's records spliced in uncopied) keeps the frame in pieces."""
+    if not any(type(p) is FrameParts for p in parts):
+        return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+    pieces: list[Any] = []
+    for p in parts:
+        if type(p) is FrameParts:
+            pieces.extend(p.parts)
+        else:
+            pieces.append(p)
+    head: list[Any] = [_SIZE.pack(sum(len(p) for p in pieces))]
+    while pieces and type(pieces[0]) is not memoryview:
+        head.append(pieces.pop(0))  # the size, the header and the body up to the first records: one piece
+    return FrameParts([b"".join(head), *pieces])

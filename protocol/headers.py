@@ -48,7 +48,8 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     """Api key, api version and correlation id: the part of every header that never changes layout."""
     if len(frame) < 8:
         raise ProtocolError(f"request of {len(frame)} bytes is shorter than a request header")
-    api_key, api_version, correlation_id, _ = _PREFIX.unpack_from(frame + b"\0\0", 0)
+    # Padded from its first 8 bytes only: ``frame + pad`` copied the whole frame (a 256 KiB produce, each time).
+    api_key, api_version, correlation_id, _ = _PREFIX.unpack_from(bytes(frame[:8]) + b"\0\0", 0)
     return api_key, api_version, correlation_id
 
 

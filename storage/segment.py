@@ -30,6 +30,7 @@ SWAP_SUFFIX: Final = ".swap"
 DELETED_SUFFIX: Final = ".deleted"
 SCAN_CHUNK: Final = 4 * 1024 * 1024
 _MAGIC_BYTE: Final = bytes((MAGIC,))
+_IOV_MAX: Final = 1024  # the Linux (and POSIX minimum-sized) limit on one pwritev
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -123,6 +124,26 @@ class Segment:
                 written = os.pwrite(fd, view, position)
                 view = view[written:]
                 position += written
+
+    def write_parts_at(self, position: int, buffers: list[bytearray | memoryview]) -> None:
+        """``write_at`` of the buffers back to back, with pwritev (in IOV_MAX slices) where the platform has it."""
+        pwritev = getattr(os, "pwritev", None)
+        if pwritev is None:
+            self.write_at(position, b"".join(buffers))
+            return
+        views = [memoryview(b) for b in buffers if len(b)]
+        with self.files.borrow(self._file) as fd:
+            while views:
+                chunk = views[:_IOV_MAX]
+                written = pwritev(fd, chunk, position)
+                position += written
+                while written:  # drop what went out, keep a partly written buffer's rest
+                    if written >= len(views[0]):
+                        written -= len(views[0])
+                        views.pop(0)
+                    else:
+                        views[0] = views[0][written:]
+                        written = 0
 
     def read(self, position: int, size: int) -> bytes:
         with self.files.borrow(self._file) as fd:

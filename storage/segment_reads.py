@@ -5,7 +5,8 @@ high watermark; both readers stop before either, so a fetch never sees undurable
 
 Every batch handed out has passed its CRC-32C check in this process: recovery trusts segments below the
 recovery point (and everything after a clean shutdown) without reading them, so the check happens here, the
-first time the bytes are read, whether by the group coordinator's replay or by a fetch. A mismatch raises
+first time the bytes are read, whether by the group coordinator's replay or by a fetch. Bytes this process
+appended were checked on their way in (PartitionLog._drain_writes counts them in ``verified_end``). A mismatch raises
 ``CorruptLogError`` naming the file and position; it is never served.
 """
 
@@ -26,8 +27,11 @@ SERVING_REFUSED: Final = "the partition is taken offline rather than serve it"
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int) -> bytes:
-    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``."""
+                 high_watermark: int, view: bool = False) -> bytes | memoryview:
+    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``.
+
+    With ``view`` the answer may be a memoryview of the bytes read rather than a copy of their whole batches:
+    a fetch of megabytes then cuts off the partial batch at the end without copying the rest."""
     position = start
     try:
         position = locate_batch(segment, offset, start, limit)
@@ -50,6 +54,8 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
     except CorruptBatchError as exc:
         raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
                               consequence=SERVING_REFUSED) from exc
+    if view and end < len(data):
+        return memoryview(data)[:end]
     return data[:end]
 
 

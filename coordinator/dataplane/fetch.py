@@ -231,7 +231,7 @@ class FetchService:
                 limit = max(0, min(part.max_bytes, remaining))
                 try:
                     data = await log.read(part.fetch_offset, limit, min_one=min_one,
-                                          max_offset=stable if committed else None)
+                                          max_offset=stable if committed else None, view=True)
                 except CorruptLogError:
                     # The read found a batch whose CRC fails: the log has taken itself offline; this
                     # partition answers as every later fetch of it will, the others are served.
@@ -249,7 +249,7 @@ class FetchService:
         return _Read(results + erroneous, total, read_error, readable)
 
     @staticmethod
-    def _aborted(log: Any, fetch_offset: int, data: bytes) -> list[dict]:
+    def _aborted(log: Any, fetch_offset: int, data: bytes | memoryview) -> list[dict]:
         """The aborted transactions overlapping what is returned (Kafka's addAbortedTransactions): those still
         open at the fetch offset that began before the end of the returned batches."""
         upper = fetch_offset

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from groupcoord.protocol.framing import FrameDecoder, FrameTooLarge
+from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge
 
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 
@@ -350,9 +350,22 @@ class KafkaConnection(asyncio.Protocol):
             if slot.payload is not None:
                 out.append(slot.payload)
         if out:
-            data = out[0] if len(out) == 1 else b"".join(out)
-            self.transport.write(data)
-            self.server.bytes_sent(len(data))
+            if any(type(answer) is FrameParts for answer in out):
+                # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
+                # handed to the socket as they are, one writelines, no join of megabytes.
+                pieces: list[Any] = []
+                for answer in out:
+                    if type(answer) is FrameParts:
+                        pieces.extend(answer.parts)
+                    else:
+                        pieces.append(answer)
+                self.transport.writelines(pieces)
+                sent = sum(len(answer) for answer in out)
+            else:
+                data = out[0] if len(out) == 1 else b"".join(out)
+                self.transport.write(data)
+                sent = len(data)
+            self.server.bytes_sent(sent)
             self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.

@@ -162,3 +162,30 @@ def test_kafka_python_resolves_beginning_end_and_times(bootstrap):
         assert consumer.offsets_for_times({tp: 9_999_999})[tp] is None
     finally:
         consumer.close()
+
+
+def test_megabytes_of_records_read_back_exactly_through_spliced_fetch_answers(bootstrap):
+    """Fetch answers of megabytes reach the socket as views of what was read (protocol.framing.FrameParts),
+    cut at a partial batch and spliced between the encoded parts: every record comes back byte for byte,
+    over fetches limited by both max bytes and partition max bytes."""
+    topic = new_topic("ck-big", None)
+    count = 6000
+    payloads = [(f"{i:08d}".encode() * 128)[:1000 + i % 97] for i in range(count)]
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 64 * 1024})
+    for value in payloads:
+        producer.produce(topic, value=value)
+    assert producer.flush(DEADLINE_S) == 0
+    for fetch_max, partition_max in ((50 * 1024 * 1024, 1024 * 1024), (300 * 1024, 8 * 1024 * 1024)):
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{topic}-{fetch_max}",
+                             "enable.auto.commit": False, "fetch.max.bytes": fetch_max,
+                             "max.partition.fetch.bytes": partition_max, "message.max.bytes": 200_000})
+        try:
+            consumer.assign([CkTopicPartition(topic, 0, 0)])
+            got, deadline = [], time.monotonic() + DEADLINE_S
+            while len(got) < count and time.monotonic() < deadline:
+                for message in consumer.consume(num_messages=1000, timeout=0.5):
+                    assert message.error() is None, message.error()
+                    got.append(message.value())
+            assert got == payloads
+        finally:
+            consumer.close()

@@ -50,3 +50,34 @@ def test_encoder_matches_kio_byte_for_byte_in_every_version(api_key):
 def test_a_missing_required_field_fails_loudly():
     with pytest.raises(MissingField, match="error_code"):
         encode_body(response_class(12, 4), {"throttle_time": 0})
+
+
+def _fetch_response(records_per_partition):
+    return {"throttle_time": 0, "error_code": 0, "session_id": 7, "responses": [
+        {"topic": "t", "topic_id": uuid.UUID(int=9), "partitions": [
+            {"partition_index": i, "error_code": 0, "high_watermark": 10, "last_stable_offset": 10,
+             "log_start_offset": 0, "aborted_transactions": None, "preferred_read_replica": -1, "records": records}
+            for i, records in enumerate(records_per_partition)]}]}
+
+
+@pytest.mark.parametrize("version", [4, 11, 12, 16])
+def test_fetch_records_given_as_views_are_spliced_into_the_same_bytes(version):
+    """A fetch hands its records over as memoryviews: those of SPLICE_MIN bytes or more stay out of the body
+    (a FrameParts holding them as they are), the small ones are copied in; the frame's bytes are those of
+    the same answer given as bytes, in every layout (legacy and flexible)."""
+    from groupcoord.protocol.encode import SPLICE_MIN
+    from groupcoord.protocol.framing import FrameParts, frame_parts
+
+    big = bytes(range(256)) * (SPLICE_MIN // 256 + 3)
+    other = b"\x07" * (SPLICE_MIN * 2)
+    records = [memoryview(big)[:-5], memoryview(b"small"), b"", memoryview(other)]
+    plain = encode_body(response_class(1, version), _fetch_response([bytes(r) for r in records]))
+    body = encode_body(response_class(1, version), _fetch_response(records))
+    assert type(body) is FrameParts
+    assert sum(1 for p in body.parts if type(p) is memoryview) == 2
+    assert bytes(body) == bytes(plain) and len(body) == len(plain)
+    frame = frame_parts(b"HEAD", body)
+    assert type(frame) is FrameParts and type(frame.parts[0]) is not memoryview
+    assert bytes(frame) == frame_parts(b"HEAD", plain)
+    # Small views only: an ordinary bytearray, as before.
+    assert type(encode_body(response_class(1, version), _fetch_response([memoryview(b"abc")]))) is bytearray

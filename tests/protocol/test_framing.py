@@ -38,3 +38,20 @@ def test_a_frame_of_exactly_the_limit_is_accepted():
 
 def test_frame_parts_prefix_the_total_length():
     assert frame_parts(b"abc", b"de") == encode_frame(b"abcde")
+
+
+def test_a_frame_completed_across_reads_is_its_own_buffer_and_the_rest_keeps_waiting():
+    """The piece that completes a waiting frame and starts the next: the frame is handed over as a buffer of
+    its own (sliced whole, with no further copy), the next one's start waits, and an absurd size in it is
+    refused as soon as its prefix is seen."""
+    decoder = FrameDecoder(max_frame_size=1 << 20)
+    first, second = b"a" * 5000, b"b" * 7000
+    stream = encode_frame(first) + encode_frame(second)
+    assert decoder.spans(stream[:3000]) == (stream[:3000], [])
+    buffer, bounds = decoder.spans(stream[3000:6000])
+    assert bounds == [0, len(first)] and buffer[bounds[0]:bounds[1]] is buffer and buffer == first
+    assert decoder.buffered == 6000 - len(encode_frame(first))
+    assert decoder.feed(stream[6000:]) == [second] and decoder.buffered == 0
+    decoder.spans(encode_frame(first)[:100])
+    with pytest.raises(FrameTooLarge):
+        decoder.spans(encode_frame(first)[100:] + struct.pack(">i", (1 << 20) + 1) + b"xx")

@@ -86,6 +86,33 @@ async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, mon
     await manager.close()
 
 
+@pytest.mark.parametrize("fsync", [FsyncPolicy.BATCH, FsyncPolicy.NEVER])
+async def test_bytes_this_process_appended_are_served_without_a_second_check(tmp_path, monkeypatch, fsync):
+    """Appended batches passed their check on the way in (produce's validation; the rest are encoded here):
+    reading them back does not CRC them again. After a restart the same bytes are checked when first read."""
+    checked: list[int] = []
+    real = segment_reads.crc32c
+
+    def counting(data, value=0):
+        checked.append(len(data))
+        return real(data, value)
+
+    monkeypatch.setattr(segment_reads, "crc32c", counting)
+    manager = LogManager(tmp_path, fsync, CONFIG)
+    log = await manager.get_or_create("state", 0)
+    for i in range(40):
+        await log.append(encode_batch([(b"key-%d" % i, VALUE, ())], base_timestamp=1000 + i))
+    assert len(await all_records(log)) == 40
+    await log.read(20, 1 << 20)
+    assert checked == []
+    await manager.close()
+    manager = LogManager(tmp_path, fsync, CONFIG)
+    log = (await manager.open_existing())[("state", 0)]
+    assert len(await all_records(log)) == 40
+    assert len(checked) == 40
+    await manager.close()
+
+
 async def test_the_cleaner_refuses_a_corrupt_batch_and_takes_the_partition_offline(tmp_path):
     from tests.storage.conftest import small_config
 

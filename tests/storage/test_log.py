@@ -71,6 +71,21 @@ async def test_read_respects_max_bytes_and_min_one(open_log):
     assert await log.read(log.log_end_offset, 1000) == b""
 
 
+async def test_a_read_as_a_view_answers_the_same_batches_without_copying_them(open_log):
+    """``view=True`` (the fetch path) may answer a memoryview of what was read, cut before a partial last
+    batch, instead of a copy: the same bytes under every limit, min_one's whole first batch included."""
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    await log.append(encode_batch([(b"big", b"x" * 3000, ())]))
+    for i in range(10):
+        await log.append(batch(i, count=1, size=10))
+    for offset, max_bytes, min_one in ((0, 100, True), (0, 100, False), (1, 300, True), (0, 3500, True),
+                                       (0, 1 << 20, True), (5, 1 << 20, False), (log.log_end_offset, 1000, True)):
+        plain = await log.read(offset, max_bytes, min_one=min_one)
+        view = await log.read(offset, max_bytes, min_one=min_one, view=True)
+        assert bytes(view) == plain
+    assert type(await log.read(1, 300, view=True)) is memoryview  # cut inside the batch after the last whole one
+
+
 async def test_offsets_by_timestamp_use_the_time_index(open_log):
     log = await open_log(small_config(segment_bytes=2048, index_interval_bytes=100))
     for i in range(100):
@@ -182,3 +197,38 @@ async def test_closing_with_appends_in_flight_keeps_every_acknowledged_one(open_
     assert isinstance(outcomes[-1], LogClosedError)
     reopened = await open_log(fsync=policy)
     assert set(acknowledged) <= {r.offset for r in await all_records(reopened)}
+
+
+@pytest.mark.parametrize("count", [2, 5, 1500])
+def test_write_parts_at_writes_the_buffers_back_to_back(tmp_path, count):
+    """A run of coalesced appends goes out in pwritev calls (IOV_MAX buffers at most each), not joined first."""
+    from groupcoord.storage.segment import Segment
+
+    segment = Segment.create(tmp_path, 0)
+    try:
+        buffers = [bytearray(bytes([i % 251]) * (1 + i % 7)) for i in range(count)]
+        segment.write_at(0, b"head")
+        segment.write_parts_at(4, buffers)
+        assert (tmp_path / "00000000000000000000.log").read_bytes() == b"head" + b"".join(buffers)
+    finally:
+        segment.close()
+
+
+@pytest.mark.parametrize("fsync", [FsyncPolicy.BATCH, FsyncPolicy.NEVER])
+async def test_large_batches_appended_from_immutable_bytes_are_stamped_and_stored_whole(open_log, fsync):
+    """A single large batch given as bytes is written as a stamped 16-byte prefix plus the caller's bytes
+    (no copy of the rest): the stored batches carry their assigned offsets and leader epoch, pass their CRC,
+    and hold the records as sent, concurrent appends coalesced into one write included."""
+    from groupcoord.protocol.record_batch import verify_crc
+
+    log = await open_log(small_config(segment_bytes=1 << 22), fsync=fsync)
+    sent = [bytes(encode_batch([(b"k%d" % i, bytes([i]) * 40_000, ())] * 2)) for i in range(6)]
+    results = await asyncio.gather(*(log.append(batch_bytes) for batch_bytes in sent))
+    assert [r.base_offset for r in results] == [0, 2, 4, 6, 8, 10]
+    data = await log.read(0, 1 << 22)
+    stored = [(pos, header) for pos, header in iter_batches(data)]  # verify=True: every CRC checks
+    assert [h.base_offset for _, h in stored] == [0, 2, 4, 6, 8, 10]
+    for i, ((pos, header), original) in enumerate(zip(stored, sent)):
+        assert verify_crc(data, pos)
+        assert data[pos + 16:pos + header.size] == original[16:]
+        assert [r.value for r in decode_records(data[pos:pos + header.size])] == [bytes([i]) * 40_000] * 2
