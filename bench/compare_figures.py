@@ -236,6 +236,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
            _transactions, description="confluent-kafka transactional producer, begin / produce / commit in a loop "
                                       "(bench.txn_bench)"),
     Figure("startup", lambda s: [Row("startup_ms", "daemon start-up, exec to serving", "ms", False)],
-           _startup, description="groupcoord: exec to 'listening on'; Kafka: exec of kafka.Kafka (storage already "
-                                 "formatted) to its first ApiVersions answer, polled every 0.2 s"),
+           _startup, description="groupcoord: exec to 'listening on', bytecode compiled as installed; Kafka: exec "
+                                 "of kafka.Kafka (storage already formatted) to its first ApiVersions answer, "
+                                 "polled every 0.2 s"),
 )}
