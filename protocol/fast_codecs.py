@@ -174,16 +174,14 @@ def _frame(correlation_id: int, flexible: bool, body: bytes) -> bytes:
 # --------------------------------------------------------------------------- Heartbeat (key 12)
 
 
+@dataclass(slots=True)
 class HeartbeatRequestView:
     """Heartbeat v0-v4 as kio names its fields; ``group_instance_id`` is None below v3 (kio: absent)."""
 
-    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id")
-
-    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None) -> None:
-        self.group_id = group_id
-        self.generation_id = generation_id
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None
 
 
 def read_heartbeat_at(data: bytes, start: int, end: int) -> tuple[str | None, str, int, str, str | None] | None:
@@ -313,43 +311,33 @@ HEARTBEAT = FastCodec(12, range(0, 5), _guarded(_read_heartbeat), _write_heartbe
 # --------------------------------------------------------------------------- OffsetCommit (key 8)
 
 
+@dataclass(slots=True)
 class OffsetCommitPartitionView:
-    __slots__ = ("partition_index", "committed_offset", "committed_leader_epoch", "committed_metadata")
-
-    def __init__(self, partition_index: int, committed_offset: int, committed_leader_epoch: int,
-                 committed_metadata: str | None) -> None:
-        self.partition_index = partition_index
-        self.committed_offset = committed_offset
-        self.committed_leader_epoch = committed_leader_epoch
-        self.committed_metadata = committed_metadata
+    partition_index: int
+    committed_offset: int
+    committed_leader_epoch: int
+    committed_metadata: str | None
 
 
+@dataclass(slots=True)
 class OffsetCommitTopicView:
-    __slots__ = ("name", "partitions")
-
-    def __init__(self, name: str, partitions: tuple[OffsetCommitPartitionView, ...]) -> None:
-        self.name = name
-        self.partitions = partitions
+    name: str
+    partitions: tuple[OffsetCommitPartitionView, ...]
 
 
+@dataclass(slots=True)
 class OffsetCommitRequestView:
     """OffsetCommit v2-v9 as kio names its fields. Fields a version lacks hold what the handler's
     ``getattr(..., default)`` would give for kio's entity: ``group_instance_id`` None below v7,
     ``retention_time`` None outside v2-v4 (an int of milliseconds inside), ``committed_leader_epoch``
     -1 below v6."""
 
-    __slots__ = ("group_id", "generation_id_or_member_epoch", "member_id", "group_instance_id", "retention_time",
-                 "topics")
-
-    def __init__(self, group_id: str, generation_id_or_member_epoch: int, member_id: str,
-                 group_instance_id: str | None, retention_time: int | None,
-                 topics: tuple[OffsetCommitTopicView, ...]) -> None:
-        self.group_id = group_id
-        self.generation_id_or_member_epoch = generation_id_or_member_epoch
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.retention_time = retention_time
-        self.topics = topics
+    group_id: str
+    generation_id_or_member_epoch: int
+    member_id: str
+    group_instance_id: str | None
+    retention_time: int | None
+    topics: tuple[OffsetCommitTopicView, ...]
 
 
 def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetCommitRequestView]:
@@ -402,100 +390,15 @@ def _read_offset_commit(frame: bytes, version: int) -> tuple[str | None, OffsetC
 
 
 def _read_offset_commit_flexible(frame: bytes, version: int) -> tuple[str | None, OffsetCommitRequestView]:
-    """v8-v9 (what current clients send), the shared pieces written out in line: the same reads, bounds checks
-    and refusals as ``_read_offset_commit``'s general loop, at two thirds of its cost (a call per string
-    was most of it)."""
-    size = len(frame)
-    client_len = _unpack_i16(frame, 8)[0]
-    pos = 10
-    if client_len >= 0:
-        end = pos + client_len
-        if end > size:
-            raise _Unhandled
-        client_id: str | None = frame[pos:end].decode("utf-8")
-        pos = end
-    elif client_len == -1:
-        client_id = None
-    else:
+    """v8-v9 (what current clients send): the lane's in-place reader over the whole frame, its tuples put into
+    views. One reader, so the lane and this path accept and refuse exactly the same frames."""
+    read = _offset_commit_flexible_at(frame, 0, len(frame))
+    if read is None:
         raise _Unhandled
-    if frame[pos] != 0:  # header tagged fields: the general path skips them
-        raise _Unhandled
-    pos += 1
-    n = frame[pos]  # group id, compact non-null
-    if n == 0 or n >= 0x80:
-        raise _Unhandled
-    end = pos + n
-    if end > size:
-        raise _Unhandled
-    group_id = frame[pos + 1:end].decode("utf-8")
-    generation = _unpack_i32(frame, end)[0]
-    pos = end + 4
-    n = frame[pos]  # member id, compact non-null
-    if n == 0 or n >= 0x80:
-        raise _Unhandled
-    end = pos + n
-    if end > size:
-        raise _Unhandled
-    member_id = frame[pos + 1:end].decode("utf-8")
-    pos = end
-    n = frame[pos]  # group instance id, compact nullable
-    if n == 0:
-        instance = None
-        pos += 1
-    else:
-        if n >= 0x80:
-            raise _Unhandled
-        end = pos + n
-        if end > size:
-            raise _Unhandled
-        instance = frame[pos + 1:end].decode("utf-8")
-        pos = end
-    count = frame[pos] - 1
-    if count < 0 or count >= 0x7F:
-        raise _Unhandled
-    pos += 1
-    unpack = _I32_I64_I32.unpack_from
-    topics = []
-    for _ in range(count):
-        n = frame[pos]
-        if n == 0 or n >= 0x80:
-            raise _Unhandled
-        end = pos + n
-        if end > size:
-            raise _Unhandled
-        name = frame[pos + 1:end].decode("utf-8")
-        pos = end
-        parts = frame[pos] - 1
-        if parts < 0 or parts >= 0x7F:
-            raise _Unhandled
-        pos += 1
-        partitions = []
-        for _ in range(parts):
-            index, offset, epoch = unpack(frame, pos)
-            pos += 16
-            n = frame[pos]
-            if n == 0:
-                metadata = None
-                pos += 1
-            else:
-                if n >= 0x80:
-                    raise _Unhandled
-                end = pos + n
-                if end > size:
-                    raise _Unhandled
-                metadata = frame[pos + 1:end].decode("utf-8")
-                pos = end
-            if frame[pos] != 0:
-                raise _Unhandled
-            pos += 1
-            partitions.append(OffsetCommitPartitionView(index, offset, epoch, metadata))
-        if frame[pos] != 0:
-            raise _Unhandled
-        pos += 1
-        topics.append(OffsetCommitTopicView(name, tuple(partitions)))
-    if frame[pos] != 0:
-        raise _Unhandled
-    return client_id, OffsetCommitRequestView(group_id, generation, member_id, instance, None, tuple(topics))
+    client_id, group_id, generation, member_id, instance, topics = read
+    return client_id, OffsetCommitRequestView(group_id, generation, member_id, instance, None, tuple(
+        OffsetCommitTopicView(name, tuple(OffsetCommitPartitionView(*p) for p in partitions))
+        for name, partitions in topics))
 
 
 def _write_offset_commit(version: int, correlation_id: int, response: Any) -> bytes | None:
@@ -567,18 +470,26 @@ def read_offset_commit_at(data: bytes, start: int, end: int) -> CommitRead | Non
     """OffsetCommit v8-v9 read in place: ``data[start:end]`` is one whole request frame (size prefix excluded)
     among others, so every read is bounded by ``end``. (group id, generation or member epoch, member id, group
     instance id, [(topic, [(partition, offset, leader epoch, metadata)])]), or None for anything the general
-    path must judge: the same reads and refusals as ``_read_offset_commit_flexible`` (the client id is read
-    and checked, not returned: nothing on the lane's way uses it)."""
+    path must judge (the client id is read and checked, not returned: nothing on the lane's way uses it)."""
+    read = _offset_commit_flexible_at(data, start, end)
+    return None if read is None else read[1:]
+
+
+def _offset_commit_flexible_at(data: bytes, start: int, end: int) -> tuple | None:
+    """The one v8-v9 reader, for the lane and for ``_read_offset_commit_flexible``: the client id, then what
+    ``read_offset_commit_at`` returns; None where kio might read the frame otherwise (a multi-byte varint, a
+    tagged field, bytes that run out, bad UTF-8)."""
     try:
         if start + 10 > end:
             return None
         client_len = _unpack_i16(data, start + 8)[0]
         pos = start + 10
+        client_id = None
         if client_len >= 0:
             pos += client_len
             if pos > end:
                 return None
-            data[start + 10:pos].decode("utf-8")  # kio refuses a client id that is not UTF-8: so must the lane
+            client_id = data[start + 10:pos].decode("utf-8")  # kio refuses a client id that is not UTF-8: so must we
         elif client_len != -1:
             return None
         if pos >= end or data[pos] != 0:  # header tagged fields: the general path skips them
@@ -662,7 +573,7 @@ def read_offset_commit_at(data: bytes, start: int, end: int) -> CommitRead | Non
             topics.append((name, partitions))
         if pos >= end or data[pos] != 0:
             return None
-        return group_id, generation, member_id, instance, topics
+        return client_id, group_id, generation, member_id, instance, topics
     except (IndexError, struct.error, UnicodeDecodeError):
         return None
 
@@ -763,33 +674,26 @@ _I32_I16_I32 = struct.Struct(">ihi")
 # --------------------------------------------------------------------------- JoinGroup (key 11)
 
 
+@dataclass(slots=True)
 class JoinGroupProtocolView:
-    __slots__ = ("name", "metadata")
-
-    def __init__(self, name: str, metadata: bytes) -> None:
-        self.name = name
-        self.metadata = metadata
+    name: str
+    metadata: bytes
 
 
+@dataclass(slots=True)
 class JoinGroupRequestView:
     """JoinGroup v6-v9 (the flexible versions) as kio names its fields; ``session_timeout`` and
     ``rebalance_timeout`` are ints of milliseconds (kio: timedeltas; the handler reads both with ``as_ms``),
     ``reason`` is None below v8 (kio: absent)."""
 
-    __slots__ = ("group_id", "session_timeout", "rebalance_timeout", "member_id", "group_instance_id",
-                 "protocol_type", "protocols", "reason")
-
-    def __init__(self, group_id: str, session_timeout: int, rebalance_timeout: int, member_id: str,
-                 group_instance_id: str | None, protocol_type: str,
-                 protocols: tuple[JoinGroupProtocolView, ...], reason: str | None) -> None:
-        self.group_id = group_id
-        self.session_timeout = session_timeout
-        self.rebalance_timeout = rebalance_timeout
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.protocol_type = protocol_type
-        self.protocols = protocols
-        self.reason = reason
+    group_id: str
+    session_timeout: int
+    rebalance_timeout: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str
+    protocols: tuple[JoinGroupProtocolView, ...]
+    reason: str | None
 
 
 def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
@@ -869,31 +773,24 @@ JOIN_GROUP = FastCodec(11, range(6, 10), _guarded(_read_join_group), _write_join
 # --------------------------------------------------------------------------- SyncGroup (key 14)
 
 
+@dataclass(slots=True)
 class SyncGroupAssignmentView:
-    __slots__ = ("member_id", "assignment")
-
-    def __init__(self, member_id: str, assignment: bytes) -> None:
-        self.member_id = member_id
-        self.assignment = assignment
+    member_id: str
+    assignment: bytes
 
 
+@dataclass(slots=True)
 class SyncGroupRequestView:
     """SyncGroup v4-v5 (the flexible versions) as kio names its fields; ``protocol_type`` and
     ``protocol_name`` are None in v4 (kio: absent)."""
 
-    __slots__ = ("group_id", "generation_id", "member_id", "group_instance_id", "protocol_type", "protocol_name",
-                 "assignments")
-
-    def __init__(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
-                 protocol_type: str | None, protocol_name: str | None,
-                 assignments: tuple[SyncGroupAssignmentView, ...]) -> None:
-        self.group_id = group_id
-        self.generation_id = generation_id
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.protocol_type = protocol_type
-        self.protocol_name = protocol_name
-        self.assignments = assignments
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+    assignments: tuple[SyncGroupAssignmentView, ...]
 
 
 def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:

@@ -7,7 +7,6 @@ for byte the frame the general path (kio's writer behind the schema encoder) mak
 
 from __future__ import annotations
 
-import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,19 +16,13 @@ from groupcoord.coordinator.apis.join_group import join_request
 from groupcoord.coordinator.apis.sync_group import sync_request
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.server.dispatch import RequestContext
-from groupcoord.protocol.build import build
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP
-from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
-from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
+from tests.protocol.test_fast_codecs import (client_ids, general_answer, int32, kio_read, nullable_text, request_frame,
+                                             text)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-int32 = st.integers(-(2**31), 2**31 - 1)
-# Short and long (past one varint byte), ASCII and not.
-text = st.one_of(st.text(max_size=12), st.text(min_size=120, max_size=140))
-nullable_text = st.one_of(st.none(), text)
-client_ids = st.one_of(st.none(), st.text(max_size=20))
 # Metadata and assignments: empty, short, and past one and two varint bytes of length.
 blobs = st.one_of(st.binary(max_size=20), st.binary(min_size=120, max_size=300),
                   st.binary(min_size=16_380, max_size=16_400))
@@ -37,20 +30,6 @@ errors = st.sampled_from([ErrorCode.none, ErrorCode.unknown_member_id, ErrorCode
                           ErrorCode.rebalance_in_progress, ErrorCode.illegal_generation, 0, 25, 79])
 
 
-def request_frame(api_key: int, version: int, body: dict, client_id: str | None, correlation_id: int = 7) -> bytes:
-    header = encode_request_header(api_key, version, correlation_id, client_id, is_flexible(api_key, version))
-    return header + encode_entity(build(request_class(api_key, version), body))
-
-
-def kio_read(frame: bytes, api_key: int, version: int):
-    header = parse_request_header(frame, is_flexible(api_key, version))
-    return header.client_id, request_reader(api_key, version)(frame, header.body_offset)[0]
-
-
-def general_answer(api_key: int, version: int, correlation_id: int, body: dict) -> bytes:
-    payload = encode_response_header(correlation_id, api_key, is_flexible(api_key, version)) + encode_entity(
-        build(response_class(api_key, version), body))
-    return struct.pack(">i", len(payload)) + payload
 
 
 def ctx(api_key: int, version: int, client_id: str | None) -> RequestContext:

@@ -203,6 +203,36 @@ def split_frames(data: bytes) -> list[bytes]:
     return out
 
 
+async def one_member_group(broker: Broker, group: str, partitions: int, first_correlation_id: int):
+    """A counting connection to ``broker`` on which TOPIC (``partitions`` partitions) is created and ``group``
+    formed with one member: (connection, its counting transport, the recording transport, the correlation
+    ids to go on with, the generation, the member id)."""
+    from groupcoord.protocol.headers import parse_response_header
+    from groupcoord.protocol.registry import response_reader
+
+    conn, counting = connect(broker)
+    transport = RecordingTransport(counting)
+    conn.transport = transport
+    corr = itertools.count(first_correlation_id)
+    await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": partitions, "replication_factor": 1,
+                                                   "assignments": [], "configs": []}],
+                                       "timeout": 10000, "validate_only": False}, next(corr))
+    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
+    join = {"group_id": group, "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
+    for _ in range(2):  # MEMBER_ID_REQUIRED, then the join with the id
+        raw = (await send(conn, counting, 11, 9, join, next(corr)))[4:]
+        _, pos = parse_response_header(raw, 11, True)
+        joined = response_reader(11, 9)(raw, pos)[0]
+        join["member_id"] = joined.member_id
+    await send(conn, counting, 14, 5, {"group_id": group, "generation_id": joined.generation_id,
+                                       "member_id": joined.member_id, "group_instance_id": None,
+                                       "protocol_type": "consumer", "protocol_name": joined.protocol_name,
+                                       "assignments": [{"member_id": joined.member_id, "assignment": b""}]},
+               next(corr))
+    return conn, counting, transport, corr, joined.generation_id, joined.member_id
+
+
 async def lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
     """Pipelined reads mixing heartbeats the lane takes (a dynamic member of a Stable group) with ones it
     must leave to the handler (wrong generation, unknown member, a static member's instance id, an empty
@@ -215,30 +245,7 @@ async def lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
             taken[0] += result is not None
             return result
         broker.dispatcher.lanes[key] = (counted, name)
-    conn, counting = connect(broker)
-    transport = RecordingTransport(counting)
-    conn.transport = transport
-    corr = itertools.count(500)
-    await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
-                                                   "assignments": [], "configs": []}],
-                                       "timeout": 10000, "validate_only": False}, next(corr))
-    from groupcoord.protocol.headers import parse_response_header
-    from groupcoord.protocol.registry import response_reader
-
-    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
-    join = {"group_id": "dyn", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
-            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
-    for _ in range(2):  # MEMBER_ID_REQUIRED, then the join with the id
-        raw = (await send(conn, counting, 11, 9, join, next(corr)))[4:]
-        _, pos = parse_response_header(raw, 11, True)
-        joined = response_reader(11, 9)(raw, pos)[0]
-        join["member_id"] = joined.member_id
-    await send(conn, counting, 14, 5, {"group_id": "dyn", "generation_id": joined.generation_id,
-                                       "member_id": joined.member_id, "group_instance_id": None,
-                                       "protocol_type": "consumer", "protocol_name": joined.protocol_name,
-                                       "assignments": [{"member_id": joined.member_id, "assignment": b""}]},
-               next(corr))
-    gen, mid = joined.generation_id, joined.member_id
+    conn, counting, transport, corr, gen, mid = await one_member_group(broker, "dyn", 1, 500)
 
     def beat(version: int, generation: int = gen, member: str = mid, group: str = "dyn",
              instance: str | None = None) -> bytes:
@@ -260,30 +267,44 @@ async def lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
     last = beat(4)
     reads[-1] = last[:9]
     reads.append(last[9:] + beat(4))
-    transport.data.clear()
     expected = sum(len(split_frames(r)) for r in reads[:-2]) + 2
+    return await answers_in_order(conn, transport, reads, expected, polls=1000), taken[0]
+
+
+async def answers_in_order(conn, transport, reads: list[bytes], expected: int, polls: int) -> list[bytes]:
+    """Feeds ``reads`` to the connection as they would arrive, waits (at most ``polls`` ms) for ``expected``
+    answers, and checks that they answer every request in request order."""
+    transport.data.clear()
     for chunk in reads:
         conn.data_received(chunk)
-    for _ in range(1000):
+    for _ in range(polls):
         if len(split_frames(bytes(transport.data))) >= expected:
             break
         await asyncio.sleep(0.001)
     sent = [int.from_bytes(f[8:12], "big") for f in split_frames(b"".join(reads))]
     answers = split_frames(bytes(transport.data))
     assert [int.from_bytes(a[4:8], "big") for a in answers] == sent  # every answer, in request order
-    return answers, taken[0]
+    return answers
 
 
-async def test_the_heartbeat_lane_answers_exactly_as_the_handler_and_in_order():
+async def with_and_without_lanes(scenario) -> tuple[Broker, list[bytes], int, list[bytes]]:
+    """The scenario against a broker with the lanes and one without: (the first broker, its answers, how many
+    requests its lanes took, the other's answers); the one without must have taken none."""
     fast, general = await start(True), await start(False)
-    assert fast.dispatcher.lanes and not general.dispatcher.lanes
     try:
-        with_lane, taken = await lane_scenario(fast)
-        without, none_taken = await lane_scenario(general)
+        with_lane, taken = await scenario(fast)
+        without, none_taken = await scenario(general)
     finally:
         await fast.stop()
         await general.stop()
     assert none_taken == 0
+    assert not general.dispatcher.lanes and not general.dispatcher.deferred_lanes
+    return fast, with_lane, taken, without
+
+
+async def test_the_heartbeat_lane_answers_exactly_as_the_handler_and_in_order():
+    fast, with_lane, taken, without = await with_and_without_lanes(lane_scenario)
+    assert fast.dispatcher.lanes
     assert taken >= 9  # the five versions, three of the second read, the one ahead of the commit
     assert len(with_lane) == len(without) == 18
     for i, (a, b) in enumerate(zip(with_lane, without)):
@@ -306,30 +327,7 @@ async def commit_lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
             taken[0] += bool(result)
             return result
         broker.dispatcher.deferred_lanes[key] = (counted, name)
-    conn, counting = connect(broker)
-    transport = RecordingTransport(counting)
-    conn.transport = transport
-    corr = itertools.count(900)
-    await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 3, "replication_factor": 1,
-                                                   "assignments": [], "configs": []}],
-                                       "timeout": 10000, "validate_only": False}, next(corr))
-    from groupcoord.protocol.headers import parse_response_header
-    from groupcoord.protocol.registry import response_reader
-
-    protocols = [{"name": "range", "metadata": b"\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00"}]
-    join = {"group_id": "members", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": "",
-            "group_instance_id": None, "protocol_type": "consumer", "protocols": protocols, "reason": None}
-    for _ in range(2):
-        raw = (await send(conn, counting, 11, 9, join, next(corr)))[4:]
-        _, pos = parse_response_header(raw, 11, True)
-        joined = response_reader(11, 9)(raw, pos)[0]
-        join["member_id"] = joined.member_id
-    await send(conn, counting, 14, 5, {"group_id": "members", "generation_id": joined.generation_id,
-                                       "member_id": joined.member_id, "group_instance_id": None,
-                                       "protocol_type": "consumer", "protocol_name": joined.protocol_name,
-                                       "assignments": [{"member_id": joined.member_id, "assignment": b""}]},
-               next(corr))
-    gen, mid = joined.generation_id, joined.member_id
+    conn, counting, transport, corr, gen, mid = await one_member_group(broker, "members", 3, 900)
 
     def commit(version: int, group: str, generation: int, member: str, parts, topic: str = TOPIC) -> bytes:
         return encode(8, version, {"group_id": group, "generation_id_or_member_epoch": generation,
@@ -355,30 +353,13 @@ async def commit_lane_scenario(broker: Broker) -> tuple[list[bytes], int]:
         reads.append(encode(9, 8, {"groups": [{"group_id": group, "member_id": None, "member_epoch": -1,
                                                "topics": [{"name": TOPIC, "partition_indexes": [0, 1, 2]}]}],
                                    "require_stable": True}, next(corr)))
-    transport.data.clear()
     expected = sum(len(split_frames(r)) for r in reads)
-    for chunk in reads:
-        conn.data_received(chunk)
-    for _ in range(2000):
-        if len(split_frames(bytes(transport.data))) >= expected:
-            break
-        await asyncio.sleep(0.001)
-    sent = [int.from_bytes(f[8:12], "big") for f in split_frames(b"".join(reads))]
-    answers = split_frames(bytes(transport.data))
-    assert [int.from_bytes(a[4:8], "big") for a in answers] == sent  # every answer, in request order
-    return answers, taken[0]
+    return await answers_in_order(conn, transport, reads, expected, polls=2000), taken[0]
 
 
 async def test_the_commit_lane_answers_exactly_as_the_handler_and_in_order():
-    fast, general = await start(True), await start(False)
-    assert fast.dispatcher.deferred_lanes and not general.dispatcher.deferred_lanes
-    try:
-        with_lane, taken = await commit_lane_scenario(fast)
-        without, none_taken = await commit_lane_scenario(general)
-    finally:
-        await fast.stop()
-        await general.stop()
-    assert none_taken == 0
+    fast, with_lane, taken, without = await with_and_without_lanes(commit_lane_scenario)
+    assert fast.dispatcher.deferred_lanes
     assert taken == 7  # the four of the first read; in the second, the v8 and v9 standalone ones it accepts
     assert len(with_lane) == len(without) == 17
     for i, (a, b) in enumerate(zip(with_lane, without)):
