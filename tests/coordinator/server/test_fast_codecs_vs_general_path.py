@@ -86,7 +86,7 @@ async def scenario(broker: Broker) -> list[bytes]:
     return answers
 
 
-async def test_the_fast_codecs_answer_exactly_as_the_general_path():
+async def assert_same_answers_with_and_without_fast_codecs(scenario) -> None:
     fast, general = await start(True), await start(False)
     assert fast.dispatcher._fast and not general.dispatcher._fast  # the two paths really are different
     try:
@@ -98,6 +98,10 @@ async def test_the_fast_codecs_answer_exactly_as_the_general_path():
     assert len(with_fast) == len(without)
     for i, (a, b) in enumerate(zip(with_fast, without)):
         assert a == b, f"answer {i} differs"
+
+
+async def test_the_fast_codecs_answer_exactly_as_the_general_path():
+    await assert_same_answers_with_and_without_fast_codecs(scenario)
 
 
 async def group_scenario(broker: Broker) -> list[bytes]:
@@ -164,16 +168,7 @@ async def group_scenario(broker: Broker) -> list[bytes]:
 
 
 async def test_the_fast_group_codecs_answer_exactly_as_the_general_path():
-    fast, general = await start(True), await start(False)
-    try:
-        with_fast = await group_scenario(fast)
-        without = await group_scenario(general)
-    finally:
-        await fast.stop()
-        await general.stop()
-    assert len(with_fast) == len(without)
-    for i, (a, b) in enumerate(zip(with_fast, without)):
-        assert a == b, f"answer {i} differs"
+    await assert_same_answers_with_and_without_fast_codecs(group_scenario)
 
 
 # --------------------------------------------------------------------------- the heartbeat lane
