@@ -143,6 +143,17 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
     return figures
 
 
+def _ctp_delay100(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """From subscribe, with a 100 ms initial rebalance delay on both brokers: members that start together join
+    one generation, so the figure is the workload's and not the formation race's."""
+    figures = {}
+    for records in sizes.ctp_records:
+        result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
+        figures[f"ctp_delay100_{records}_s"] = result.seconds
+        figures[f"ctp_delay100_{records}_assignments"] = result.assignments
+    return figures
+
+
 def _ctp_combinations(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     """The issue's client test: the same workload under each of six assignor/protocol/static combinations,
     one after another (fresh topics and group each); the row is their sum, the JSON keeps each one."""
@@ -219,6 +230,12 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                 Row(f"ctp_formed_{n}_s", f"  the same from a formed group, {n:,} records", "s", False),
                                 Row(f"ctp_formed_{n}_broker_cpu_s", "    broker CPU seconds in it", "s", False))],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
+    Figure("ctp_delay100", lambda s: [
+        Row(f"ctp_delay100_{n}_s", f"consume-transform-produce {n:,} records, initial rebalance delay 100 ms",
+            "s", False) for n in s.ctp_records],
+           _ctp_delay100, settings=(("group.initial.rebalance.delay.ms", "100"),),
+           description="the ctp workload from subscribe, both brokers waiting 100 ms for more members before "
+                       "the first generation"),
     Figure("ctp_combinations", lambda s: [
         Row(f"ctp6_{n}_s", f"consume-transform-produce {n:,} records x 6 combinations (range, cooperative-sticky, "
                            "both static, KIP-848, KIP-848 static)", "s", False) for n in s.ctp_records],
