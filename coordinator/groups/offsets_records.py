@@ -860,7 +860,7 @@ def encode_key(key: AnyKey) -> bytes:
         try:
             return _encode_group_key(key)
         except (struct.error, UnicodeEncodeError):
-            pass  # the generic writer's to refuse
+            return _encode_key_generic(key)  # the generic writer's to refuse
     return _encode_key_generic(key)
 
 
@@ -888,7 +888,7 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
         try:
             return _encode_group_value_v3(value)
         except (TypeError, AttributeError, struct.error, UnicodeEncodeError):
-            pass  # the generic writer's to judge (and refuse)
+            return _encode_value_generic(value, version)  # the generic writer's to judge (and refuse)
     return _encode_value_generic(value, version)
 
 
