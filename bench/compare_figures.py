@@ -133,9 +133,7 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
     figures = {}
     pid = memory_bench.server_pid(bootstrap)
     for records in sizes.ctp_records:
-        result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
-        figures[f"ctp_{records}_s"] = result.seconds
-        figures[f"ctp_{records}_assignments"] = result.assignments
+        figures.update(_ctp_from_subscribe(bootstrap, records, sizes, client_cores, "ctp"))
         formed = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores,
                                formed=True, broker_pid=pid)
         figures[f"ctp_formed_{records}_s"] = formed.seconds
@@ -148,10 +146,15 @@ def _ctp_delay100(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list
     one generation, so the figure is the workload's and not the formation race's."""
     figures = {}
     for records in sizes.ctp_records:
-        result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
-        figures[f"ctp_delay100_{records}_s"] = result.seconds
-        figures[f"ctp_delay100_{records}_assignments"] = result.assignments
+        figures.update(_ctp_from_subscribe(bootstrap, records, sizes, client_cores, "ctp_delay100"))
     return figures
+
+
+def _ctp_from_subscribe(bootstrap: str, records: int, sizes: Sizes, client_cores: list[int] | None,
+                        prefix: str) -> dict[str, float]:
+    """One ctp run timed from subscribe: its seconds and the assignments its members received."""
+    result = ctp_bench.run(bootstrap, records, sizes.ctp_partitions, sizes.ctp_members, client_cores=client_cores)
+    return {f"{prefix}_{records}_s": result.seconds, f"{prefix}_{records}_assignments": result.assignments}
 
 
 def _ctp_combinations(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:

@@ -40,7 +40,8 @@ from groupcoord.coordinator.security.scram import (
 )
 
 from .loadgen import _LoadConnection
-from .requests import _read, encode, heartbeat
+from .requests import encode, heartbeat
+from .servers import stop
 
 _LISTENER = re.compile(r"^listener (\S+) on (\S+):(\d+)$")
 USER, PASSWORD = "bench", "bench-secret"
@@ -92,11 +93,7 @@ def secured_daemon(workdir: Path, cores: list[int] | None) -> Iterator[dict[str,
         listeners["_ca"] = (str(pki.ca), 0)
         yield listeners
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 async def _heartbeat_load(address: tuple[str, int], frames: list[bytes], pipeline: int, seconds: float,

@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 
-from .loadgen import run_load
+from .loadgen import add_load_arguments, run_load
 from .servers import bare, groupcoord
 
 
@@ -79,11 +79,7 @@ def one_run(request: str, fsync: str, seconds: float, connections: int, pipeline
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--request", default="heartbeat", choices=["heartbeat", "offset_commit", "api_versions"])
-    parser.add_argument("--fsync", default="batch", choices=["never", "batch", "always"])
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--pipeline", type=int, default=8)
+    add_load_arguments(parser)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bare", action="store_true", help="the bare uvloop server instead (ApiVersions): the floor")
     ns = parser.parse_args()

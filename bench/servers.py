@@ -56,11 +56,17 @@ def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0,
             raise RuntimeError(f"{cmd[:4]} did not start within {timeout}s")
         yield Started(found[0], time.perf_counter() - t0, proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, ten seconds to exit, then SIGKILL: how every bench ends a server it started."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @contextmanager

@@ -20,7 +20,7 @@ import pstats
 from groupcoord.coordinator.broker import Broker, new_event_loop
 from groupcoord.coordinator.ops.logging import configure_logging
 
-from .loadgen import run_load
+from .loadgen import add_load_arguments, run_load
 
 
 async def run(request: str, fsync: str, seconds: float, connections: int, pipeline: int, top: int, sort: str) -> None:
@@ -42,11 +42,7 @@ async def run(request: str, fsync: str, seconds: float, connections: int, pipeli
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--request", default="heartbeat", choices=["heartbeat", "offset_commit", "api_versions"])
-    parser.add_argument("--fsync", default="batch", choices=["never", "batch", "always"])
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--pipeline", type=int, default=8)
+    add_load_arguments(parser)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sort", default="tottime")
     ns = parser.parse_args()

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .servers import _LISTENING
+from .servers import _LISTENING, stop
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -57,12 +57,7 @@ def one_run(timeout: float = 30.0, env: dict[str, str] | None = None) -> tuple[f
                     break
             raise RuntimeError(f"{cmd[:4]} did not print 'listening on' within {timeout}s")
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 def measure(runs: int) -> list[float]:

@@ -127,17 +127,24 @@ def encode_frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-def frame_parts(*parts: Any) -> Any:
-    """One frame holding the parts back to back (a response header and its body). A part that is itself in
-    pieces (encode.FrameParts: a fetch's records spliced in uncopied) keeps the frame in pieces."""
-    if not any(type(p) is FrameParts for p in parts):
-        return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+def opened(parts: Any) -> list[Any]:
+    """``parts`` in order, each FrameParts among them replaced by its own pieces: what a frame in pieces is
+    built from and what the connection hands to the socket's writelines."""
     pieces: list[Any] = []
     for p in parts:
         if type(p) is FrameParts:
             pieces.extend(p.parts)
         else:
             pieces.append(p)
+    return pieces
+
+
+def frame_parts(*parts: Any) -> Any:
+    """One frame holding the parts back to back (a response header and its body). A part that is itself in
+    pieces (encode.FrameParts: a fetch's records spliced in uncopied) keeps the frame in pieces."""
+    if not any(type(p) is FrameParts for p in parts):
+        return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
+    pieces = opened(parts)
     head: list[Any] = [_SIZE.pack(sum(len(p) for p in pieces))]
     while pieces and type(pieces[0]) is not memoryview:
         head.append(pieces.pop(0))  # the size, the header and the body up to the first records: one piece

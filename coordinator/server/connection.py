@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge
+from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge, opened
 
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 
@@ -353,13 +353,7 @@ class KafkaConnection(asyncio.Protocol):
             if any(type(answer) is FrameParts for answer in out):
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
-                pieces: list[Any] = []
-                for answer in out:
-                    if type(answer) is FrameParts:
-                        pieces.extend(answer.parts)
-                    else:
-                        pieces.append(answer)
-                self.transport.writelines(pieces)
+                self.transport.writelines(opened(out))
                 sent = sum(len(answer) for answer in out)
             else:
                 data = out[0] if len(out) == 1 else b"".join(out)

@@ -66,16 +66,22 @@ async def test_a_fetch_from_the_middle_checks_what_it_serves(tmp_path):
     await manager.close()
 
 
-async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, monkeypatch):
-    await written_then_closed_cleanly(tmp_path)
-    checked: list[int] = []
+@pytest.fixture
+def checked(monkeypatch) -> list[int]:
+    """The length of every span the segment reader CRC-checks from here on, in order."""
+    spans: list[int] = []
     real = segment_reads.crc32c
 
     def counting(data, value=0):
-        checked.append(len(data))
+        spans.append(len(data))
         return real(data, value)
 
     monkeypatch.setattr(segment_reads, "crc32c", counting)
+    return spans
+
+
+async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, checked):
+    await written_then_closed_cleanly(tmp_path)
     manager = LogManager(tmp_path, FsyncPolicy.ALWAYS, CONFIG)
     log = (await manager.open_existing())[("state", 0)]
     assert len(await all_records(log)) == 40
@@ -87,17 +93,9 @@ async def test_each_batch_is_checked_once_however_often_it_is_read(tmp_path, mon
 
 
 @pytest.mark.parametrize("fsync", [FsyncPolicy.BATCH, FsyncPolicy.NEVER])
-async def test_bytes_this_process_appended_are_served_without_a_second_check(tmp_path, monkeypatch, fsync):
+async def test_bytes_this_process_appended_are_served_without_a_second_check(tmp_path, checked, fsync):
     """Appended batches passed their check on the way in (produce's validation; the rest are encoded here):
     reading them back does not CRC them again. After a restart the same bytes are checked when first read."""
-    checked: list[int] = []
-    real = segment_reads.crc32c
-
-    def counting(data, value=0):
-        checked.append(len(data))
-        return real(data, value)
-
-    monkeypatch.setattr(segment_reads, "crc32c", counting)
     manager = LogManager(tmp_path, fsync, CONFIG)
     log = await manager.get_or_create("state", 0)
     for i in range(40):
