@@ -163,13 +163,15 @@ def timeline(members: list[_Member], t0: float, done: float, checks: list[tuple[
     lines.append(f"member epochs seen: {len(epochs)} ({epochs[0]}..{epochs[-1]}); the highest first at "
                  f"{ms(first_seen[epochs[-1]][0]):,.0f} ms" + "".join(
                      f"; epoch {e} first at {ms(first_seen[e][0]):,.0f} ms" for e in epochs[:3] if e != epochs[-1]))
-    first_final = min((answered, sent, m) for m in members for sent, answered, epoch, _ in m.log if epoch == epochs[-1])
-    lines.append(f"the first member at epoch {epochs[-1]} sent that heartbeat at {ms(first_final[1]):,.0f} ms "
-                 f"(its join answered at {ms(first_final[2].log[0][1]):,.0f} ms)")
+    answered_at, sent_at, first = min(((answered, sent, m) for m in members for sent, answered, epoch, _ in m.log
+                                       if epoch == epochs[-1]), key=lambda seen: seen[:2])
+    lines.append(f"the first member at epoch {epochs[-1]} sent that heartbeat at {ms(sent_at):,.0f} ms "
+                 f"(its join answered at {ms(first.log[0][1]):,.0f} ms)")
     for m in members:
-        for before, after in zip(m.log, m.log[1:]):
+        for i in range(1, len(m.log)):
+            before, after = m.log[i - 1], m.log[i]
             if after[3] < before[3]:
-                nxt = m.log[m.log.index(after) + 1] if m.log.index(after) + 1 < len(m.log) else None
+                nxt = m.log[i + 1] if i + 1 < len(m.log) else None
                 lines.append(f"revocation: {before[3]} -> {after[3]} partitions sent at {ms(after[0]):,.0f}, "
                              f"answered {ms(after[1]):,.0f} ms; acknowledged by the heartbeat answered at "
                              + (f"{ms(nxt[1]):,.0f} ms (epoch {nxt[2]})" if nxt else "-")
@@ -178,8 +180,8 @@ def timeline(members: list[_Member], t0: float, done: float, checks: list[tuple[
     final_epoch = members[0].epoch
     finals, waited = [], 0
     for m in members:
-        settled = next(i for i in range(len(m.log)) if all(e == final_epoch and o == len(
-            [p for ps in m.owned.values() for p in ps]) for _, _, e, o in m.log[i:]))
+        owned = sum(len(ps) for ps in m.owned.values())
+        settled = next(i for i in range(len(m.log)) if all(e == final_epoch and o == owned for _, _, e, o in m.log[i:]))
         finals.append(ms(m.log[settled][1]))
         at_epoch = next(i for i, (_, _, e, _) in enumerate(m.log) if e == final_epoch)
         if at_epoch < settled:
@@ -197,17 +199,17 @@ def timeline(members: list[_Member], t0: float, done: float, checks: list[tuple[
 
 async def wait_reconciled(members: list[_Member], partitions: int, t0: float,
                           admin: AioConnection | None = None, checks: list[tuple[float, str]] | None = None) -> float:
-    while not (reconciled(members, partitions)
-               and (admin is None or await _stable(admin, members, checks))):
+    progress = members[0].progress  # one event every member sets after each answer: no task per member
+    while True:
+        progress.clear()  # before the checks: an answer that comes during the describe is not missed
+        if reconciled(members, partitions) and (admin is None or await _stable(admin, members, checks)):
+            return time.perf_counter() - t0
         if time.perf_counter() - t0 > TIMEOUT_S:
             raise RuntimeError(f"not reconciled after {TIMEOUT_S} s")
-        progress = members[0].progress
-        progress.clear()
-        try:  # one event all members set: no task per member per check
+        try:
             await asyncio.wait_for(progress.wait(), 1.0)
         except asyncio.TimeoutError:
             pass
-    return time.perf_counter() - t0
 
 
 async def run(bootstrap: str, count: int, partitions: int, show_timeline: bool = False) -> tuple[float, float]:
