@@ -4,9 +4,10 @@ a quarter of the members leave.
 
 Each member behaves like a KIP-848 client that reconciles at once: it heartbeats immediately after its
 assignment changed (to acknowledge revocations and ask for what is still owned by others) and otherwise every
-heartbeat interval the broker asks for, counted from the last heartbeat sent as the Java client counts it. "Reconciled" means every member is at one epoch, the members'
-assignments cover every partition exactly once, and ConsumerGroupDescribe says the group is Stable at that
-epoch (so members parked by assignment batching do not count as reconciled).
+heartbeat interval the broker asks for, counted from the last heartbeat sent as the Java client counts it.
+"Reconciled" means every member is at one epoch, the members' assignments cover every partition exactly once,
+and ConsumerGroupDescribe says the group is Stable at that epoch (so members parked by assignment batching do
+not count as reconciled).
 
     python -m bench.consumer_group_bench                        # starts its own groupcoord (fsync=never)
     python -m bench.consumer_group_bench --assignment-interval-ms 0   # target computed in every bumping heartbeat
@@ -123,7 +124,8 @@ async def group_stable_at(admin: AioConnection, group: str, epoch: int, count: i
     The members' own view is not enough with assignment batching (Kafka 4.3's default interval): members
     that joined within the interval sit at the old target's epoch with nothing assigned, which looks
     reconciled from the client side while the group is still Assigning."""
-    answer = await admin.send(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": [group], "include_authorized_operations": False})
+    answer = await admin.send(CONSUMER_GROUP_DESCRIBE, 0,
+                              {"group_ids": [group], "include_authorized_operations": False})
     g = answer.groups[0]
     return (g.error_code == 0 and g.group_state == "Stable" and g.group_epoch == g.assignment_epoch == epoch
             and len(g.members) == count)
