@@ -576,6 +576,17 @@ class CoordinatorRuntime:
             if not inflight and rt.expiry is not None:
                 rt.expiry.cancel()
                 rt.expiry = None
+            if rt.queue and not any(fx.records or fx.batches for fx in rt.queue):
+                # Replies only (a heartbeat or a parked member's answer that came in behind a write): nothing
+                # to append, so no append of their own. They wait for every write before them: behind the
+                # last append under way they are released with it (or failed with it), else now.
+                batch, rt.queue = rt.queue, []
+                if inflight:
+                    inflight[-1][1].extend(batch)
+                else:
+                    for fx in batch:
+                        self._release(fx.replies)
+                continue
             if rt.queue and len(inflight) < APPENDS_IN_FLIGHT:
                 if linger > 0:
                     await asyncio.sleep(linger)
