@@ -97,10 +97,11 @@ class _Parked:
     loop turn per parked request, a few per member in every rebalance): answered ones are dropped in one
     sweep whenever the table has doubled since the last, so it holds at most about twice the replies still
     parked (and never fewer than ``_SWEEP_FLOOR`` before a sweep), at an amortised cost of one ``done()``
-    per reply."""
+    per reply. The floor is small: an answered reply still holds its request and answer until swept (a
+    JoinGroup's, with every member's metadata for the leader), and a broker has a table per shard."""
 
     __slots__ = ("_replies", "_sweep_at")
-    _SWEEP_FLOOR = 256
+    _SWEEP_FLOOR = 16
 
     def __init__(self) -> None:
         self._replies: dict[asyncio.Future, ErrorShape] = {}
