@@ -53,13 +53,13 @@ def _user_system(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def one_run(fsync: str, groups: int) -> dict[str, float]:
+def one_run(fsync: str, groups: int, warm_groups: int = WARM_GROUPS) -> dict[str, float]:
     """One fresh daemon: ms of its CPU per group (all threads, then user and system), of its event loop's
     thread, and of the client, with the wall seconds."""
     two_cores = len(os.sched_getaffinity(0)) >= 2
     with groupcoord([0] if two_cores else None, fsync=fsync, **GROUPCOORD_SETTINGS) as started:
         bootstrap, pid = started[0], started.pid
-        form_groups(bootstrap, WARM_GROUPS, 1 if two_cores else None)
+        form_groups(bootstrap, warm_groups, 1 if two_cores else None)
         before, threads_before, (user0, sys0) = cpu_seconds(pid), thread_cpu(pid), _user_system(pid)
         wall, client = form_groups(bootstrap, groups, 1 if two_cores else None)
         used, threads_after, (user1, sys1) = cpu_seconds(pid) - before, thread_cpu(pid), _user_system(pid)
@@ -74,10 +74,11 @@ def main() -> None:
     parser.add_argument("--fsync", default="batch", choices=["never", "batch", "always"])
     parser.add_argument("--groups", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warm-groups", type=int, default=WARM_GROUPS)
     ns = parser.parse_args()
     runs = []
     for _ in range(max(1, ns.runs)):
-        r = one_run(ns.fsync, ns.groups)
+        r = one_run(ns.fsync, ns.groups, ns.warm_groups)
         runs.append(r)
         print(f"fsync={ns.fsync} {ns.groups:,} groups of 3: {r['wall_s']:.2f} s; broker {r['broker_ms']:.3f} ms CPU "
               f"per group (user {r['user_ms']:.3f}, system {r['system_ms']:.3f}; event loop thread "
