@@ -40,9 +40,11 @@ print(seconds, usage.ru_utime + usage.ru_stime)
 def form_groups(bootstrap: str, groups: int, core: int | None) -> tuple[float, float]:
     """(wall seconds, client CPU seconds) of ``groups`` groups of 3 formed by a client process of its own."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", _CLIENT, bootstrap, str(groups), str(core if core is not None else 0)],
-                         capture_output=True, text=True, check=True, cwd=root).stdout
-    wall, cpu = out.split()
+    done = subprocess.run([sys.executable, "-c", _CLIENT, bootstrap, str(groups), str(core if core is not None else 0)],
+                          capture_output=True, text=True, cwd=root)
+    if done.returncode != 0:
+        raise RuntimeError(f"the group-forming client failed ({done.returncode}): {done.stderr[-2000:]}")
+    wall, cpu = done.stdout.split()
     return float(wall), float(cpu)
 
 
