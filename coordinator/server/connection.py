@@ -250,7 +250,7 @@ class KafkaConnection(asyncio.Protocol):
             self._complete(slot, decoded, task.result())
         if not flush:
             return
-        if all(owed.done for owed in self._pending):
+        if all(owed.done for owed in reversed(self._pending)):  # newest first: those are the ones still owed
             # Nothing else is owed on this connection, so no other answer can join this one's write in this
             # loop turn (answers released together are each owed until their own callback has run, and the
             # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
