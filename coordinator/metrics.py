@@ -143,6 +143,29 @@ class Tally(Collector):
         yield CounterMetricFamily(self.name, self.documentation, value=self.value)
 
 
+class LabelledTally(Collector):
+    """A labelled counter kept as plain integers until it is scraped, for events every group goes through a
+    few times in each rebalance (state transitions, members joining, rebalances): prometheus-client's
+    labelled child takes a lock on every increment, eight of them for each group of three that forms.
+    ``counts`` maps a tuple of label values, in ``labels`` order, to its count; exposed as the Counter of
+    the same name would be (``<name>_total``), one series per label values seen."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self.counts: dict[tuple[str, ...], int] = {}
+
+    def inc(self, values: tuple[str, ...]) -> None:
+        self.counts[values] = self.counts.get(values, 0) + 1
+
+    def collect(self) -> Iterator[Any]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=list(self.labels))
+        for values, n in sorted(self.counts.items()):
+            family.add_metric(list(values), n)
+        yield family
+
+
 class RequestCollector(Collector):
     def __init__(self, stats: RequestStats) -> None:
         self.stats = stats
@@ -186,22 +209,19 @@ class BrokerMetrics:
         self.accept_errors = Counter(
             f"{PREFIX}_accept_errors", "accept() calls that failed for want of descriptors or memory (EMFILE, "
             "ENFILE, ENOBUFS, ENOMEM); the connection waits in the backlog", ["error"], registry=r)
-        self.rebalances = Counter(f"{PREFIX}_rebalances", "Completed rebalances, by what triggered them", ["reason"],
-                                  registry=r)
-        self.rebalance_duration = Histogram(
+        self.rebalances = LabelledTally(f"{PREFIX}_rebalances", "Completed rebalances, by what triggered them",
+                                        ("reason",))
+        r.register(self.rebalances)
+        self.rebalance_duration = PlainHistogram(
             f"{PREFIX}_rebalance_duration_seconds", "Time from PreparingRebalance to the new generation",
-            buckets=REBALANCE_BUCKETS, registry=r,
-        )
-        self.group_transitions = Counter(
-            f"{PREFIX}_group_state_transitions", "Group state machine transitions", ["from_state", "to_state"],
-            registry=r,
-        )
-        self.member_events = Counter(
-            f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ["event"], registry=r
-        )
-        self._member_children: dict[MemberEvent, Any] = {}  # made at an event's first count, as labels() would
-        self._transition_children: dict[tuple[Any, Any], Any] = {}
-        self._rebalance_children: dict[str, Any] = {}
+            REBALANCE_BUCKETS)
+        r.register(self.rebalance_duration)
+        self.group_transitions = LabelledTally(
+            f"{PREFIX}_group_state_transitions", "Group state machine transitions", ("from_state", "to_state"))
+        r.register(self.group_transitions)
+        self.member_events = LabelledTally(
+            f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ("event",))
+        r.register(self.member_events)
         self.offset_commits = Tally(f"{PREFIX}_offset_commits", "Partition offsets committed")
         r.register(self.offset_commits)
         self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
@@ -286,35 +306,19 @@ class BrokerMetrics:
 
     # --- group coordinator observer ---
 
-    # Each group forms through a handful of these (a transition per state, a join per member): the labelled
-    # children are kept here after the first look-up, since prometheus-client's labels() validates and
-    # locks on every call (~7 us, a few per JoinGroup). The label values are few (states, events, reasons
-    # with member ids stripped), so these dicts stay small.
+    # Each group forms through a handful of these (a transition per state, a join per member): plain
+    # counts (LabelledTally, PlainHistogram), turned into series at scrape time. The label values are few
+    # (states, events, reasons with member ids stripped).
 
     def on_state_change(self, group_id: str, old: Any, new: Any, reason: str = "") -> None:
-        key = (old, new)
-        child = self._transition_children.get(key)
-        if child is None:
-            child = self.group_transitions.labels(from_state=state_label(old), to_state=state_label(new))
-            if len(self._transition_children) < 1024:
-                self._transition_children[key] = child
-        child.inc()
+        self.group_transitions.inc((state_label(old), state_label(new)))
 
     def on_rebalance(self, group_id: str, generation: int, duration_s: float, reason: str = "") -> None:
-        label = rebalance_reason_label(reason)
-        child = self._rebalance_children.get(label)
-        if child is None:
-            child = self.rebalances.labels(reason=label)
-            if len(self._rebalance_children) < 1024:
-                self._rebalance_children[label] = child
-        child.inc()
+        self.rebalances.inc((rebalance_reason_label(reason),))
         self.rebalance_duration.observe(max(duration_s, 0.0))
 
     def _member_event(self, event: MemberEvent) -> None:
-        child = self._member_children.get(event)
-        if child is None:
-            child = self._member_children[event] = self.member_events.labels(event=event.value)
-        child.inc()
+        self.member_events.inc((event.value,))
 
     def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:
         self._member_event(MemberEvent.JOINED)

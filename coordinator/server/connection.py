@@ -248,7 +248,16 @@ class KafkaConnection(asyncio.Protocol):
             self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
             self._complete(slot, decoded, task.result())
-        if flush and not self._flush_scheduled:
+        if not flush:
+            return
+        if all(owed.done for owed in reversed(self._pending)):  # newest first: those are the ones still owed
+            # Nothing else is owed on this connection, so no other answer can join this one's write in this
+            # loop turn (answers released together are each owed until their own callback has run, and the
+            # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
+            # join, a sync, a member's only request in flight) end here.
+            self._flush()
+            self._update_reading()
+        elif not self._flush_scheduled:
             self._flush_soon()
 
     def _flush_soon(self) -> None:
@@ -350,7 +359,8 @@ class KafkaConnection(asyncio.Protocol):
             if slot.payload is not None:
                 out.append(slot.payload)
         if out:
-            if any(type(answer) is FrameParts for answer in out):
+            if (type(out[0]) is FrameParts if len(out) == 1
+                    else any(type(answer) is FrameParts for answer in out)):
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
                 self.transport.writelines(opened(out))

@@ -38,9 +38,15 @@ NORMAL_JOIN = "normal"
 
 
 def schedule_heartbeat(state: ShardState, group: ClassicGroup, member: ClassicMember, now: int) -> None:
+    """The member's session deadline, from ``now``. A member already scheduled whose deadline only moves later
+    (every request of a member in a rebalance: its join, its sync, the join phase's end) keeps its operation,
+    which is the same one, and its heap entry (``CoordinatorTimer.extend``); only a new member, or a deadline
+    that moves earlier (a new member's first session after its join), is scheduled anew."""
     timeout = NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
     key = (HEARTBEAT, group.group_id, member.member_id)
-    state.timer.schedule(key, now + timeout, partial(_member_deadline, on_heartbeat_deadline, group.group_id, member.member_id))
+    timer = state.timer
+    if not timer.extend(key, now + timeout):
+        timer.schedule(key, now + timeout, partial(_member_deadline, on_heartbeat_deadline, group.group_id, member.member_id))
 
 
 def cancel_heartbeat(state: ShardState, group: ClassicGroup, member_id: str) -> None:

@@ -89,12 +89,42 @@ class RecordCodec(Protocol):
     def decode_record(self, key: bytes, value: bytes | None) -> tuple[Any, Any]: ...
 
 
-@dataclass(eq=False)
-class _Pending:
-    """A request whose answer is not released yet, and how to answer it with an error instead."""
+class _Parked:
+    """The parked replies of a shard (a join waiting for the rest of the group, a follower's sync waiting
+    for the leader's), each with how to answer it with an error if the shard stops or reloads first.
 
-    future: asyncio.Future
-    on_error: ErrorShape
+    A reply answered the ordinary way is not taken out when it is answered (that was a done-callback and a
+    loop turn per parked request, a few per member in every rebalance): answered ones are dropped in one
+    sweep whenever the table has doubled since the last, so it holds at most about twice the replies still
+    parked (and never fewer than ``_SWEEP_FLOOR`` before a sweep), at an amortised cost of one ``done()``
+    per reply. The floor is small: an answered reply still holds its request and answer until swept (a
+    JoinGroup's, with every member's metadata for the leader), and a broker has a table per shard."""
+
+    __slots__ = ("_replies", "_sweep_at")
+    _SWEEP_FLOOR = 16
+
+    def __init__(self) -> None:
+        self._replies: dict[asyncio.Future, ErrorShape] = {}
+        self._sweep_at = self._SWEEP_FLOOR
+
+    def add(self, future: asyncio.Future, on_error: ErrorShape) -> None:
+        replies = self._replies
+        replies[future] = on_error
+        if len(replies) >= self._sweep_at:
+            self._replies = replies = {f: shape for f, shape in replies.items() if not f.done()}
+            self._sweep_at = max(2 * len(replies), self._SWEEP_FLOOR)
+
+    def fail_all(self, code: ErrorCode) -> None:
+        """Answer every reply still parked with its error shape for ``code``, and forget them all."""
+        replies, self._replies = self._replies, {}
+        self._sweep_at = self._SWEEP_FLOOR
+        for future, on_error in replies.items():
+            if not future.done():
+                future.set_result(on_error(code))
+
+    def __len__(self) -> int:
+        """Replies still parked (answered ones not swept yet are not counted)."""
+        return sum(1 for future in self._replies if not future.done())
 
 
 @dataclass
@@ -106,7 +136,7 @@ class _ShardRuntime:
     writer: asyncio.Task | None = None
     timer: asyncio.TimerHandle | None = None
     timer_deadline: int | None = None
-    outstanding: set[_Pending] = field(default_factory=set)
+    outstanding: _Parked = field(default_factory=_Parked)
     writing: bool = False
     latest: LatestRecords = field(default_factory=LatestRecords.empty)
     """The latest record of each key, with its offset: what the next snapshot writes down."""
@@ -257,10 +287,7 @@ class CoordinatorRuntime:
                                and rt.latest.since_snapshot), return_exceptions=True)
         for rt in self._runtimes:
             rt.writer = None
-            for pending in list(rt.outstanding):
-                if not pending.future.done():
-                    pending.future.set_result(pending.on_error(ErrorCode.coordinator_not_available))
-            rt.outstanding.clear()
+            rt.outstanding.fail_all(ErrorCode.coordinator_not_available)
 
     async def _load_or_refuse(self, rt: _ShardRuntime) -> None:
         """A partition that cannot be read or replayed takes only its own groups out of service, never the
@@ -508,9 +535,7 @@ class CoordinatorRuntime:
         for token, _ in fx.replies:
             if token is future:
                 return
-        pending = _Pending(future, on_error)
-        rt.outstanding.add(pending)
-        future.add_done_callback(lambda _f: rt.outstanding.discard(pending))
+        rt.outstanding.add(future, on_error)
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
@@ -552,6 +577,17 @@ class CoordinatorRuntime:
             if not inflight and rt.expiry is not None:
                 rt.expiry.cancel()
                 rt.expiry = None
+            if rt.queue and not any(fx.records or fx.batches for fx in rt.queue):
+                # Replies only (a heartbeat or a parked member's answer that came in behind a write): nothing
+                # to append, so no append of their own. They wait for every write before them: behind the
+                # last append under way they are released with it (or failed with it), else now.
+                batch, rt.queue = rt.queue, []
+                if inflight:
+                    inflight[-1][1].extend(batch)
+                else:
+                    for fx in batch:
+                        self._release(fx.replies)
+                continue
             if rt.queue and len(inflight) < APPENDS_IN_FLIGHT:
                 if linger > 0:
                     await asyncio.sleep(linger)
@@ -731,9 +767,7 @@ class CoordinatorRuntime:
         return [(result, records) for result, (_, records) in zip(results, started)]
 
     async def _reload_after_failure(self, rt: _ShardRuntime) -> None:
-        for pending in list(rt.outstanding):
-            if not pending.future.done():
-                pending.future.set_result(pending.on_error(ErrorCode.not_coordinator))
+        rt.outstanding.fail_all(ErrorCode.not_coordinator)
         for fx in rt.queue:
             for future, response in fx.replies:
                 if not future.done():
