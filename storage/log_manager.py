@@ -47,11 +47,12 @@ IO_THREADS: Final = 16
 """Threads of the storage executor every log writes and fsyncs through (fsync=batch: one write-and-fdatasync
 job per partition and group of appends). Commits of many groups touch many ``__consumer_offsets`` partitions
 at once (bench.compare: 64 groups over 50 partitions, one job per client's window of 8 commits), and with 4
-threads those jobs queued behind each other: the event loop then went idle and was woken three times as often
-per commit (0.18 against 0.06 context switches). With 16 the daemon's CPU per OffsetCommit at
-fsync=batch fell from 42-49 to 37-38 µs (loop 31-35 -> 27-29, fsync threads 11-14 -> 10-11; three runs each,
-alternated, load 6-10) and did not rise at fsync=never; 8 and 32 were within the noise of 16, 2 was worse
-than 4. Idle threads cost nothing but their (untouched) stacks."""
+threads those jobs queued behind each other: the event loop then went idle and was woken 2-3 times as often
+per commit (0.18-0.23 against 0.06-0.14 context switches). With 16 the daemon's CPU per OffsetCommit at
+fsync=batch fell from 42-49 to 37-38 µs in three alternated in-process runs each (loop 31-35 -> 27-29, fsync
+threads 11-14 -> 10-11; load 6-10), and over 10 alternated bench.server_cpu pairs from a median of 47.8 to 40.4
+µs (with the fused batch writer); it did not rise at fsync=never. 8 and 32 threads were within the noise of 16,
+2 was worse than 4. Idle threads cost nothing but their (untouched) stacks."""
 
 
 class LogManager:
