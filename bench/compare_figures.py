@@ -15,9 +15,12 @@ from typing import Callable
 
 from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, memory_bench, txn_bench
 from .loadgen import run_load
+from .requests import FETCH_TOPIC
+from .server_cpu import cpu_seconds
 
 FIGURE_LIMIT_S = 900.0
 CONNECTIONS, PIPELINE, LOAD_PROCESSES = 64, 8, 2
+FETCH_CONNECTIONS = 8  # consumers, each with one Fetch in flight, as a consumer keeps per broker
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,22 @@ def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
     return {"produce_mb_s": sent * dataplane_bench.RECORD / produce_s / 1e6, "fetch_mb_s": nbytes / fetch_s / 1e6}
 
 
+def _fetch_wire(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """Fetch served to the wire load generator, which skips the answers' bodies, so that the broker rather
+    than a consumer's per-record work bounds the rate (the `dataplane` figure's Python consumer spends
+    ~1.5 ms of its core per MB on either broker). The broker's CPU per MB is kept beside the rate."""
+    ctp_bench.create_topics(bootstrap, [FETCH_TOPIC], 1)
+    dataplane_bench.produce(bootstrap, FETCH_TOPIC, sizes.dataplane_records, "1")
+    run_load(bootstrap, "fetch", FETCH_CONNECTIONS, 1, sizes.warmup_seconds, processes=LOAD_PROCESSES,
+             client_cores=client_cores, tag="warm")
+    pid = memory_bench.server_pid(bootstrap)
+    before = cpu_seconds(pid)
+    result = run_load(bootstrap, "fetch", FETCH_CONNECTIONS, 1, sizes.seconds, processes=LOAD_PROCESSES,
+                      client_cores=client_cores)
+    broker_cpu_s = cpu_seconds(pid) - before
+    return {"fetch_wire_mb_s": result.mb_s, "fetch_wire_broker_ms_per_mb": broker_cpu_s / (result.nbytes / 1e6) * 1e3}
+
+
 def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     """Each size twice: timed from subscribe (group formation included, a race decided by the members'
     arrival order on both brokers; the JSON keeps the assignments the members received), and from a formed
@@ -226,6 +245,11 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                    Row("fetch_mb_s", "fetch", "MB/s", True)],
            _dataplane, description="confluent-kafka producer then consumer, one partition, groupcoord at "
                                    "fsync=batch (bench.dataplane_bench)"),
+    Figure("fetch_wire", lambda s: [
+        Row("fetch_wire_mb_s", f"fetch, wire load ({FETCH_CONNECTIONS} connections x 1, answers of 8 MiB)", "MB/s", True),
+        Row("fetch_wire_broker_ms_per_mb", "  broker CPU per MB fetched", "ms", False)],
+           _fetch_wire, description="bench.loadgen Fetch v12 of partition 0 from offset 0, bodies skipped unread, "
+                                    "groupcoord at fsync=batch"),
     Figure("ctp", lambda s: [Row(f"ctp_{n}_s", f"consume-transform-produce {n:,} records "
                                                f"({s.ctp_partitions} partitions, {s.ctp_members} members)", "s", False)
                              for n in s.ctp_records] + [

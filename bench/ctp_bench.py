@@ -307,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stagger", type=float, default=0.0, help="seconds between members joining")
     parser.add_argument("--formed", action="store_true",
                         help="start the clock once every member holds a share of the partitions")
+    parser.add_argument("--initial-rebalance-delay-ms", type=int, default=0,
+                        help="the started groupcoord's group.initial.rebalance.delay.ms (100 forms the group in "
+                             "one generation, without the race)")
     ns = parser.parse_args(argv)
     server_cores, client_cores = _cores()
 
@@ -324,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     if ns.bootstrap:
         measure(ns.bootstrap, server_pid(ns.bootstrap))
         return
-    with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=0,
+    with groupcoord(server_cores, fsync=ns.fsync, group_initial_rebalance_delay_ms=ns.initial_rebalance_delay_ms,
                     group_consumer_heartbeat_interval_ms=1000) as started:
         measure(started[0], started.pid)
 

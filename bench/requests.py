@@ -20,6 +20,7 @@ class Prepared:
     api_key: int
     version: int
     frame: bytes  # size prefix included; correlation id 0 (answers are matched by order)
+    large_answers: bool = False  # answers of megabytes, counted in bytes and not buffered (loadgen)
 
 
 def encode(api_key: int, version: int, body: dict[str, Any], correlation_id: int = 0) -> bytes:
@@ -131,10 +132,37 @@ def _commit_once(bootstrap: str, body: dict[str, Any], limit_s: float = 30.0) ->
 _RETRIABLE_COMMIT_ERRORS = {3, 14, 15, 16}  # unknown topic (yet), coordinator loading / not available / moved
 
 
+FETCH_TOPIC = "bench-fetch"
+FETCH_PARTITION_MAX_BYTES = 8 * 1024 * 1024  # bench.dataplane_bench's consumer asks the same
+_FETCH_MIN_ANSWER = 1024 * 1024
+
+
+def fetch(bootstrap: str, tag: str) -> Prepared:
+    """A consumer's Fetch (v12, names, no fetch session) of partition 0 of FETCH_TOPIC from offset 0, up to
+    8 MiB: the same records on every request, from the page cache on either broker, so the figure is what
+    serving a fetch costs the broker. The topic must already hold at least 1 MiB of records (the fetch
+    figure produces them first); the set-up reads one real answer to check it, because the load generator
+    does not read the answers it counts."""
+    body = {"cluster_id": None, "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 50 * 1024 * 1024,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": FETCH_TOPIC, "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+                 "log_start_offset": -1, "partition_max_bytes": FETCH_PARTITION_MAX_BYTES}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+    with _connect(bootstrap) as sock:
+        answer = call(sock, 1, 12, body)
+    partition = answer.responses[0].partitions[0]
+    if answer.error_code or partition.error_code or len(partition.records or b"") < _FETCH_MIN_ANSWER:
+        raise RuntimeError(f"Fetch set-up: error {answer.error_code}/{partition.error_code}, "
+                           f"{len(partition.records or b''):,} bytes of records (produce to {FETCH_TOPIC} first)")
+    return Prepared("Fetch", 1, 12, encode(1, 12, body), large_answers=True)
+
+
 REQUESTS: dict[str, Callable[[str, str], Prepared]] = {
     "api_versions": api_versions,
     "metadata": metadata,
     "find_coordinator": find_coordinator,
     "heartbeat": heartbeat,
     "offset_commit": offset_commit,
+    "fetch": fetch,
 }

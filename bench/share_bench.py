@@ -145,7 +145,8 @@ async def share_group(bootstrap: str, topic: str, topic_id: uuid.UUID, records: 
 
 async def consumer_group(bootstrap: str, topic: str, topic_id: uuid.UUID, records: int) -> float:
     group = f"consumer-bench-{time.time_ns()}"
-    members = [_Member(await AioConnection.open(bootstrap), group, topic) for _ in range(MEMBERS)]
+    progress = asyncio.Event()  # the members set it after each answer; this bench polls `reconciled` instead
+    members = [_Member(await AioConnection.open(bootstrap), group, topic, progress) for _ in range(MEMBERS)]
     tasks = [asyncio.create_task(m.run()) for m in members]
     while not reconciled(members, PARTITIONS):
         await asyncio.sleep(0.05)

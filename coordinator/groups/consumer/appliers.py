@@ -84,9 +84,10 @@ def apply(state: ShardState, key, value, now: int) -> None:
         member.rack_id = value.rack_id
         member.client_id = value.client_id
         member.client_host = value.client_host
-        member.subscribed_topic_names = tuple(value.subscribed_topic_names)
-        member.subscribed_topic_regex = value.subscribed_topic_regex or ""
-        group.subscriptions_version += 1  # changed in place: the group's subscription union is stale
+        names, regex = tuple(value.subscribed_topic_names), value.subscribed_topic_regex or ""
+        if old is not None and (names != member.subscribed_topic_names or regex != member.subscribed_topic_regex):
+            group.subscriptions_version += 1  # changed in place: the group's subscription union is stale
+        member.subscribed_topic_names, member.subscribed_topic_regex = names, regex
         member.rebalance_timeout_ms = value.rebalance_timeout_ms
         member.server_assignor = value.server_assignor
         if old is None:

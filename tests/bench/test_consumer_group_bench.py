@@ -1,0 +1,65 @@
+"""bench.consumer_group_bench: its members time heartbeats as the Java client does, and the bench runs end
+to end against its own daemon with the timeline it prints."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from types import SimpleNamespace
+
+from bench.consumer_group_bench import _Member
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = uuid.uuid4()
+
+
+class SlowAnswers:
+    """Answers each heartbeat after the delay its turn says; records when each was sent (loop time)."""
+
+    def __init__(self, answers: list[tuple[float, SimpleNamespace]]) -> None:
+        self.answers, self.sent = answers, []
+
+    def send(self, _key: int, _version: int, _body: dict) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        self.sent.append(loop.time())
+        delay, answer = self.answers[min(len(self.sent), len(self.answers)) - 1]
+        future = loop.create_future()
+        loop.call_later(delay, future.set_result, answer)
+        return future
+
+
+def answer(epoch: int, partitions: list[int] | None) -> SimpleNamespace:
+    assignment = None if partitions is None else SimpleNamespace(
+        topic_partitions=[SimpleNamespace(topic_id=TOPIC, partitions=partitions)])
+    return SimpleNamespace(error_code=0, error_message=None, member_epoch=epoch,
+                           heartbeat_interval=timedelta(milliseconds=200), assignment=assignment)
+
+
+def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent():
+    # The join brings partitions (acknowledged at once); the acknowledgement is answered 150 ms late; the
+    # next heartbeat is due 200 ms after the acknowledgement was *sent*, not 200 ms after its answer.
+    async def scenario() -> list[float]:
+        conn = SlowAnswers([(0.01, answer(1, [0, 1])), (0.15, answer(1, None)), (0.01, answer(1, None))])
+        member = _Member(conn, "g", "t", asyncio.Event())  # type: ignore[arg-type]
+        task = asyncio.create_task(member.run())
+        while len(conn.sent) < 3:
+            await asyncio.sleep(0.01)
+        member.stop()
+        await task
+        return conn.sent
+
+    join, ack, regular = asyncio.run(scenario())
+    assert ack - join < 0.05, "the new assignment is acknowledged at once"
+    assert 0.19 <= regular - ack < 0.3, f"next heartbeat {regular - ack:.3f} s after the acknowledgement was sent"
+
+
+def test_the_bench_reconciles_a_small_group_and_prints_its_timeline():
+    done = subprocess.run([sys.executable, "-m", "bench.consumer_group_bench", "--members", "20", "--partitions",
+                           "20", "--timeline"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "20 members, 20 partitions: reconciled" in done.stdout
+    assert "joins answered:" in done.stdout and "reconciled declared at" in done.stdout, done.stdout
