@@ -553,6 +553,45 @@ def encode_batch(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tu
     return bytes(out)
 
 
+_OFFSET_DELTAS: Final = tuple(encode_varint(n) for n in range(4096))
+"""The zig-zag varint of each offset delta a coordinator batch numbers its records with (a loop turn's commits
+of one shard are rarely more than a few hundred), and of each small record's length."""
+_NO_HEADER: Final = bytes(HEADER_SIZE)
+
+
+def encode_plain_batch(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]],
+                       timestamp: int, *, compression: int = 0) -> bytes:
+    """``encode_batch(records, base_timestamp=timestamp, compression=compression)``, byte for byte, for the
+    coordinator's own appends: (key, value, no headers) records all stamped ``timestamp``. Each small record
+    (key and value under 64 bytes: an offset commit's) is laid out as parts of one join over the whole batch,
+    with its varints from tables, instead of a record tuple, a bytes object and a function call per record;
+    anything else goes to ``encode_batch``. tests/protocol/test_record_batch.py holds the two equal."""
+    count = len(records)
+    if compression or not count or count > len(_OFFSET_DELTAS):
+        return encode_batch(records, base_timestamp=timestamp, compression=compression)
+    small = _ZIGZAG_SMALL
+    deltas = _OFFSET_DELTAS
+    parts: list[bytes] = [_NO_HEADER]  # the header's room, filled in once the body's length is known
+    add = parts.extend
+    index = 0
+    for key, value, headers in records:
+        if headers or key is None or value is None:
+            return encode_batch(records, base_timestamp=timestamp, compression=compression)
+        key_len, value_len = len(key), len(value)
+        if key_len >= 64 or value_len >= 64:
+            return encode_batch(records, base_timestamp=timestamp, compression=compression)
+        delta = deltas[index]
+        # length, attributes 0, timestamp delta 0, offset delta, key, value, no headers
+        add((deltas[key_len + value_len + 5 + len(delta)], b"\x00\x00", delta, small[key_len], key,
+             small[value_len], value, b"\x00"))
+        index += 1
+    out = bytearray(b"".join(parts))
+    _HEADER.pack_into(out, 0, 0, len(out) - LOG_OVERHEAD, -1, MAGIC, 0, 0, count - 1, timestamp, timestamp, -1, -1,
+                      -1, count)
+    _UINT32.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return bytes(out)
+
+
 def set_base_offset(batch: bytearray | memoryview, pos: int, base_offset: int) -> None:
     """Stamp the broker-assigned base offset; the CRC does not cover it."""
     _INT64.pack_into(batch, pos, base_offset)

@@ -256,3 +256,30 @@ def test_key_value_decoding_refuses_what_full_decoding_refuses(damage):
         decode_records(bytes(batch))
     with pytest.raises(CorruptBatchError):
         decode_key_values(bytes(batch))
+
+
+coordinator_record = st.tuples(st.binary(max_size=70), st.none() | st.binary(max_size=70), st.just(()))
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(st.one_of(st.lists(coordinator_record, min_size=1, max_size=300), st.lists(record_strategy, min_size=1, max_size=8)),
+       st.integers(min_value=0, max_value=2**42), st.sampled_from([CompressionType.NONE, CompressionType.LZ4]))
+def test_the_coordinators_batch_writer_is_encode_batch_byte_for_byte(records, timestamp, codec):
+    """encode_plain_batch (the coordinator runtime's appends) lays small records out from tables and falls back
+    to encode_batch for anything else: keys and values either side of 64 bytes (the one-byte varint limit),
+    tombstones, headers, null keys, offset deltas past 63, compression; every batch equals encode_batch's."""
+    from groupcoord.protocol.record_batch import encode_plain_batch
+
+    assert encode_plain_batch(records, timestamp, compression=codec) == \
+        encode_batch(records, base_timestamp=timestamp, compression=codec)
+
+
+def test_the_coordinators_batch_writer_takes_a_loop_turn_of_offset_commits():
+    """The lane's case itself: hundreds of offset-commit records (36-byte keys, 24-byte values), decoded back."""
+    from groupcoord.protocol.record_batch import encode_plain_batch
+
+    records = [(b"\x00\x01" + b"g" * 34, b"\x00\x03" + bytes(22), ()) for _ in range(500)]
+    batch = encode_plain_batch(records, 1_700_000_000_000)
+    assert batch == encode_batch(records, base_timestamp=1_700_000_000_000)
+    assert verify_crc(batch)
+    assert [(r.offset, r.key, r.value) for r in decode_records(batch)] == [(i, k, v) for i, (k, v, _) in enumerate(records)]

@@ -32,7 +32,7 @@ from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, Tr
 from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError, pack_latest
 from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch
+from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch, encode_plain_batch
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.config import LogConfig
 
@@ -724,7 +724,7 @@ class CoordinatorRuntime:
         def flush_chunk() -> None:
             nonlocal chunk, size
             if chunk:
-                started.append((append(encode_batch(chunk, base_timestamp=now, compression=compression)), chunk))
+                started.append((append(encode_plain_batch(chunk, now, compression=compression)), chunk))
                 chunk, size = [], 0
 
         try:
