@@ -108,9 +108,14 @@ def _small_groups(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list
 
 
 def _kip848(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None,
-            prefix: str = "kip848") -> dict[str, float]:
-    joined, settled = _bounded(consumer_group_bench.run(bootstrap, sizes.kip848_members, sizes.kip848_partitions))
+            prefix: str = "kip848", java_epoch_rule: bool = False) -> dict[str, float]:
+    joined, settled = _bounded(consumer_group_bench.run(bootstrap, sizes.kip848_members, sizes.kip848_partitions,
+                                                        java_epoch_rule=java_epoch_rule))
     return {f"{prefix}_reconciled_s": joined, f"{prefix}_after_leave_s": settled}
+
+
+def _kip848_java(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    return _kip848(bootstrap, sizes, shared, client_cores, prefix="kip848_java", java_epoch_rule=True)
 
 
 def _kip848_interval0(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
@@ -235,6 +240,13 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
         Row("kip848_after_leave_s", "  then a quarter leave: the rest reconciled", "s", False)],
            _kip848, description="one connection per member (bench.consumer_group_bench), both brokers at Kafka's "
                                 "group.consumer.assignment.interval.ms (1000)"),
+    Figure("kip848_java", lambda s: [
+        Row("kip848_java_reconciled_s", f"KIP-848 group {s.kip848_members:,} / {s.kip848_partitions:,}, members "
+                                        "heartbeating early only for a new assignment (Java's rule), reconciled",
+            "s", False),
+        Row("kip848_java_after_leave_s", "  then a quarter leave: the rest reconciled", "s", False)],
+           _kip848_java, description="the kip848 figure with the Java client's rule for an epoch bump that brings "
+                                     "no new partitions: wait the interval"),
     Figure("kip848_interval0", lambda s: [
         Row("kip848_interval0_reconciled_s", f"KIP-848 group {s.kip848_members:,} / {s.kip848_partitions:,}, "
                                              "assignment.interval.ms=0, reconciled", "s", False),

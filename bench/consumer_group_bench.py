@@ -45,8 +45,13 @@ class _Member:
     other member's heartbeat and every member heartbeating before the first joiner's revocation was
     acknowledged waited a further interval for its partitions (the kip848 figure's 1 s "lost round")."""
 
-    def __init__(self, conn: AioConnection, group: str, topic: str, progress: asyncio.Event) -> None:
+    def __init__(self, conn: AioConnection, group: str, topic: str, progress: asyncio.Event,
+                 java_epoch_rule: bool = False) -> None:
         self.conn, self.group, self.topic = conn, group, topic
+        # True: a new epoch alone does not bring the next heartbeat forward, only a changed assignment does
+        # (the Java client's AbstractMembershipManager: an assignment equal to the current one is not
+        # reconciled, so the member does not go to ACKNOWLEDGING and shouldHeartbeatNow() stays false)
+        self.java_epoch_rule = java_epoch_rule
         self.member_id = str(uuid.uuid4())
         self.epoch = 0
         self.owned: dict[uuid.UUID, tuple[int, ...]] = {}
@@ -78,7 +83,7 @@ class _Member:
             interval = answer.heartbeat_interval.total_seconds()
             if interval != self.interval_s:
                 self.interval_s, due = interval, answered + interval
-            at_once = answer.member_epoch != self.epoch
+            at_once = answer.member_epoch != self.epoch and not self.java_epoch_rule
             self.epoch = answer.member_epoch
             if answer.assignment is not None:
                 new = {tp.topic_id: tuple(tp.partitions) for tp in answer.assignment.topic_partitions}
@@ -214,9 +219,11 @@ async def wait_reconciled(members: list[_Member], partitions: int, t0: float,
             pass
 
 
-async def run(bootstrap: str, count: int, partitions: int, show_timeline: bool = False) -> tuple[float, float]:
+async def run(bootstrap: str, count: int, partitions: int, show_timeline: bool = False,
+              java_epoch_rule: bool = False) -> tuple[float, float]:
     """Prints and returns (seconds to reconcile after the first heartbeat, seconds to settle after a quarter
-    of the members left); with ``show_timeline``, where the first of the two went (`timeline`)."""
+    of the members left); with ``show_timeline``, where the first of the two went (`timeline`);
+    ``java_epoch_rule``: the members heartbeat early only for a changed assignment (`_Member`)."""
     stamp = time.time_ns()
     topic, group = f"kip848-bench-{stamp}", f"kip848-bench-group-{stamp}"
     admin = await AioConnection.open(bootstrap)
@@ -227,7 +234,7 @@ async def run(bootstrap: str, count: int, partitions: int, show_timeline: bool =
     assert created.topics[0].error_code == 0, created.topics[0]
     conns = [await AioConnection.open(bootstrap) for _ in range(count)]
     progress = asyncio.Event()
-    members = [_Member(c, group, topic, progress) for c in conns]
+    members = [_Member(c, group, topic, progress, java_epoch_rule) for c in conns]
     t0 = time.perf_counter()
     tasks = [asyncio.create_task(m.run()) for m in members]
     try:
@@ -264,9 +271,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeline", action="store_true",
                         help="print where the time to reconcile went (joins, target epochs, revocations, describes)")
     parser.add_argument("--runs", type=int, default=1, help="runs, each against a fresh broker")
+    parser.add_argument("--java-epoch-rule", action="store_true",
+                        help="members heartbeat early only when their assignment changed, never for a new epoch "
+                             "alone, as the Java client")
     ns = parser.parse_args(argv)
     if ns.bootstrap:
-        asyncio.run(run(ns.bootstrap, ns.members, ns.partitions, ns.timeline))
+        asyncio.run(run(ns.bootstrap, ns.members, ns.partitions, ns.timeline, ns.java_epoch_rule))
         return
     server_cores, _ = _cores()
     settings = {"group_consumer_heartbeat_interval_ms": ns.heartbeat_interval_ms}
@@ -275,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(ns.runs):
         with groupcoord(server_cores, fsync="never", **settings) as (address, _):
             print("groupcoord, " + ", ".join(f"{k.replace('_', '.')}={v}" for k, v in settings.items()))
-            asyncio.run(run(address, ns.members, ns.partitions, ns.timeline))
+            asyncio.run(run(address, ns.members, ns.partitions, ns.timeline, ns.java_epoch_rule))
 
 
 if __name__ == "__main__":

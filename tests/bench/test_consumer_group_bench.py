@@ -57,6 +57,31 @@ def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent
     assert 0.19 <= regular - ack < 0.3, f"next heartbeat {regular - ack:.3f} s after the acknowledgement was sent"
 
 
+def _sent_after_an_epoch_bump(java_epoch_rule: bool) -> list[float]:
+    """Join with partitions (acknowledged at once), then an answer that bumps the epoch and brings nothing."""
+    async def scenario() -> list[float]:
+        conn = SlowAnswers([(0.01, answer(1, [0])), (0.01, answer(2, None)), (0.01, answer(2, None))])
+        member = _Member(conn, "g", "t", asyncio.Event(), java_epoch_rule)  # type: ignore[arg-type]
+        task = asyncio.create_task(member.run())
+        while len(conn.sent) < 3:
+            await asyncio.sleep(0.01)
+        member.stop()
+        await task
+        return conn.sent
+
+    return asyncio.run(scenario())
+
+
+def test_an_epoch_bump_alone_waits_the_interval_under_the_java_rule():
+    _join, ack, after_bump = _sent_after_an_epoch_bump(java_epoch_rule=True)
+    assert 0.19 <= after_bump - ack < 0.3, f"{after_bump - ack:.3f} s: the Java client waits its interval"
+
+
+def test_an_epoch_bump_alone_is_asked_about_at_once_by_default():
+    _join, ack, after_bump = _sent_after_an_epoch_bump(java_epoch_rule=False)
+    assert after_bump - ack < 0.05, f"{after_bump - ack:.3f} s: the bench's default asks again at once"
+
+
 def test_the_bench_reconciles_a_small_group_and_prints_its_timeline():
     done = subprocess.run([sys.executable, "-m", "bench.consumer_group_bench", "--members", "20", "--partitions",
                            "20", "--timeline"], cwd=ROOT, capture_output=True, text=True, timeout=120)
