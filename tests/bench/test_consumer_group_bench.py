@@ -39,37 +39,34 @@ def answer(epoch: int, partitions: list[int] | None) -> SimpleNamespace:
                            heartbeat_interval=timedelta(milliseconds=200), assignment=assignment)
 
 
-def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent():
-    # The join brings partitions (acknowledged at once); the acknowledgement is answered 150 ms late; the
-    # next heartbeat is due 200 ms after the acknowledgement was *sent*, not 200 ms after its answer.
+def _first_three_sent(answers: list[tuple[float, SimpleNamespace]], java_epoch_rule: bool = False) -> list[float]:
+    """When a member sent its first three heartbeats, answered as ``answers`` say."""
     async def scenario() -> list[float]:
-        conn = SlowAnswers([(0.01, answer(1, [0, 1])), (0.15, answer(1, None)), (0.01, answer(1, None))])
-        member = _Member(conn, "g", "t", asyncio.Event())  # type: ignore[arg-type]
-        task = asyncio.create_task(member.run())
-        while len(conn.sent) < 3:
-            await asyncio.sleep(0.01)
-        member.stop()
-        await task
-        return conn.sent
-
-    join, ack, regular = asyncio.run(scenario())
-    assert ack - join < 0.05, "the new assignment is acknowledged at once"
-    assert 0.19 <= regular - ack < 0.3, f"next heartbeat {regular - ack:.3f} s after the acknowledgement was sent"
-
-
-def _sent_after_an_epoch_bump(java_epoch_rule: bool) -> list[float]:
-    """Join with partitions (acknowledged at once), then an answer that bumps the epoch and brings nothing."""
-    async def scenario() -> list[float]:
-        conn = SlowAnswers([(0.01, answer(1, [0])), (0.01, answer(2, None)), (0.01, answer(2, None))])
+        conn = SlowAnswers(answers)
         member = _Member(conn, "g", "t", asyncio.Event(), java_epoch_rule)  # type: ignore[arg-type]
         task = asyncio.create_task(member.run())
         while len(conn.sent) < 3:
             await asyncio.sleep(0.01)
         member.stop()
         await task
-        return conn.sent
+        return conn.sent[:3]
 
     return asyncio.run(scenario())
+
+
+def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent():
+    # The join brings partitions (acknowledged at once); the acknowledgement is answered 150 ms late; the
+    # next heartbeat is due 200 ms after the acknowledgement was *sent*, not 200 ms after its answer.
+    join, ack, regular = _first_three_sent([(0.01, answer(1, [0, 1])), (0.15, answer(1, None)),
+                                            (0.01, answer(1, None))])
+    assert ack - join < 0.05, "the new assignment is acknowledged at once"
+    assert 0.19 <= regular - ack < 0.3, f"next heartbeat {regular - ack:.3f} s after the acknowledgement was sent"
+
+
+def _sent_after_an_epoch_bump(java_epoch_rule: bool) -> list[float]:
+    """Join with partitions (acknowledged at once), then an answer that bumps the epoch and brings nothing."""
+    return _first_three_sent([(0.01, answer(1, [0])), (0.01, answer(2, None)), (0.01, answer(2, None))],
+                             java_epoch_rule)
 
 
 def test_an_epoch_bump_alone_waits_the_interval_under_the_java_rule():
