@@ -34,7 +34,8 @@ TIMEOUT_S = 300.0
 class _Member:
     """One KIP-848 consumer. It heartbeats at once when an answer moved it (a new assignment to acknowledge,
     or a new epoch: then it asks at once for what is still owned by others, as this bench always has; a
-    Java consumer would wait the interval after an epoch bump that brought no partitions), and otherwise
+    Java consumer waits the interval after an epoch bump that brought no partitions, which
+    ``java_epoch_rule`` does instead), and otherwise
     when the heartbeat timer expires, which it keeps as the Java client's heartbeat request manager does:
     reset to the interval when a heartbeat is *sent*, and from the answer only when the answer changed the
     interval (the first one: the Java client starts at 0); never two heartbeats in flight.

@@ -192,7 +192,6 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))] * 1000
 
 
-
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a bench that puts one request type under load against one broker (server_cpu,
     socket_profile): which request, the broker's fsync, how long, how many connections and how deep."""
@@ -201,6 +200,7 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--pipeline", type=int, default=8)
+
 
 def run_load(
     bootstrap: str,

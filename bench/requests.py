@@ -3,6 +3,7 @@ heartbeat in, a topic to commit to). Encoded once: the generator measures the se
 
 from __future__ import annotations
 
+import functools
 import socket
 import struct
 import time
@@ -138,6 +139,13 @@ _FETCH_MIN_ANSWER = 1024 * 1024
 
 
 def fetch(bootstrap: str, tag: str) -> Prepared:
+    """`_fetch` once per broker and process: every connection sends the same request, so one real answer
+    checks them all (each check reads and decodes 8 MiB)."""
+    return _fetch(bootstrap)
+
+
+@functools.lru_cache(maxsize=None)
+def _fetch(bootstrap: str) -> Prepared:
     """A consumer's Fetch (v12, names, no fetch session) of partition 0 of FETCH_TOPIC from offset 0, up to
     8 MiB: the same records on every request, from the page cache on either broker, so the figure is what
     serving a fetch costs the broker. The topic must already hold at least 1 MiB of records (the fetch
