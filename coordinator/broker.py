@@ -179,6 +179,7 @@ class Broker:
             retention_check_interval_s=cfg.log_retention_check_interval_ms / 1000,
             cleaner_io_bytes_per_second=cfg.log_cleaner_io_max_bytes_per_second,
             max_open_files=cfg.log_max_open_files,
+            syncfs_min_files=cfg.log_flush_syncfs_min_partitions,
             flush_checkpoint_interval_s=cfg.log_flush_offset_checkpoint_interval_ms / 1000,
         )
         self.dataplane = DataPlane(cfg, self.log_manager, observer=self.metrics)

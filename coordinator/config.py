@@ -184,6 +184,9 @@ SETTINGS: tuple[Setting, ...] = (
             "has given up on such a request by then", False),
     Setting("cluster.id", None, lambda v: None if v in (None, "") else str(v), "cluster id (default: generated once and kept in DATA_DIR/meta.properties)", False),
     Setting("log.max.open.files", 0, int, "segment files kept open at once, least recently used closed first (0 = a quarter of ulimit -n)", False),
+    Setting("log.flush.syncfs.min.partitions", 3, int, "fsync=batch: a group-commit round that wrote this many "
+            "segment files or more makes them durable with one syncfs of the data directory's filesystem instead of "
+            "an fdatasync each (0 = always fdatasync; syncfs also flushes other writers' pages on that filesystem)", False),
     Setting("authentication.timeout.ms", 10000, int, "close a connection on a TLS or SASL listener that has not "
             "finished its TLS handshake and SASL authentication this long after it was accepted", False),
     Setting("override", (), _listener_settings, "Kafka's per-listener settings, "

@@ -29,6 +29,7 @@ from groupcoord.protocol.record_batch import (
 from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
 from groupcoord.storage.errors import CorruptLogError, LogClosedError
 from groupcoord.storage.file_pool import SHARED_FILES, FilePool
+from groupcoord.storage.group_commit import FlushFailed, GroupCommit, write_runs, write_runs_and_flush
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
@@ -66,7 +67,8 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
 
 class PartitionLog:
     def __init__(self, directory: Path, config: LogConfig, fsync: FsyncPolicy, executor: Executor,
-                 owns_executor: bool, observer: StorageObserver, files: FilePool = SHARED_FILES) -> None:
+                 owns_executor: bool, observer: StorageObserver, files: FilePool = SHARED_FILES,
+                 group_commit: GroupCommit | None = None) -> None:
         parsed = parse_partition_dir(directory.name)
         if parsed is None:
             raise ValueError(f"partition directory {directory.name!r} is not named <topic>-<partition>")
@@ -90,6 +92,9 @@ class PartitionLog:
         and reported by ListOffsets, as Kafka's leader does (its Metadata says 0 too)."""
         self._executor = executor
         self._owns_executor = owns_executor
+        self.group_commit = group_commit
+        """fsync=batch: the data directory's shared write-and-sync rounds (one syncfs for many logs); None: this
+        log's own write-and-fdatasync job per group of appends."""
         self._append_lock = asyncio.Lock()
         self.maintenance_lock = asyncio.Lock()
         """Held by the cleaner and retention so they never rewrite and delete the same segment."""
@@ -128,16 +133,19 @@ class PartitionLog:
     @classmethod
     async def open(cls, directory: Path, config: LogConfig, fsync: FsyncPolicy, *,
                    executor: Executor | None = None, observer: StorageObserver | None = None,
-                   files: FilePool | None = None, recovery_point: int = 0) -> PartitionLog:
+                   files: FilePool | None = None, recovery_point: int = 0,
+                   group_commit: GroupCommit | None = None) -> PartitionLog:
         """Open (creating if absent) and recover the log in ``directory``.
 
         ``recovery_point`` is this partition's entry in the data directory's recovery-point checkpoint;
-        ``files`` the pool its segment files are opened through.
+        ``files`` the pool its segment files are opened through; ``group_commit`` the data directory's shared
+        fsync=batch rounds, if any.
         """
         owns = executor is None
         if executor is None:
             executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"log-{directory.name}")
-        log = cls(Path(directory), config, fsync, executor, owns, observer or NULL_OBSERVER, files or SHARED_FILES)
+        log = cls(Path(directory), config, fsync, executor, owns, observer or NULL_OBSERVER, files or SHARED_FILES,
+                  group_commit)
         try:
             await asyncio.get_running_loop().run_in_executor(executor, log._recover, recovery_point)
         except BaseException:
@@ -299,7 +307,7 @@ class PartitionLog:
                         continue
                 else:
                     try:
-                        await self._run(_write_runs, runs)
+                        await self._run(write_runs, runs)
                     except BaseException as exc:
                         self._record_failure(exc, "log write failed")
                         for item in batch:
@@ -323,8 +331,10 @@ class PartitionLog:
         """fsync=batch: the writes and the fsync that covers them in one executor job, not two. Every append
         queued while the job runs waits for the next one, so an fsync is still shared by all the appends that
         queued up during the previous one; but the event loop pays one thread hop per group of appends, and no
-        fsync task or shielded future per append (``_group_commit`` finds its write already durable). False
-        (the batch's appends failed with the error) when the write or the fsync failed."""
+        fsync task or shielded future per append (``_group_commit`` finds its write already durable). With the
+        data directory's ``group_commit`` the job is shared with every other log ready in the same loop turn
+        (storage.group_commit). False (the batch's appends failed with the error) when the write or the fsync
+        failed."""
         segments: list[Segment] = []
         for segment, _, _ in runs:
             if not segment.deleted and segment not in segments:
@@ -332,8 +342,11 @@ class PartitionLog:
         for segment in segments:
             segment.begin_read()  # keeps the descriptors open until the fsync is done
         try:
-            synced_in = await self._run(_write_runs_and_flush, runs, segments)
-        except _FlushFailed as failed:
+            if self.group_commit is not None:
+                synced_in = await self.group_commit.write_and_sync(runs, segments)
+            else:
+                synced_in = await self._run(write_runs_and_flush, runs, segments)
+        except FlushFailed as failed:
             exc = failed.__cause__ or failed
             self._record_failure(exc, "log fsync failed")
             for item in batch:
@@ -801,30 +814,6 @@ def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
         future.set_result(None)
     else:
         future.set_exception(error)
-
-
-def _write_runs(runs: list[tuple[Segment, int, list[bytearray | memoryview]]]) -> None:
-    for segment, position, buffers in runs:
-        if len(buffers) == 1:
-            segment.write_at(position, buffers[0])
-        else:
-            segment.write_parts_at(position, buffers)  # one pwritev: no join of the run into a copy
-
-
-class _FlushFailed(Exception):
-    """The writes went through but the fsync after them failed (its OSError is the cause)."""
-
-
-def _write_runs_and_flush(runs: list[tuple[Segment, int, list[bytearray | memoryview]]], segments: list[Segment]) -> float:
-    """``_write_runs``, then each written segment made durable; returns the seconds the fsyncs took."""
-    _write_runs(runs)
-    started = time.perf_counter()
-    try:
-        for segment in segments:
-            segment.flush()
-    except OSError as exc:
-        raise _FlushFailed(str(exc)) from exc
-    return time.perf_counter() - started
 
 
 def _delete_segment_files(segments: list[Segment], directory: Path) -> None:

@@ -31,6 +31,7 @@ from groupcoord.storage.cleaner import CleanerStats, LogCleaner
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.file_pool import FilePool
+from groupcoord.storage.group_commit import SYNCFS_MIN_FILES, GroupCommit
 from groupcoord.storage.log import PartitionLog, parse_partition_dir
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.log_start_checkpoint import LogStartOffsetCheckpoint
@@ -59,7 +60,8 @@ class LogManager:
                  executor: Executor | None = None, observer: StorageObserver | None = None,
                  cleaner_backoff_s: float = 15.0, retention_check_interval_s: float = 300.0,
                  cleaner_io_bytes_per_second: float = math.inf, io_threads: int = IO_THREADS,
-                 max_open_files: int = 0, flush_checkpoint_interval_s: float = 60.0) -> None:
+                 max_open_files: int = 0, flush_checkpoint_interval_s: float = 60.0,
+                 syncfs_min_files: int = SYNCFS_MIN_FILES) -> None:
         self.data_dir = Path(data_dir)
         self.files = FilePool(max_open_files)
         """Every segment file of every partition is opened through this bounded LRU (0: automatic cap)."""
@@ -77,6 +79,9 @@ class LogManager:
         self.retention_check_interval_s = retention_check_interval_s
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(max_workers=io_threads, thread_name_prefix="storage-io")
+        self.group_commit = (GroupCommit(self.data_dir, self._executor, syncfs_min_files=syncfs_min_files)
+                             if fsync is FsyncPolicy.BATCH else None)
+        """fsync=batch: one write-and-sync round for every log with appends ready in a loop turn (group_commit)."""
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._creating: dict[tuple[str, int], asyncio.Future[PartitionLog]] = {}
         self.refused: dict[tuple[str, int], CorruptLogError] = {}
@@ -162,7 +167,8 @@ class LogManager:
     async def _open(self, path: Path, key: tuple[str, int], config: LogConfig) -> PartitionLog:
         points = await self._known_recovery_points()
         log = await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer,
-                                      files=self.files, recovery_point=points.get(key, 0))
+                                      files=self.files, recovery_point=points.get(key, 0),
+                                      group_commit=self.group_commit)
         log.add_corruption_listener(self._take_offline)
         starts = await self._known_log_starts()
         if key in starts:
@@ -369,5 +375,7 @@ class LogManager:
             _log.error("could not write the recovery point checkpoint at shutdown", error=str(exc))
         self._logs.clear()
         self._offline.clear()
+        if self.group_commit is not None:
+            self.group_commit.close()
         if self._owns_executor:
             self._executor.shutdown(wait=True)

@@ -1,0 +1,171 @@
+"""fsync=batch across partitions (storage.group_commit): the appends of many logs that are ready in one loop turn
+share one write-and-sync round, made durable by one syncfs when they touch several files.
+
+The scenarios: many partitions committing at once are acknowledged after one syncfs; a few keep an fdatasync each;
+appends arriving while a round is in flight wait for the next round, which covers all of them; a failed syncfs
+fails every append of its round and each log heals as after a failed fdatasync; a failed write fails only its own
+log; ``syncfs_min_files = 0`` never calls syncfs; a shut-down executor fails the appends instead of hanging them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+
+import pytest
+
+from groupcoord.protocol.record_batch import encode_batch
+from groupcoord.storage import group_commit
+from groupcoord.storage.config import FsyncPolicy, LogConfig
+from groupcoord.storage.errors import LogClosedError
+from groupcoord.storage.log import PartitionLog
+from groupcoord.storage.log_manager import LogManager
+from groupcoord.storage.segment import Segment
+from tests.storage.conftest import all_records
+
+pytestmark = pytest.mark.skipif(not group_commit.syncfs_available(), reason="syncfs is Linux's")
+
+
+def batch(value: bytes) -> bytes:
+    return encode_batch([(b"key", value, ())])
+
+
+async def values(log: PartitionLog) -> list[bytes]:
+    return [r.value for r in await all_records(log)]
+
+
+class SyncfsSpy:
+    """Counts the real syncfs calls and the descriptors they were given, or fails them when told to."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[int] = []
+        self.fail_with: OSError | None = None
+        real = group_commit._syncfs
+
+        def spy(fd: int) -> None:
+            self.calls.append(fd)
+            if self.fail_with is not None:
+                raise self.fail_with
+            real(fd)
+
+        monkeypatch.setattr(group_commit, "_syncfs", spy)
+
+
+async def open_manager(tmp_path, partitions: int, **kwargs) -> tuple[LogManager, list[PartitionLog]]:
+    manager = LogManager(tmp_path, FsyncPolicy.BATCH, LogConfig(), **kwargs)
+    logs = [await manager.get_or_create("__consumer_offsets", p) for p in range(partitions)]
+    return manager, logs
+
+
+async def test_many_partitions_committing_at_once_are_made_durable_by_one_syncfs(tmp_path, monkeypatch):
+    spy = SyncfsSpy(monkeypatch)
+    manager, logs = await open_manager(tmp_path, 8)
+    results = await asyncio.gather(*(log.append(batch(b"v%d" % i)) for i, log in enumerate(logs)))
+    assert [r.base_offset for r in results] == [0] * 8
+    assert manager.group_commit.rounds == 1 and manager.group_commit.syncfs_rounds == 1
+    assert len(spy.calls) == 1
+    assert all(log.high_watermark == 1 for log in logs), "acknowledged appends are readable"
+    await manager.close()
+
+    reopened = LogManager(tmp_path, FsyncPolicy.BATCH, LogConfig())
+    opened = await reopened.open_existing()
+    assert [await values(opened[("__consumer_offsets", p)]) for p in range(8)] == [[b"v%d" % p] for p in range(8)]
+    await reopened.close()
+
+
+async def test_a_round_of_few_partitions_keeps_an_fdatasync_each(tmp_path, monkeypatch):
+    spy = SyncfsSpy(monkeypatch)
+    flushed: list[Segment] = []
+    real_flush = Segment.flush
+    monkeypatch.setattr(Segment, "flush", lambda self: (flushed.append(self), real_flush(self))[1])
+    manager, logs = await open_manager(tmp_path, 2)
+    await asyncio.gather(*(log.append(batch(b"x")) for log in logs))
+    assert spy.calls == [] and manager.group_commit.syncfs_rounds == 0
+    assert sorted(id(s) for s in flushed) == sorted(id(log.active_segment) for log in logs)
+    await manager.close()
+
+
+async def test_appends_arriving_during_a_round_wait_for_the_next_one_which_covers_them_all(tmp_path, monkeypatch):
+    spy = SyncfsSpy(monkeypatch)
+    manager, logs = await open_manager(tmp_path, 6)
+    first_wave = [asyncio.ensure_future(log.append(batch(b"first"))) for log in logs[:3]]
+    for _ in range(100):  # a few loop turns: the appends take their locks, the writers run, the round starts
+        if manager.group_commit.rounds:
+            break
+        await asyncio.sleep(0)
+    assert manager.group_commit.rounds == 1 and not any(f.done() for f in first_wave)
+    second_wave = [asyncio.ensure_future(log.append(batch(b"second"))) for log in logs]
+    await asyncio.gather(*first_wave, *second_wave)
+    assert manager.group_commit.rounds == 2, "the whole second wave shared one round"
+    assert manager.group_commit.syncfs_rounds == 2 and len(spy.calls) == 2
+    assert [await values(log) for log in logs] == [[b"first", b"second"]] * 3 + [[b"second"]] * 3
+    await manager.close()
+
+
+async def test_a_failed_syncfs_fails_every_append_of_its_round_and_each_log_heals(tmp_path, monkeypatch):
+    spy = SyncfsSpy(monkeypatch)
+    manager, logs = await open_manager(tmp_path, 4)
+    await asyncio.gather(*(log.append(batch(b"kept")) for log in logs))
+    spy.fail_with = OSError(errno.EIO, "Input/output error")
+    outcomes = await asyncio.gather(*(log.append(batch(b"unknown")) for log in logs), return_exceptions=True)
+    assert all(isinstance(o, OSError) and o.errno == errno.EIO for o in outcomes), outcomes
+    assert all(log.write_failure is not None for log in logs)
+    assert all(log.high_watermark == 1 for log in logs), "nothing of the failed round became visible"
+    with pytest.raises((OSError, LogClosedError)):
+        await logs[0].append(batch(b"refused during the back-off"))
+
+    spy.fail_with = None
+    for log in logs:
+        log.write_retry_backoff_s = 0.0
+    await asyncio.gather(*(log.append(batch(b"after")) for log in logs))
+    assert all(log.write_failure is None for log in logs)
+    for log in logs:
+        # The failed round's bytes reached the page cache, so the re-read tail keeps them: unacknowledged, but
+        # intact, exactly as a restart after a failed fdatasync finds them.
+        assert (await values(log))[0] == b"kept" and (await values(log))[-1] == b"after"
+    await manager.close()
+
+
+async def test_a_failed_write_fails_only_its_own_log(tmp_path, monkeypatch):
+    SyncfsSpy(monkeypatch)
+    manager, logs = await open_manager(tmp_path, 4)
+    await asyncio.gather(*(log.append(batch(b"kept")) for log in logs))
+    doomed = logs[2].active_segment
+    real_write = Segment.write_at
+
+    def full_disk_for_one(self, position, data):
+        if self is doomed:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, position, data)
+
+    monkeypatch.setattr(Segment, "write_at", full_disk_for_one)
+    outcomes = await asyncio.gather(*(log.append(batch(b"next")) for log in logs), return_exceptions=True)
+    assert [isinstance(o, OSError) for o in outcomes] == [False, False, True, False]
+    assert manager.group_commit.syncfs_rounds == 2, "the other three were still synced together"
+    assert [log.high_watermark for log in logs] == [2, 2, 1, 2]
+    await manager.close()
+
+
+async def test_syncfs_can_be_turned_off(tmp_path, monkeypatch):
+    spy = SyncfsSpy(monkeypatch)
+    manager, logs = await open_manager(tmp_path, 8, syncfs_min_files=0)
+    await asyncio.gather(*(log.append(batch(b"x")) for log in logs))
+    assert spy.calls == [] and manager.group_commit.syncfs_rounds == 0 and manager.group_commit.rounds == 1
+    assert all(log.high_watermark == 1 for log in logs)
+    await manager.close()
+
+
+async def test_other_policies_have_no_group_commit(tmp_path):
+    for policy in (FsyncPolicy.NEVER, FsyncPolicy.ALWAYS):
+        manager = LogManager(tmp_path / policy.value, policy, LogConfig())
+        log = await manager.get_or_create("t", 0)
+        assert manager.group_commit is None and log.group_commit is None
+        await manager.close()
+
+
+async def test_a_round_that_cannot_reach_its_executor_fails_instead_of_hanging(tmp_path):
+    manager, logs = await open_manager(tmp_path, 4)
+    manager.group_commit.executor.shutdown(wait=True)
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(*(log.append(batch(b"x")) for log in logs), return_exceptions=True), timeout=10)
+    assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes
