@@ -126,6 +126,14 @@ class GroupCommit:
         """Rounds started (tests and the bench read these two)."""
         self.syncfs_rounds = 0
 
+    def covers(self, directory: Path) -> bool:
+        """Whether ``directory`` is on the data directory's filesystem, which is the one syncfs flushes (a
+        partition directory that is a mount point of its own keeps its logs' own fdatasyncs)."""
+        try:
+            return os.stat(directory).st_dev == os.stat(self.data_dir).st_dev
+        except OSError:
+            return False
+
     async def write_and_sync(self, runs: Runs, segments: list[Segment]) -> float:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[float] = loop.create_future()

@@ -168,12 +168,17 @@ class LogManager:
         points = await self._known_recovery_points()
         log = await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer,
                                       files=self.files, recovery_point=points.get(key, 0),
-                                      group_commit=self.group_commit)
+                                      group_commit=self._group_commit_for(path))
         log.add_corruption_listener(self._take_offline)
         starts = await self._known_log_starts()
         if key in starts:
             log.restore_log_start_offset(starts[key])
         return log
+
+    def _group_commit_for(self, path: Path) -> GroupCommit | None:
+        if self.group_commit is None or not self.group_commit.covers(path):
+            return None
+        return self.group_commit
 
     async def _known_log_starts(self) -> dict[tuple[str, int], int]:
         if self._log_starts is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 
 import pytest
 
@@ -152,6 +153,26 @@ async def test_syncfs_can_be_turned_off(tmp_path, monkeypatch):
     await asyncio.gather(*(log.append(batch(b"x")) for log in logs))
     assert spy.calls == [] and manager.group_commit.syncfs_rounds == 0 and manager.group_commit.rounds == 1
     assert all(log.high_watermark == 1 for log in logs)
+    await manager.close()
+
+
+async def test_a_partition_directory_on_another_filesystem_keeps_its_own_fdatasync(tmp_path, monkeypatch):
+    SyncfsSpy(monkeypatch)
+    manager = LogManager(tmp_path, FsyncPolicy.BATCH, LogConfig())
+    real_stat = group_commit.os.stat
+
+    def mounted_elsewhere(path, *args, **kwargs):
+        result = real_stat(path, *args, **kwargs)
+        if str(path).endswith("elsewhere-0"):
+            return os.stat_result((*result[:2], result.st_dev + 1, *result[3:]))
+        return result
+
+    monkeypatch.setattr(group_commit.os, "stat", mounted_elsewhere)
+    here = await manager.get_or_create("here", 0)
+    elsewhere = await manager.get_or_create("elsewhere", 0)
+    assert here.group_commit is manager.group_commit and elsewhere.group_commit is None
+    await elsewhere.append(batch(b"x"))
+    assert await values(elsewhere) == [b"x"]
     await manager.close()
 
 
