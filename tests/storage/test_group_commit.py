@@ -2,7 +2,7 @@
 share one write-and-sync round, made durable by one syncfs when they touch several files.
 
 The scenarios: many partitions committing at once are acknowledged after one syncfs; a few keep an fdatasync each;
-appends arriving while a round is in flight wait for the next round, which covers all of them; a failed syncfs
+appends arriving while two rounds are in flight wait for the next round, which covers all of them; a failed syncfs
 fails every append of its round and each log heals as after a failed fdatasync; a failed write fails only its own
 log; ``syncfs_min_files = 0`` never calls syncfs; a shut-down executor fails the appends instead of hanging them.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import threading
 
 import pytest
 
@@ -41,10 +42,14 @@ class SyncfsSpy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[int] = []
         self.fail_with: OSError | None = None
+        self.gate: threading.Event | None = None
+        """Set: each syncfs waits for it (in its storage thread), holding its round in flight."""
         real = group_commit._syncfs
 
         def spy(fd: int) -> None:
             self.calls.append(fd)
+            if self.gate is not None:
+                self.gate.wait(10)
             if self.fail_with is not None:
                 raise self.fail_with
             real(fd)
@@ -86,20 +91,32 @@ async def test_a_round_of_few_partitions_keeps_an_fdatasync_each(tmp_path, monke
     await manager.close()
 
 
-async def test_appends_arriving_during_a_round_wait_for_the_next_one_which_covers_them_all(tmp_path, monkeypatch):
+async def test_appends_arriving_while_two_rounds_are_in_flight_wait_and_share_the_next_one(tmp_path, monkeypatch):
     spy = SyncfsSpy(monkeypatch)
-    manager, logs = await open_manager(tmp_path, 6)
-    first_wave = [asyncio.ensure_future(log.append(batch(b"first"))) for log in logs[:3]]
-    for _ in range(100):  # a few loop turns: the appends take their locks, the writers run, the round starts
-        if manager.group_commit.rounds:
-            break
+    spy.gate = threading.Event()
+    manager, logs = await open_manager(tmp_path, 12)
+    rounds = manager.group_commit
+
+    async def turns_until(condition) -> None:
+        for _ in range(200):  # a few loop turns: the appends take their locks, the writers run, rounds start
+            if condition():
+                return
+            await asyncio.sleep(0)
+        raise AssertionError("the rounds did not start")
+
+    first = [asyncio.ensure_future(log.append(batch(b"first"))) for log in logs[0:3]]
+    await turns_until(lambda: rounds.rounds == 1)
+    second = [asyncio.ensure_future(log.append(batch(b"second"))) for log in logs[3:6]]
+    await turns_until(lambda: rounds.rounds == 2)
+    waiting = [asyncio.ensure_future(log.append(batch(b"waits"))) for log in logs[6:12]]
+    for _ in range(20):
         await asyncio.sleep(0)
-    assert manager.group_commit.rounds == 1 and not any(f.done() for f in first_wave)
-    second_wave = [asyncio.ensure_future(log.append(batch(b"second"))) for log in logs]
-    await asyncio.gather(*first_wave, *second_wave)
-    assert manager.group_commit.rounds == 2, "the whole second wave shared one round"
-    assert manager.group_commit.syncfs_rounds == 2 and len(spy.calls) == 2
-    assert [await values(log) for log in logs] == [[b"first", b"second"]] * 3 + [[b"second"]] * 3
+    assert rounds.rounds == 2, "two rounds in flight: the rest wait"
+    assert not any(f.done() for f in first + second + waiting)
+    spy.gate.set()
+    await asyncio.gather(*first, *second, *waiting)
+    assert rounds.rounds == 3 and rounds.syncfs_rounds == 3, "the six logs that waited shared one round"
+    assert [await values(log) for log in logs] == [[b"first"]] * 3 + [[b"second"]] * 3 + [[b"waits"]] * 6
     await manager.close()
 
 
