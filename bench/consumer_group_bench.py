@@ -11,6 +11,7 @@ not count as reconciled).
 
     python -m bench.consumer_group_bench                        # starts its own groupcoord (fsync=never)
     python -m bench.consumer_group_bench --assignment-interval-ms 0   # target computed in every bumping heartbeat
+    python -m bench.consumer_group_bench --java-epoch-rule --unreleased-heartbeat-interval-ms 0  # Kafka's interval
     python -m bench.consumer_group_bench --bootstrap HOST:PORT  # or measures any broker (e.g. Kafka 4.x)
     python -m bench.consumer_group_bench --timeline --runs 5    # where each run's time went (see `timeline`)
 """
@@ -280,6 +281,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--assignment-interval-ms", type=int, default=None,
                         help="group.consumer.assignment.interval.ms of the broker this bench starts (default: "
                              "the broker's, 1000 as in Kafka 4.3; 0 assigns in the heartbeat that bumps the epoch)")
+    parser.add_argument("--unreleased-heartbeat-interval-ms", type=int, default=None,
+                        help="group.consumer.unreleased.heartbeat.interval.ms of the broker this bench starts "
+                             "(default: the broker's, 100; 0 tells waiting members the group's interval, as Kafka)")
     parser.add_argument("--timeline", action="store_true",
                         help="print where the time to reconcile went (joins, target epochs, revocations, describes)")
     parser.add_argument("--runs", type=int, default=1, help="runs, each against a fresh broker")
@@ -294,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = {"group_consumer_heartbeat_interval_ms": ns.heartbeat_interval_ms}
     if ns.assignment_interval_ms is not None:
         settings["group_consumer_assignment_interval_ms"] = ns.assignment_interval_ms
+    if ns.unreleased_heartbeat_interval_ms is not None:
+        settings["group_consumer_unreleased_heartbeat_interval_ms"] = ns.unreleased_heartbeat_interval_ms
     for _ in range(ns.runs):
         with groupcoord(server_cores, fsync="never", **settings) as (address, _):
             print("groupcoord, " + ", ".join(f"{k.replace('_', '.')}={v}" for k, v in settings.items()))
