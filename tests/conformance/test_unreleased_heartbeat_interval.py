@@ -20,19 +20,20 @@ SHORT_MS = 100  # the setting's default
 ON = {**BROKER_SETTINGS, "group_consumer_unreleased_heartbeat_interval_ms": SHORT_MS}
 
 # scenario -> answers to a member waiting for unreleased partitions (told SHORT_MS here, the group's interval
-# by Kafka); every other KIP-848 scenario has none and must equal Kafka's transcript exactly.
+# by Kafka); every other scenario whose answers carry a heartbeat interval (KIP-848, and the share groups',
+# which the setting must not touch) has none and must equal Kafka's transcript exactly.
 SHORTENED = {
     "consumer_group_members_share_and_leave": 2,  # "B joins", "B waits for the partitions"
     "consumer_group_range_assignor": 1,  # "B joins"
     "consumer_group_rebalance_timeout_fences_a_member": 1,  # "B joins"
 }
 
-KIP848 = [name for name in SUITE.scenarios if name not in KNOWN_DIFFERENCES
+WITH_INTERVALS = [name for name in SUITE.scenarios if name not in KNOWN_DIFFERENCES
           and any("heartbeat_interval_ms" in step for step in SUITE.load_golden(name))]
 
 
-def test_the_pinned_scenarios_are_kip848_scenarios():
-    assert set(SHORTENED) <= set(KIP848) and len(KIP848) > len(SHORTENED)
+def test_the_pinned_scenarios_are_among_those_compared():
+    assert set(SHORTENED) <= set(WITH_INTERVALS) and len(WITH_INTERVALS) > len(SHORTENED)
 
 
 def differences(ours: list[dict], kafka: list[dict]) -> list[tuple[str, int, int]]:
@@ -49,7 +50,7 @@ def differences(ours: list[dict], kafka: list[dict]) -> list[tuple[str, int, int
 
 
 @pytest.mark.groupcoord(**ON)
-@pytest.mark.parametrize("name", KIP848)
+@pytest.mark.parametrize("name", WITH_INTERVALS)
 async def test_only_the_interval_told_to_a_waiting_member_differs_from_kafka(
         name: str, groupcoord_bootstrap: str, kafka_reference_if_available: str | None) -> None:
     kafka = await SUITE.kafka_transcript(name, kafka_reference_if_available)
