@@ -11,6 +11,7 @@ not count as reconciled).
 
     python -m bench.consumer_group_bench                        # starts its own groupcoord (fsync=never)
     python -m bench.consumer_group_bench --assignment-interval-ms 0   # target computed in every bumping heartbeat
+    python -m bench.consumer_group_bench --java-epoch-rule --unreleased-heartbeat-interval-ms 0  # Kafka's interval
     python -m bench.consumer_group_bench --bootstrap HOST:PORT  # or measures any broker (e.g. Kafka 4.x)
     python -m bench.consumer_group_bench --timeline --runs 5    # where each run's time went (see `timeline`)
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import time
 import uuid
 from typing import Any
@@ -29,6 +31,10 @@ from .wire_bench import _cores
 
 CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, CREATE_TOPICS, METADATA = 68, 69, 19, 3
 TIMEOUT_S = 300.0
+# The Java consumer's retry.backoff.ms (default 100) and the heartbeat request state's jitter (0.2, Kafka
+# 4.3.1's AbstractHeartbeatRequestManager): after a successful answer RequestState.onSuccessfulAttempt sets
+# backoffMs = exponentialBackoff.backoff(0), 80-120 ms, and canSendRequest waits that long after the answer.
+RETRY_BACKOFF_S, RETRY_BACKOFF_JITTER = 0.1, 0.2
 
 
 class _Member:
@@ -38,7 +44,11 @@ class _Member:
     ``java_epoch_rule`` does instead), and otherwise
     when the heartbeat timer expires, which it keeps as the Java client's heartbeat request manager does:
     reset to the interval when a heartbeat is *sent*, and from the answer only when the answer changed the
-    interval (the first one: the Java client starts at 0); never two heartbeats in flight.
+    interval (the first one: the Java client starts at 0); never two heartbeats in flight, and a heartbeat on
+    the timer never sooner than the retry backoff (`RETRY_BACKOFF_S`) after the last answer, as its
+    HeartbeatRequestState.canSendRequest also asks of RequestState (a heartbeat sent at once is not held:
+    AbstractHeartbeatRequestManager.poll sends those without asking canSendRequest). The backoff binds only
+    when an answer took nearly the whole interval, or when the broker answers with a short interval.
 
     The timer used to count from each answer. The first joiner, which receives every partition and
     acknowledges at once, had its acknowledgement answered only after the whole join burst, so its next
@@ -47,12 +57,13 @@ class _Member:
     acknowledged waited a further interval for its partitions (the kip848 figure's 1 s "lost round")."""
 
     def __init__(self, conn: AioConnection, group: str, topic: str, progress: asyncio.Event,
-                 java_epoch_rule: bool = False) -> None:
+                 java_epoch_rule: bool = False, retry_backoff_s: float = RETRY_BACKOFF_S) -> None:
         self.conn, self.group, self.topic = conn, group, topic
         # True: a new epoch alone does not bring the next heartbeat forward, only a changed assignment does
         # (the Java client's AbstractMembershipManager: an assignment equal to the current one is not
         # reconciled, so the member does not go to ACKNOWLEDGING and shouldHeartbeatNow() stays false)
         self.java_epoch_rule = java_epoch_rule
+        self.retry_backoff_s = retry_backoff_s
         self.member_id = str(uuid.uuid4())
         self.epoch = 0
         self.owned: dict[uuid.UUID, tuple[int, ...]] = {}
@@ -93,7 +104,8 @@ class _Member:
             self.log.append((sent, answered, self.epoch, sum(len(ps) for ps in self.owned.values())))
             self.progress.set()
             if not at_once:
-                await self._sleep(due - time.perf_counter())
+                backoff = self.retry_backoff_s * random.uniform(1 - RETRY_BACKOFF_JITTER, 1 + RETRY_BACKOFF_JITTER)
+                await self._sleep(max(due, answered + backoff) - time.perf_counter())
 
     async def _sleep(self, seconds: float) -> None:
         """Until the next heartbeat is due, or until `stop` (one timer, no polling: a thousand members)."""
@@ -269,6 +281,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--assignment-interval-ms", type=int, default=None,
                         help="group.consumer.assignment.interval.ms of the broker this bench starts (default: "
                              "the broker's, 1000 as in Kafka 4.3; 0 assigns in the heartbeat that bumps the epoch)")
+    parser.add_argument("--unreleased-heartbeat-interval-ms", type=int, default=None,
+                        help="group.consumer.unreleased.heartbeat.interval.ms of the broker this bench starts "
+                             "(default: the broker's, 100; 0 tells waiting members the group's interval, as Kafka)")
     parser.add_argument("--timeline", action="store_true",
                         help="print where the time to reconcile went (joins, target epochs, revocations, describes)")
     parser.add_argument("--runs", type=int, default=1, help="runs, each against a fresh broker")
@@ -283,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = {"group_consumer_heartbeat_interval_ms": ns.heartbeat_interval_ms}
     if ns.assignment_interval_ms is not None:
         settings["group_consumer_assignment_interval_ms"] = ns.assignment_interval_ms
+    if ns.unreleased_heartbeat_interval_ms is not None:
+        settings["group_consumer_unreleased_heartbeat_interval_ms"] = ns.unreleased_heartbeat_interval_ms
     for _ in range(ns.runs):
         with groupcoord(server_cores, fsync="never", **settings) as (address, _):
             print("groupcoord, " + ", ".join(f"{k.replace('_', '.')}={v}" for k, v in settings.items()))

@@ -260,6 +260,11 @@ SETTINGS: tuple[Setting, ...] = (
             "smallest consumer.assignment.interval.ms a group config may set"),
     Setting("group.consumer.max.assignment.interval.ms", 15000, _int_between(0, 2**31 - 1),
             "largest consumer.assignment.interval.ms a group config may set"),
+    Setting("group.consumer.unreleased.heartbeat.interval.ms", 100, _int_between(0, 2**31 - 1),
+            "heartbeat interval told to a consumer-protocol member that waits only for partitions other members "
+            "have not released yet (Kafka's UNRELEASED_PARTITIONS), so it asks again soon after they are "
+            "released instead of a whole heartbeat interval later (the Java client adopts each answer's "
+            "interval); never more than the group's heartbeat interval; 0 = the group's interval, as Kafka", False),
     Setting("group.share.session.timeout.ms", 45000, _int_between(1, 2**31 - 1),
             "share-group (KIP-932) member session timeout"),
     Setting("group.share.heartbeat.interval.ms", 5000, _int_between(1, 2**31 - 1),

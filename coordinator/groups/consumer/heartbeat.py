@@ -247,7 +247,7 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
 
     schedule_session(state, group.group_id, member_id, now)
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
-                "member_epoch": after.member_epoch, "heartbeat_interval": state.consumer_heartbeat_interval_ms(group.group_id),
+                "member_epoch": after.member_epoch, "heartbeat_interval": heartbeat_interval_ms(state, group.group_id, after),
                 "assignment": None}
     full = req.member_epoch == 0 or (
         req.rebalance_timeout_ms != -1
@@ -259,6 +259,34 @@ def heartbeat(state: ShardState, req: ConsumerGroupHeartbeat, now: int, fx: Effe
             {"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(after.assigned.items(), key=lambda kv: str(kv[0]))
         ]}
     return response
+
+
+def heartbeat_interval_ms(state: ShardState, group_id: str, member: ConsumerMember) -> int:
+    """The HeartbeatIntervalMs of a member's answer: the group's interval, or the shorter
+    ``group.consumer.unreleased.heartbeat.interval.ms`` (ours; 0 = off, Kafka's answer) while the member waits
+    only for partitions another member has not released yet (UNRELEASED_PARTITIONS).
+
+    Why: such a member has its new epoch but not its new partitions, and the Java consumer does not come back
+    for them before its heartbeat timer expires. Its membership manager reconciles only an assignment that
+    differs from the current one (AbstractMembershipManager.processAssignmentReceived: ``if
+    (!targetAssignmentReconciled()) transitionTo(MemberState.RECONCILING)``, else "Nothing to reconcile"), and
+    only ACKNOWLEDGING, LEAVING and JOINING heartbeat without waiting (``shouldHeartbeatNow``). So it waited a
+    whole interval after the owner's revocation (the kip848_java figure's lost second). But the client adopts
+    every answer's interval: AbstractHeartbeatRequestManager.onResponse calls
+    ``heartbeatRequestState.updateHeartbeatIntervalMs(heartbeatIntervalForResponse(response))``, and
+    HeartbeatRequestState.updateHeartbeatIntervalMs, when the value changed, sets it and
+    ``heartbeatTimer.updateAndReset(heartbeatIntervalMs)`` (from the answer; the timer is otherwise reset to
+    the interval when a heartbeat is sent, makeHeartbeatRequest -> ``resetTimer()``). A short interval in the
+    waiting member's answers brings its next heartbeat forward (not below the client's retry backoff since
+    the last answer, retry.backoff.ms 100 ms +-20 %, which RequestState.canSendRequest also requires); the
+    group's interval in the answer that gives it its partitions puts the timer back. Epochs, assignments and
+    the revocation protocol stay Kafka's: only the wait is shorter (checked against Kafka 4.3.1's recorded
+    answers in tests/conformance/test_unreleased_heartbeat_interval.py)."""
+    configured = state.consumer_heartbeat_interval_ms(group_id)
+    short = state.config.group_consumer_unreleased_heartbeat_interval_ms
+    if short and member.state is MemberState.UNRELEASED_PARTITIONS:
+        return min(short, configured)
+    return configured
 
 
 def _check_instance_not_fenced(static: ConsumerMember, req: ConsumerGroupHeartbeat) -> None:
