@@ -240,17 +240,22 @@ class KafkaConnection(asyncio.Protocol):
 
     def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
-        if self._closed and task.cancelled():
-            return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
         if task.cancelled():
+            if self._closed:
+                return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
             self._fail(slot, decoded, asyncio.CancelledError())
-        elif task.exception() is not None:
-            self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
-            self._complete(slot, decoded, task.result())
+            exc = task.exception()
+            if exc is not None:
+                self._fail(slot, decoded, exc)
+            else:
+                self._complete(slot, decoded, task.result())
         if not flush:
             return
-        if all(owed.done for owed in reversed(self._pending)):  # newest first: those are the ones still owed
+        pending = self._pending
+        if (len(pending) == 1 and pending[0].done) or all(owed.done for owed in reversed(pending)):
+            # (One slot: this answer's, the usual case of a member with one request in flight. Else newest
+            # first: those are the ones still owed.)
             # Nothing else is owed on this connection, so no other answer can join this one's write in this
             # loop turn (answers released together are each owed until their own callback has run, and the
             # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
