@@ -124,16 +124,19 @@ class ShardState:
         return group
 
     def on_transition(self, group: ClassicGroup, old: GroupState, new: GroupState, reason: str) -> None:
+        # ``_value_``, not ``.value``: Enum's value is a Python-level descriptor (two calls a read), and every
+        # group of three makes three transitions here
+        old_name, new_name = old._value_, new._value_
         self.log.info(
             "group state change",
             group_id=group.group_id,
-            old=old.value,
-            new=new.value,
+            old=old_name,
+            new=new_name,
             generation=group.generation,
-            members=group.size,
+            members=len(group.members),
             reason=reason,
         )
-        self.observer.on_state_change(group.group_id, old.value, new.value, reason)
+        self.observer.on_state_change(group.group_id, old_name, new_name, reason)
 
     def log_member(self, group: ClassicGroup, member_id: str, event: str, reason: str) -> None:
         self.log.info(_MEMBER_EVENTS.get(event) or f"member {event}", group_id=group.group_id, member_id=member_id,

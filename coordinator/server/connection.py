@@ -197,7 +197,7 @@ class KafkaConnection(asyncio.Protocol):
                 self._take_ready(out)  # answered at once: keeps the lanes open for what follows
         if laned:
             dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
-        self._flush(out)
+        self._flush(out, touched=True)
         self._update_reading()
 
     def _take_ready(self, out: list[bytes]) -> None:
@@ -348,9 +348,10 @@ class KafkaConnection(asyncio.Protocol):
         slot.size = len(payload) if payload else 0
         self._ready_bytes += slot.size
 
-    def _flush(self, out: list[bytes] | None = None) -> None:
+    def _flush(self, out: list[bytes] | None = None, touched: bool = False) -> None:
         """Write the answers ready at the front of the queue, after ``out`` (answers given at once, which
-        come before everything queued), in one write."""
+        come before everything queued), in one write. ``touched``: the connection was marked active in this
+        same loop turn already (data_received does so as it reads), so the write does not mark it again."""
         if self._closed or self.transport is None:
             return
         pending = self._pending
@@ -375,7 +376,8 @@ class KafkaConnection(asyncio.Protocol):
                 self.transport.write(data)
                 sent = len(data)
             self.server.bytes_sent(sent)
-            self.server.deadlines.active(self, time.monotonic())
+            if not touched:
+                self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.
             self._closed = True

@@ -70,6 +70,13 @@ class TimerHeap:
         return len(self._live)
 
     def next_deadline(self) -> int | None:
+        heap = self._heap
+        if heap:
+            deadline, seq, key = heap[0]
+            entry = self._live.get(key)
+            if entry is not None and entry[1] == seq and entry[2] == deadline:
+                return deadline  # the top entry is a live key's own deadline: nothing to settle (the runtime
+                # asks after every operation, so this is the common case)
         self._settle()
         return self._heap[0][0] if self._heap else None
 
@@ -129,6 +136,7 @@ class CoordinatorTimer(Generic[State]):
     def __init__(self) -> None:
         self._deadlines = TimerHeap()
         self._operations: dict[Hashable, Operation | KeyedOperation] = {}
+        self.next_deadline = self._deadlines.next_deadline  # asked after every operation: no frame of our own
 
     def schedule(self, key: Hashable, deadline_ms: int, operation: Operation | KeyedOperation) -> None:
         self._operations[key] = operation
@@ -149,7 +157,7 @@ class CoordinatorTimer(Generic[State]):
     def __len__(self) -> int:
         return len(self._deadlines)
 
-    def next_deadline(self) -> int | None:
+    def next_deadline(self) -> int | None:  # (replaced per instance by the heap's own, see __init__)
         return self._deadlines.next_deadline()
 
     def pop_due(self, now_ms: int) -> list[Operation]:
