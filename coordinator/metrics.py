@@ -318,7 +318,7 @@ class BrokerMetrics:
         self.rebalance_duration.observe(max(duration_s, 0.0))
 
     def _member_event(self, event: MemberEvent) -> None:
-        self.member_events.inc((event.value,))
+        self.member_events.inc((event._value_,))  # (Enum.value is a Python-level descriptor: two calls)
 
     def on_member_joined(self, group_id: str, member_id: str, reason: str = "") -> None:
         self._member_event(MemberEvent.JOINED)

@@ -8,7 +8,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
-from groupcoord.protocol.fast_codecs import JOIN_GROUP
+from groupcoord.protocol.fast_codecs import JOIN_GROUP, JoinGroupRequestView
 from groupcoord.protocol.sliced_requests import JoinGroupSlices
 from groupcoord.protocol.values import as_ms, as_str
 
@@ -33,6 +33,9 @@ NULLABLE_PROTOCOL_VERSION = 7
 
 
 def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
+    if type(r) is JoinGroupRequestView:  # the fast reader's: plain str, int and bytes already, every field there
+        return _request(ctx, r.group_id, r.member_id, r.protocol_type, tuple((p.name, p.metadata) for p in r.protocols),
+                        r.session_timeout, r.rebalance_timeout, r.group_instance_id, r.reason)
     return _request(ctx, as_str(r.group_id), as_str(r.member_id), as_str(r.protocol_type),
                     tuple((p.name, bytes(p.metadata)) for p in r.protocols), as_ms(r.session_timeout),
                     as_ms(getattr(r, "rebalance_timeout", r.session_timeout)), getattr(r, "group_instance_id", None),

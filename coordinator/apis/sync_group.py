@@ -6,7 +6,7 @@ from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.fast_codecs import SYNC_GROUP
+from groupcoord.protocol.fast_codecs import SYNC_GROUP, SyncGroupRequestView
 from groupcoord.protocol.values import as_str
 
 from ..groups.classic.responses import sync_error
@@ -21,6 +21,9 @@ API = Api(ApiKey.SYNC_GROUP, 0, 5)
 
 
 def sync_request(ctx: RequestContext, r: Any) -> SyncGroup:
+    if type(r) is SyncGroupRequestView:  # the fast reader's: plain str, int and bytes already, every field there
+        return SyncGroup(r.group_id, r.generation_id, r.member_id, tuple((a.member_id, a.assignment) for a in r.assignments),
+                         r.group_instance_id, r.protocol_type, r.protocol_name, ctx.api_version)
     return SyncGroup(
         group_id=as_str(r.group_id),
         generation_id=int(r.generation_id),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from groupcoord.protocol.frozen import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class JoinGroup:
     group_id: str
@@ -32,6 +33,7 @@ class JoinGroup:
         return self.version >= 4
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SyncGroup:
     group_id: str

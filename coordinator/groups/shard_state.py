@@ -20,6 +20,8 @@ from groupcoord.protocol.errors import ErrorCode
 
 TOPIC_PARTITIONS_CACHED = 200_000
 
+_MEMBER_EVENTS = {"joined": "member joined", "left": "member left", "expired": "member expired"}  # log events, spelt once
+
 
 @dataclass(eq=False)
 class ShardState:
@@ -98,6 +100,8 @@ class ShardState:
         could not be loaded answers COORDINATOR_NOT_AVAILABLE (the client looks for its coordinator again)."""
         if not group_id:
             return ErrorCode.invalid_group_id
+        if not self.loading and self.unavailable is None:  # every request of a serving shard: no further call
+            return None
         return self.availability_error()
 
     def topic_partition(self, topic: str, partition: int) -> tuple[str, int]:
@@ -120,18 +124,27 @@ class ShardState:
         return group
 
     def on_transition(self, group: ClassicGroup, old: GroupState, new: GroupState, reason: str) -> None:
+        # ``_value_``, not ``.value``: Enum's value is a Python-level descriptor (two calls a read), and every
+        # group of three makes three transitions here
+        old_name, new_name = old._value_, new._value_
         self.log.info(
             "group state change",
             group_id=group.group_id,
-            old=old.value,
-            new=new.value,
+            old=old_name,
+            new=new_name,
             generation=group.generation,
-            members=group.size,
+            members=len(group.members),
             reason=reason,
         )
-        self.observer.on_state_change(group.group_id, old.value, new.value, reason)
+        self.observer.on_state_change(group.group_id, old_name, new_name, reason)
 
     def log_member(self, group: ClassicGroup, member_id: str, event: str, reason: str) -> None:
-        self.log.info(f"member {event}", group_id=group.group_id, member_id=member_id, reason=reason)
-        hook = {"joined": self.observer.on_member_joined, "left": self.observer.on_member_left}.get(event, self.observer.on_member_expired)
-        hook(group.group_id, member_id, reason)
+        self.log.info(_MEMBER_EVENTS.get(event) or f"member {event}", group_id=group.group_id, member_id=member_id,
+                      reason=reason)
+        observer = self.observer
+        if event == "joined":
+            observer.on_member_joined(group.group_id, member_id, reason)
+        elif event == "left":
+            observer.on_member_left(group.group_id, member_id, reason)
+        else:
+            observer.on_member_expired(group.group_id, member_id, reason)

@@ -197,7 +197,7 @@ class KafkaConnection(asyncio.Protocol):
                 self._take_ready(out)  # answered at once: keeps the lanes open for what follows
         if laned:
             dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
-        self._flush(out)
+        self._flush(out, touched=True)
         self._update_reading()
 
     def _take_ready(self, out: list[bytes]) -> None:
@@ -240,17 +240,22 @@ class KafkaConnection(asyncio.Protocol):
 
     def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
-        if self._closed and task.cancelled():
-            return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
         if task.cancelled():
+            if self._closed:
+                return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
             self._fail(slot, decoded, asyncio.CancelledError())
-        elif task.exception() is not None:
-            self._fail(slot, decoded, task.exception())  # type: ignore[arg-type]
         else:
-            self._complete(slot, decoded, task.result())
+            exc = task.exception()
+            if exc is not None:
+                self._fail(slot, decoded, exc)
+            else:
+                self._complete(slot, decoded, task.result())
         if not flush:
             return
-        if all(owed.done for owed in reversed(self._pending)):  # newest first: those are the ones still owed
+        pending = self._pending
+        if (len(pending) == 1 and pending[0].done) or all(owed.done for owed in reversed(pending)):
+            # (One slot: this answer's, the usual case of a member with one request in flight. Else newest
+            # first: those are the ones still owed.)
             # Nothing else is owed on this connection, so no other answer can join this one's write in this
             # loop turn (answers released together are each owed until their own callback has run, and the
             # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
@@ -343,9 +348,10 @@ class KafkaConnection(asyncio.Protocol):
         slot.size = len(payload) if payload else 0
         self._ready_bytes += slot.size
 
-    def _flush(self, out: list[bytes] | None = None) -> None:
+    def _flush(self, out: list[bytes] | None = None, touched: bool = False) -> None:
         """Write the answers ready at the front of the queue, after ``out`` (answers given at once, which
-        come before everything queued), in one write."""
+        come before everything queued), in one write. ``touched``: the connection was marked active in this
+        same loop turn already (data_received does so as it reads), so the write does not mark it again."""
         if self._closed or self.transport is None:
             return
         pending = self._pending
@@ -370,7 +376,8 @@ class KafkaConnection(asyncio.Protocol):
                 self.transport.write(data)
                 sent = len(data)
             self.server.bytes_sent(sent)
-            self.server.deadlines.active(self, time.monotonic())
+            if not touched:
+                self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.
             self._closed = True

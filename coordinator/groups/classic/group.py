@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.protocol_vote import select_protocol, supports_protocols
+from groupcoord.coordinator.groups.classic.shared_sets import shared_frozenset
 from groupcoord.coordinator.groups.classic.state import GroupState, check_transition
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.protocol.consumer_protocol import subscribed_topics
@@ -174,7 +175,7 @@ class ClassicGroup:
             if found is None:
                 return None
             topics |= found
-        return frozenset(topics)
+        return shared_frozenset(topics)
 
     def reset_to_empty_shell(self) -> None:
         """What is left of a group after its metadata tombstone while offsets survive: a standalone group."""

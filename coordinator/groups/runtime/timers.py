@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from functools import partial
 from typing import Callable, Generic, Hashable, TypeVar
 
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -69,6 +70,13 @@ class TimerHeap:
         return len(self._live)
 
     def next_deadline(self) -> int | None:
+        heap = self._heap
+        if heap:
+            deadline, seq, key = heap[0]
+            entry = self._live.get(key)
+            if entry is not None and entry[1] == seq and entry[2] == deadline:
+                return deadline  # the top entry is a live key's own deadline: nothing to settle (the runtime
+                # asks after every operation, so this is the common case)
         self._settle()
         return self._heap[0][0] if self._heap else None
 
@@ -105,14 +113,32 @@ class TimerHeap:
         heapq.heapify(self._heap)
 
 
+class KeyedOperation:
+    """One timer kind's operation, shared by every key of that kind: ``handler(key, state, now)`` reads the
+    group and member ids from the key itself. Scheduling with it stores this one object, not a ``partial``
+    and its argument tuple per key: those lived as long as the member (a session timer is re-armed, never
+    dropped), two of the few objects per group the cyclic collector walked again at every older-generation
+    pass. The operation for a key is bound only when it falls due."""
+
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: Callable[[Hashable, State, int], Effects]) -> None:
+        self.handler = handler
+
+    def bind(self, key: Hashable) -> Operation:
+        return partial(self.handler, key)
+
+
 class CoordinatorTimer(Generic[State]):
-    """A deadline per key and the operation it runs; re-scheduling a key replaces both."""
+    """A deadline per key and the operation it runs (an ``Operation``, or a ``KeyedOperation`` bound to the
+    key when due); re-scheduling a key replaces both."""
 
     def __init__(self) -> None:
         self._deadlines = TimerHeap()
-        self._operations: dict[Hashable, Operation] = {}
+        self._operations: dict[Hashable, Operation | KeyedOperation] = {}
+        self.next_deadline = self._deadlines.next_deadline  # asked after every operation: no frame of our own
 
-    def schedule(self, key: Hashable, deadline_ms: int, operation: Operation) -> None:
+    def schedule(self, key: Hashable, deadline_ms: int, operation: Operation | KeyedOperation) -> None:
         self._operations[key] = operation
         self._deadlines.schedule(key, deadline_ms)
 
@@ -131,7 +157,7 @@ class CoordinatorTimer(Generic[State]):
     def __len__(self) -> int:
         return len(self._deadlines)
 
-    def next_deadline(self) -> int | None:
+    def next_deadline(self) -> int | None:  # (replaced per instance by the heap's own, see __init__)
         return self._deadlines.next_deadline()
 
     def pop_due(self, now_ms: int) -> list[Operation]:
@@ -140,4 +166,8 @@ class CoordinatorTimer(Generic[State]):
         All are taken before any runs, so an operation that cancels another due at the
         same time does not stop it: each operation checks the state it acts on.
         """
-        return [self._operations.pop(key) for key in self._deadlines.pop_due(now_ms)]
+        due = []
+        for key in self._deadlines.pop_due(now_ms):
+            operation = self._operations.pop(key)
+            due.append(operation.bind(key) if type(operation) is KeyedOperation else operation)
+        return due
