@@ -23,9 +23,9 @@ failure and re-checks its tail before taking appends again, as after a failed ``
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
+import functools
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -79,14 +79,16 @@ def write_runs_and_flush(runs: Runs, segments: Sequence[Segment]) -> float:
     return time.perf_counter() - started
 
 
-def _load_syncfs() -> Callable[[int], int] | None:
+@functools.cache
+def _libc_syncfs() -> Callable[[int], int] | None:
     """libc's syncfs (Linux), called through ctypes: CDLL releases the GIL for the call, so the event loop runs
-    while the filesystem is flushed."""
-    if not os.uname().sysname == "Linux":
+    while the filesystem is flushed. Looked up on first use, among the symbols the process already has loaded
+    (``CDLL(None)``: no library search, which would run ``ldconfig``), so that start-up pays nothing for it."""
+    if not sys.platform.startswith("linux"):
         return None
+    import ctypes
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.syncfs
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int]
@@ -94,16 +96,15 @@ def _load_syncfs() -> Callable[[int], int] | None:
     return fn
 
 
-_SYNCFS = _load_syncfs()
-
-
 def syncfs_available() -> bool:
-    return _SYNCFS is not None
+    return _libc_syncfs() is not None
 
 
 def _syncfs(fd: int) -> None:
-    assert _SYNCFS is not None
-    if _SYNCFS(fd) != 0:
+    import ctypes
+    fn = _libc_syncfs()
+    assert fn is not None
+    if fn(fd) != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"syncfs: {os.strerror(errno)}")
 
@@ -124,7 +125,8 @@ class GroupCommit:
     def __init__(self, data_dir: Path, executor: Executor, *, syncfs_min_files: int = SYNCFS_MIN_FILES) -> None:
         self.data_dir = Path(data_dir)
         self.executor = executor
-        self.syncfs_min_files = syncfs_min_files if syncfs_available() else 0
+        self.syncfs_min_files = syncfs_min_files
+        """0 (or no syncfs on this platform, found at the first round that would use it): an fdatasync each."""
         self._dir_fd: int | None = None
         self._waiting: list[_Waiting] = []
         self._rounds_in_flight = 0
@@ -166,7 +168,7 @@ class GroupCommit:
         files = sum(len(item.segments) for item in waiting)  # each log names its own segments once
         loop = asyncio.get_running_loop()
         try:
-            if self.syncfs_min_files and files >= self.syncfs_min_files:
+            if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
                 job = loop.run_in_executor(self.executor, self._write_all_and_syncfs, [item.runs for item in waiting])
                 job.add_done_callback(lambda f: self._finish_syncfs_round(waiting, f))
