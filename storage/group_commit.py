@@ -170,7 +170,8 @@ class GroupCommit:
         try:
             if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
-                job = loop.run_in_executor(self.executor, self._write_all_and_syncfs, [item.runs for item in waiting])
+                job = loop.run_in_executor(self.executor, self._write_all_and_syncfs, [item.runs for item in waiting],
+                                           self._directory_fd())
                 job.add_done_callback(lambda f: self._finish_syncfs_round(waiting, f))
             else:
                 jobs = [loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
@@ -180,7 +181,8 @@ class GroupCommit:
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             self._finish_round(waiting, [exc] * len(waiting))
 
-    def _write_all_and_syncfs(self, all_runs: list[Runs]) -> list[BaseException | float]:
+    @staticmethod
+    def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseException | float]:
         """One job: every log's writes (a failed one fails only its log), then one syncfs for all of them."""
         outcomes: list[BaseException | float] = []
         for runs in all_runs:
@@ -193,7 +195,7 @@ class GroupCommit:
         if any(type(outcome) is float for outcome in outcomes):
             started = time.perf_counter()
             try:
-                _syncfs(self._directory_fd())
+                _syncfs(dir_fd)
             except OSError as exc:
                 failed = FlushFailed(str(exc))
                 failed.__cause__ = exc
@@ -203,6 +205,7 @@ class GroupCommit:
         return outcomes
 
     def _directory_fd(self) -> int:
+        """Opened once, on the event loop (two rounds in flight must not both open it)."""
         if self._dir_fd is None:
             self._dir_fd = os.open(self.data_dir, os.O_RDONLY)
         return self._dir_fd
