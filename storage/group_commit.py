@@ -80,10 +80,11 @@ def write_runs_and_flush(runs: Runs, segments: Sequence[Segment]) -> float:
 
 
 @functools.cache
-def _libc_syncfs() -> Callable[[int], int] | None:
-    """libc's syncfs (Linux), called through ctypes: CDLL releases the GIL for the call, so the event loop runs
-    while the filesystem is flushed. Looked up on first use, among the symbols the process already has loaded
-    (``CDLL(None)``: no library search, which would run ``ldconfig``), so that start-up pays nothing for it."""
+def _libc_syncfs() -> Callable[[int], None] | None:
+    """libc's syncfs (Linux) as a function that raises OSError, or None where there is none. Called through ctypes:
+    CDLL releases the GIL for the call, so the event loop runs while the filesystem is flushed. Looked up on first
+    use, among the symbols the process already has loaded (``CDLL(None)``: no library search, which would run
+    ``ldconfig``), so that start-up pays nothing for it."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
@@ -93,7 +94,14 @@ def _libc_syncfs() -> Callable[[int], int] | None:
         return None
     fn.argtypes = [ctypes.c_int]
     fn.restype = ctypes.c_int
-    return fn
+    get_errno = ctypes.get_errno
+
+    def syncfs(fd: int) -> None:
+        if fn(fd) != 0:
+            errno = get_errno()
+            raise OSError(errno, f"syncfs: {os.strerror(errno)}")
+
+    return syncfs
 
 
 def syncfs_available() -> bool:
@@ -101,12 +109,7 @@ def syncfs_available() -> bool:
 
 
 def _syncfs(fd: int) -> None:
-    import ctypes
-    fn = _libc_syncfs()
-    assert fn is not None
-    if fn(fd) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"syncfs: {os.strerror(errno)}")
+    _libc_syncfs()(fd)  # type: ignore[misc]  # only called where syncfs_available()
 
 
 @dataclass(slots=True)
@@ -128,6 +131,7 @@ class GroupCommit:
         self.syncfs_min_files = syncfs_min_files
         """0 (or no syncfs on this platform, found at the first round that would use it): an fdatasync each."""
         self._dir_fd: int | None = None
+        self._data_dev: int | None = None
         self._waiting: list[_Waiting] = []
         self._rounds_in_flight = 0
         self._scheduled = False
@@ -139,7 +143,9 @@ class GroupCommit:
         """Whether ``directory`` is on the data directory's filesystem, which is the one syncfs flushes (a
         partition directory that is a mount point of its own keeps its logs' own fdatasyncs)."""
         try:
-            return os.stat(directory).st_dev == os.stat(self.data_dir).st_dev
+            if self._data_dev is None:
+                self._data_dev = os.stat(self.data_dir).st_dev
+            return os.stat(directory).st_dev == self._data_dev
         except OSError:
             return False
 
@@ -170,52 +176,21 @@ class GroupCommit:
         try:
             if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
-                job = loop.run_in_executor(self.executor, self._write_all_and_syncfs, [item.runs for item in waiting],
+                job = loop.run_in_executor(self.executor, _write_all_and_syncfs, [item.runs for item in waiting],
                                            self._directory_fd())
-                job.add_done_callback(lambda f: self._finish_syncfs_round(waiting, f))
             else:
-                jobs = [loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
-                        for item in waiting]
-                gathered = asyncio.gather(*jobs, return_exceptions=True)
-                gathered.add_done_callback(lambda f: self._finish_round(waiting, f.result()))
+                job = asyncio.gather(*(loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
+                                       for item in waiting), return_exceptions=True)
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             self._finish_round(waiting, [exc] * len(waiting))
-
-    @staticmethod
-    def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseException | float]:
-        """One job: every log's writes (a failed one fails only its log), then one syncfs for all of them."""
-        outcomes: list[BaseException | float] = []
-        for runs in all_runs:
-            try:
-                write_runs(runs)
-            except BaseException as exc:  # noqa: BLE001 - handed to that log's append
-                outcomes.append(exc)
-            else:
-                outcomes.append(0.0)
-        if any(type(outcome) is float for outcome in outcomes):
-            started = time.perf_counter()
-            try:
-                _syncfs(dir_fd)
-            except OSError as exc:
-                failed = FlushFailed(str(exc))
-                failed.__cause__ = exc
-                return [failed if type(outcome) is float else outcome for outcome in outcomes]
-            took = time.perf_counter() - started
-            outcomes = [took if type(outcome) is float else outcome for outcome in outcomes]
-        return outcomes
+            return
+        job.add_done_callback(lambda done: self._finish_round(waiting, _outcomes(done, len(waiting))))
 
     def _directory_fd(self) -> int:
         """Opened once, on the event loop (two rounds in flight must not both open it)."""
         if self._dir_fd is None:
             self._dir_fd = os.open(self.data_dir, os.O_RDONLY)
         return self._dir_fd
-
-    def _finish_syncfs_round(self, waiting: list[_Waiting], job: asyncio.Future[list[BaseException | float]]) -> None:
-        try:
-            outcomes: list[BaseException | float] = job.result()
-        except BaseException as exc:  # noqa: BLE001 - the executor itself failed (shut down): every log hears it
-            outcomes = [exc] * len(waiting)
-        self._finish_round(waiting, outcomes)
 
     def _finish_round(self, waiting: list[_Waiting], outcomes: list[BaseException | float]) -> None:
         self._rounds_in_flight -= 1
@@ -231,3 +206,35 @@ class GroupCommit:
             # should join the round too.
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._start_round)
+
+
+def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseException | float]:
+    """One job: every log's writes (a failed one fails only its log), then one syncfs for all of them. Each log's
+    outcome: its write's error, ``FlushFailed`` from the syncfs, or the seconds the syncfs took."""
+    errors: list[BaseException | None] = []
+    for runs in all_runs:
+        try:
+            write_runs(runs)
+        except BaseException as exc:  # noqa: BLE001 - handed to that log's append
+            errors.append(exc)
+        else:
+            errors.append(None)
+    if all(errors):
+        return errors  # type: ignore[return-value]  # nothing written: nothing to sync
+    started = time.perf_counter()
+    try:
+        _syncfs(dir_fd)
+    except OSError as exc:
+        failed = FlushFailed(str(exc))
+        failed.__cause__ = exc
+        return [error or failed for error in errors]
+    took = time.perf_counter() - started
+    return [error or took for error in errors]
+
+
+def _outcomes(job: asyncio.Future[list[BaseException | float]], count: int) -> list[BaseException | float]:
+    """A round job's outcome per log; a job that failed as a whole (its executor shut down) fails every log."""
+    try:
+        return job.result()
+    except BaseException as exc:  # noqa: BLE001
+        return [exc] * count

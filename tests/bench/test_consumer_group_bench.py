@@ -59,7 +59,7 @@ def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent
     # The join brings partitions (acknowledged at once); the acknowledgement is answered 150 ms late; the
     # next heartbeat is due 200 ms after the acknowledgement was *sent*, not 200 ms after its answer.
     join, ack, regular = _first_sent([(0.01, answer(1, [0, 1])), (0.15, answer(1, None)),
-                                            (0.01, answer(1, None))])
+                                      (0.01, answer(1, None))])
     assert ack - join < 0.05, "the new assignment is acknowledged at once"
     assert 0.19 <= regular - ack < 0.3, f"next heartbeat {regular - ack:.3f} s after the acknowledgement was sent"
 
@@ -67,7 +67,7 @@ def test_the_heartbeat_after_a_late_acknowledgement_counts_from_when_it_was_sent
 def _sent_after_an_epoch_bump(java_epoch_rule: bool) -> list[float]:
     """Join with partitions (acknowledged at once), then an answer that bumps the epoch and brings nothing."""
     return _first_sent([(0.01, answer(1, [0])), (0.01, answer(2, None)), (0.01, answer(2, None))],
-                             java_epoch_rule)
+                       java_epoch_rule)
 
 
 def test_an_epoch_bump_alone_waits_the_interval_under_the_java_rule():

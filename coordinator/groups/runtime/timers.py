@@ -136,7 +136,9 @@ class CoordinatorTimer(Generic[State]):
     def __init__(self) -> None:
         self._deadlines = TimerHeap()
         self._operations: dict[Hashable, Operation | KeyedOperation] = {}
-        self.next_deadline = self._deadlines.next_deadline  # asked after every operation: no frame of our own
+        self.next_deadline: Callable[[], int | None] = self._deadlines.next_deadline
+        """The earliest live deadline, None when nothing is scheduled: the heap's own method, bound here because the
+        runtime asks after every operation and a method of ours would only add a frame."""
 
     def schedule(self, key: Hashable, deadline_ms: int, operation: Operation | KeyedOperation) -> None:
         self._operations[key] = operation
@@ -156,9 +158,6 @@ class CoordinatorTimer(Generic[State]):
 
     def __len__(self) -> int:
         return len(self._deadlines)
-
-    def next_deadline(self) -> int | None:  # (replaced per instance by the heap's own, see __init__)
-        return self._deadlines.next_deadline()
 
     def pop_due(self, now_ms: int) -> list[Operation]:
         """Remove and return the operations due at or before ``now_ms``, earliest first.
