@@ -9,7 +9,8 @@
 For each figure and each run, groupcoord and then Kafka (the cached 4.3.1 jars, production JVM flags, see
 bench/kafka_server.py) are started fresh in a temp dir on 127.0.0.1, pinned to the first core, their
 `__consumer_offsets` warmed (bench/warm.py), measured by the same load generator pinned to the other cores,
-and stopped. Interleaving the brokers run by run keeps slow drift of a shared machine from favouring one.
+and stopped. Each measurement runs in a fresh process of its own (bench/isolated.py): a Python client must
+not be slowed by what earlier figures left on the harness's heap. Interleaving the brokers run by run keeps slow drift of a shared machine from favouring one.
 The table goes to stdout, progress to stderr, every sample to bench/results/compare-<time>.json.
 
 Figures, not pass/fail: the exit status is 0 even when a figure failed on a broker (the table says so).
@@ -31,7 +32,8 @@ from pathlib import Path
 from typing import Iterator
 
 from . import compare_report as report
-from .compare_figures import FIGURES, FULL, QUICK, Figure, Sizes, ceiling
+from . import isolated
+from .compare_figures import FIGURE_LIMIT_S, FIGURES, FULL, QUICK, Figure, Sizes, ceiling
 from .kafka_server import GROUPCOORD_SETTINGS, KAFKA_LABEL, PRODUCTION_JVM_OPTIONS, kafka
 from .servers import bare, groupcoord
 from .warm import warm
@@ -76,8 +78,9 @@ def measure_once(figure: Figure, broker: str, fsync: str | None, sizes: Sizes, s
         warm_s = warm(bootstrap)
         log(f"  {report.target_id(broker, fsync)} at {bootstrap}: serving after {startup_s:.2f} s, "
             f"offsets warm in {warm_s:.2f} s")
-        with contextlib.redirect_stdout(sys.stderr):  # the benches' own progress lines
-            values = figure.measure(bootstrap, sizes, shared, client_cores)
+        # In a fresh process of its own: the harness's heap, grown by earlier figures, must not slow a
+        # figure's Python clients (bench/isolated.py).
+        values = isolated.measure(figure.name, bootstrap, sizes, shared, client_cores, FIGURE_LIMIT_S + 60.0)
     return {**values, "startup_ms": startup_s * 1000, "warm_s": warm_s}
 
 

@@ -8,6 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bench import isolated
+from bench.compare_figures import QUICK
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -25,3 +30,12 @@ def test_compare_quick_against_groupcoord_prints_a_table_and_writes_json(tmp_pat
     [sample] = document["figures"]["big_group"]["samples"]["groupcoord-batch"]
     assert sample["big_group_ms"] > 0 and sample["startup_ms"] > 0
     assert document["table"][0]["groupcoord_values"] == [sample["big_group_ms"]]
+
+
+def test_a_figure_that_fails_in_its_own_process_is_reported_with_the_childs_traceback():
+    """bench.isolated runs each measurement in a fresh process; its exception comes back as FigureFailed."""
+    with pytest.raises(isolated.FigureFailed) as failed:
+        isolated.measure("big_group", "127.0.0.1:1", QUICK, {}, None, limit_s=60.0)
+    message = str(failed.value)
+    assert "ConnectionRefusedError" in message or "OSError" in message, message
+    assert "in the figure's process" in message and "Traceback" in message
