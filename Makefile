@@ -24,7 +24,8 @@ pipeline: $(BIN)/python
 
 # The default run plus the long scenarios (GROUPCOORD_FULL_TESTS=1): every Kafka CLI story, both MirrorMaker 2
 # directions, the Docker image built and run with podman, the compose example under podman-compose, the perf
-# tools, 100,000 partitions at ulimit -n 1024, every differential scenario replayed against live Kafka 4.3.1
+# tools, 100,000 partitions at ulimit -n 1024, the pipeline on a standalone Spark cluster, the Java client
+# scenarios against live Kafka, every differential scenario replayed against live Kafka 4.3.1
 # (the default run compares with the transcripts recorded from it). The default run skips them with that reason printed.
 test-full:
 	GROUPCOORD_FULL_TESTS=1 $(MAKE) test

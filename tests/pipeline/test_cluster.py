@@ -78,6 +78,7 @@ def _tables(out, job):
     return {name: (out / f"{name}.csv").read_text() for name in TABLES[job]}
 
 
+@pytest.mark.full("every job on a standalone Spark cluster (master and worker JVMs), local mode beside it (~60-230 s, the default run's longest)")
 def test_the_jobs_on_a_standalone_cluster_answer_exactly_as_local_mode(spark, daemon_log, cluster, s3_server, tmp_path):
     shared, groups = daemon_log
     local, remote, from_s3 = tmp_path / "local", tmp_path / "cluster", tmp_path / "cluster-s3"

@@ -12,6 +12,7 @@ from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
 pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
 
 
+@pytest.mark.full("the Java consumer group against live Kafka 4.3.1 (~15 s; the same test against groupcoord runs by default)")
 @pytest.mark.reference
 def test_java_consumer_group_against_kafka(kafka_reference):
     assert_java_test_passes(kafka_reference)
