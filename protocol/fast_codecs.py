@@ -696,7 +696,23 @@ class JoinGroupRequestView:
     reason: str | None
 
 
-def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
+JoinRead = tuple[str | None, str, int, int, str, "str | None", str, tuple[tuple[str, bytes], ...], "str | None"]
+
+
+def read_join_group(frame: bytes, version: int) -> JoinRead | None:
+    """JoinGroup v6-v9 as plain values: (client id, group id, session timeout, rebalance timeout, member id,
+    group instance id, protocol type, ((protocol name, metadata), ...), reason — None below v8), or None for
+    anything the general path must judge. The one reader of these versions: the frame loop's lane takes
+    these values as they are, and ``JOIN_GROUP.read`` puts them into a view for the handler, so both accept
+    and refuse exactly the same frames. ``frame`` is the request frame alone (the lane copies it out of what
+    was read: a JoinGroup is small, and one bound, the frame's length, keeps every helper the same)."""
+    try:
+        return _join_group_fields(frame, version)
+    except (_Unhandled, IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _join_group_fields(frame: bytes, version: int) -> JoinRead:
     client_id, pos = _header(frame, True)
     group_id, pos = _compact_string(frame, pos)
     session, rebalance = _I32_I32.unpack_from(frame, pos)
@@ -709,13 +725,19 @@ def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupR
         name, pos = _compact_string(frame, pos)
         metadata, pos = _compact_bytes(frame, pos)
         pos = _no_tags(frame, pos)
-        protocols.append(JoinGroupProtocolView(name, metadata))
+        protocols.append((name, metadata))
     reason = None
     if version >= 8:
         reason, pos = _compact_nullable_string(frame, pos)
     _no_tags(frame, pos)
+    return client_id, group_id, session, rebalance, member_id, instance, protocol_type, tuple(protocols), reason
+
+
+def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
+    client_id, group_id, session, rebalance, member_id, instance, protocol_type, protocols, reason = (
+        _join_group_fields(frame, version))
     return client_id, JoinGroupRequestView(group_id, session, rebalance, member_id, instance, protocol_type,
-                                           tuple(protocols), reason)
+                                           tuple([JoinGroupProtocolView(n, m) for n, m in protocols]), reason)
 
 
 _JOIN_KEYS = frozenset(("throttle_time", "error_code", "generation_id", "protocol_type", "protocol_name", "leader",
@@ -793,7 +815,21 @@ class SyncGroupRequestView:
     assignments: tuple[SyncGroupAssignmentView, ...]
 
 
-def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:
+SyncRead = tuple[str | None, str, int, str, "str | None", "str | None", "str | None", tuple[tuple[str, bytes], ...]]
+
+
+def read_sync_group(frame: bytes, version: int) -> SyncRead | None:
+    """SyncGroup v4-v5 as plain values: (client id, group id, generation, member id, group instance id,
+    protocol type, protocol name — both None in v4, ((member id, assignment), ...)), or None for anything the
+    general path must judge. The one reader of these versions, for the lane and ``SYNC_GROUP.read`` alike
+    (see ``read_join_group``)."""
+    try:
+        return _sync_group_fields(frame, version)
+    except (_Unhandled, IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _sync_group_fields(frame: bytes, version: int) -> SyncRead:
     client_id, pos = _header(frame, True)
     group_id, pos = _compact_string(frame, pos)
     generation = _unpack_i32(frame, pos)[0]
@@ -809,10 +845,16 @@ def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupR
         member, pos = _compact_string(frame, pos)
         assignment, pos = _compact_bytes(frame, pos)
         pos = _no_tags(frame, pos)
-        assignments.append(SyncGroupAssignmentView(member, assignment))
+        assignments.append((member, assignment))
     _no_tags(frame, pos)
+    return client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, tuple(assignments)
+
+
+def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:
+    client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, assignments = (
+        _sync_group_fields(frame, version))
     return client_id, SyncGroupRequestView(group_id, generation, member_id, instance, protocol_type, protocol_name,
-                                           tuple(assignments))
+                                           tuple([SyncGroupAssignmentView(m, a) for m, a in assignments]))
 
 
 _SYNC_KEYS = frozenset(("throttle_time", "error_code", "protocol_type", "protocol_name", "assignment"))

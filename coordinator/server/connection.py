@@ -73,6 +73,7 @@ class KafkaConnection(asyncio.Protocol):
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flush_scheduled = False
+        self._in_frame_loop = False  # data_received is serving this connection's frames: it writes at the end
         self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
         self._muted_until = 0.0
         self._held: list[bytes] = []  # frames read with a throttled one, served once the throttle time is over
@@ -117,9 +118,17 @@ class KafkaConnection(asyncio.Protocol):
         """The frame loop: every request the read completed, in order, answered with one write at the end.
         While no answer is owed (nothing parked ahead, no SASL exchange under way), a request an API lane
         takes (dispatch.Lane: the commonest heartbeat) is answered right here from the frame's bytes, and
-        answers the ordinary way gives at once join the same write; the rest take a slot in the queue."""
+        answers the ordinary way gives at once join the same write; the rest take a slot in the queue (a
+        deferred lane's requests too, whatever is owed: a JoinGroup, a SyncGroup, an OffsetCommit)."""
         if self._closed or self._closing:
             return
+        self._in_frame_loop = True
+        try:
+            self._serve_frames(data)
+        finally:
+            self._in_frame_loop = False
+
+    def _serve_frames(self, data: bytes) -> None:
         server = self.server
         deadlines = server.deadlines
         deadlines.active(self, time.monotonic())
@@ -161,6 +170,8 @@ class KafkaConnection(asyncio.Protocol):
                     # Its answer takes a slot behind those owed, pending or not, and is observed when given,
                     # as the ordinary way's are (the time then includes the write's).
                     if owed[0](self, buffer, start, end):
+                        if pending[0].done and not pending[0].close:
+                            self._take_ready(out)  # answered at once (MEMBER_ID_REQUIRED): as below
                         continue
                 elif not pending:
                     lane = lanes.get(key)
@@ -282,9 +293,10 @@ class KafkaConnection(asyncio.Protocol):
 
     def answer_later(self, slot: _Slot, payload: bytes | None) -> None:
         """A deferred lane's answer: sent (with whatever else is ready by the end of this loop turn) once every
-        answer ahead of it has been."""
+        answer ahead of it has been. One given while this connection's frame loop runs (the lane's request
+        answered at once) leaves with that loop's own write, so no flush is scheduled for it."""
         self._fill(slot, payload)
-        if not self._flush_scheduled:
+        if not self._flush_scheduled and not self._in_frame_loop:
             self._flush_soon()
 
     def _deferred_flush(self) -> None:
