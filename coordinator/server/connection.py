@@ -261,16 +261,19 @@ class KafkaConnection(asyncio.Protocol):
                 self._fail(slot, decoded, exc)
             else:
                 self._complete(slot, decoded, task.result())
-        if not flush:
-            return
+        if flush:
+            self._flush_now_or_soon()
+
+    def _flush_now_or_soon(self) -> None:
+        """An answer was just given outside the frame loop (a parked request's, a deferred lane's)."""
         pending = self._pending
         if (len(pending) == 1 and pending[0].done) or all(owed.done for owed in reversed(pending)):
             # (One slot: this answer's, the usual case of a member with one request in flight. Else newest
             # first: those are the ones still owed.)
             # Nothing else is owed on this connection, so no other answer can join this one's write in this
-            # loop turn (answers released together are each owed until their own callback has run, and the
-            # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
-            # join, a sync, a member's only request in flight) end here.
+            # loop turn (answers released together are each owed until they are given, and the last of them
+            # gets here): written now, without a loop turn of its own. Most parked requests (a join, a sync,
+            # a member's only request in flight) end here.
             self._flush()
             self._update_reading()
         elif not self._flush_scheduled:
@@ -292,12 +295,13 @@ class KafkaConnection(asyncio.Protocol):
         return slot
 
     def answer_later(self, slot: _Slot, payload: bytes | None) -> None:
-        """A deferred lane's answer: sent (with whatever else is ready by the end of this loop turn) once every
-        answer ahead of it has been. One given while this connection's frame loop runs (the lane's request
-        answered at once) leaves with that loop's own write, so no flush is scheduled for it."""
+        """A deferred lane's answer: sent once every answer ahead of it has been, with whatever else is ready
+        by then (written at once when it is the last owed, else at the end of this loop turn). One given while
+        this connection's frame loop runs (the lane's request answered at once) leaves with that loop's own
+        write."""
         self._fill(slot, payload)
-        if not self._flush_scheduled and not self._in_frame_loop:
-            self._flush_soon()
+        if not self._in_frame_loop:
+            self._flush_now_or_soon()
 
     def _deferred_flush(self) -> None:
         self._flush_scheduled = False
