@@ -136,9 +136,15 @@ class OwedAnswer:
     def set_result(self, response: Any) -> None:
         connection = self.connection
         dispatcher = connection.server.dispatcher
-        payload = self.codec.write(self.version, self.correlation_id, response)
-        if payload is None:
-            payload = dispatcher._encode(self._context(), response)
+        try:
+            payload = self.codec.write(self.version, self.correlation_id, response)
+            if payload is None:
+                payload = dispatcher._encode(self._context(), response)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # as the ordinary way's encoding failure (a bug): never the runtime's
+            self.fail(exc)
+            return
         dispatcher.observe(self.codec.api_key, _top_level_error(response), self.started)
         connection.answer_later(self.slot, payload)
 

@@ -240,3 +240,37 @@ async def test_the_lanes_serve_the_versions_the_fast_codecs_read():
         await broker.stop()
     assert lanes == {"JoinGroup": [7, 8, 9], "SyncGroup": list(SYNC_GROUP.versions)}
     assert set(lanes["JoinGroup"]) <= set(JOIN_GROUP.versions)
+
+
+async def test_an_owed_answer_that_cannot_be_encoded_is_answered_as_a_failed_handler():
+    """As the ordinary way answers an answer its encoders refuse (a bug): UNKNOWN_SERVER_ERROR, logged, and
+    nothing raised into the group runtime that gave it."""
+    from types import SimpleNamespace
+
+    from groupcoord.coordinator.security.principal import ANONYMOUS
+    from groupcoord.coordinator.server.dispatch import Decoded, Dispatcher, OwedAnswer, RequestContext
+
+    dispatcher = Dispatcher()
+    answered: list[bytes | None] = []
+
+    class Slot:
+        done = False
+
+    class Connection:
+        peer, id, principal, listener = "127.0.0.1", 4, ANONYMOUS, "PLAINTEXT"
+        server = SimpleNamespace(dispatcher=dispatcher)
+
+        def owe(self) -> Slot:
+            return Slot()
+
+        def answer_later(self, slot: Slot, payload: bytes | None) -> None:
+            slot.done = True
+            answered.append(payload)
+
+    reply = OwedAnswer(Connection(), JOIN_GROUP, 9, 7, "client")
+    assert not reply.done()
+    reply.set_result({"no": "such answer"})
+    assert reply.done()
+    expected = dispatcher.encode_failure(Decoded(RequestContext(11, 9, 7, "client", "127.0.0.1", 4), None, None),
+                                         ValueError("x"))
+    assert answered == [expected]
