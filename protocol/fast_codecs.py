@@ -664,7 +664,8 @@ def _compact_text(value: Any) -> bytes:
     if type(value) is not str:
         raise TypeError
     raw = value.encode("utf-8")
-    return _length(len(raw) + 1) + raw
+    n = len(raw) + 1
+    return (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
 
 
 # --------------------------------------------------------------------------- JoinGroup (key 11)
