@@ -11,8 +11,10 @@ member id (MEMBER_ID_REQUIRED), three with it, the leader's and the followers' S
 each. The requests are pre-encoded byte strings and the answers are read at fixed offsets, so the client's
 share is small and the same for any tree. Socket and loop I/O are left out (bench.group_cpu has them).
 
-On a shared machine the CPU time still wanders; instructions do not: run it under callgrind with
-``TRIALS=0`` and with ``TRIALS=1`` (one trial of N groups) and divide the difference by N.
+On a shared machine the CPU time still wanders; instructions wander less: run it under callgrind with
+``TRIALS=0`` and with ``TRIALS=1`` (one trial of N groups) and divide the difference by N. Not fully: the
+shards' timers and appends still interleave differently under load (two runs of one tree differed by up to
+20 % on a machine at load 8), so compare several runs of each side.
 """
 
 from __future__ import annotations
