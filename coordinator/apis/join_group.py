@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import struct
+from typing import Any
 
 import structlog
 
