@@ -645,30 +645,27 @@ def _put_uvarint(out: bytearray, n: int) -> None:
     out.append(n)
 
 
-def _put_compact_string(out: bytearray, value: Any) -> None:
-    """A compact non-null string; a value that is not a str raises TypeError (the writer declines)."""
+_I32_I16_I32 = struct.Struct(">ihi")
+
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
+
+
+def _length(n: int) -> bytes:
+    """An unsigned varint's bytes (a compact length: one byte below 128, from a table)."""
+    if n < 0x80:
+        return _ONE_BYTE[n]
+    out = bytearray()
+    _put_uvarint(out, n)
+    return bytes(out)
+
+
+def _compact_text(value: Any) -> bytes:
+    """A compact non-null string's bytes; a value that is not a str raises TypeError (the writer declines)."""
     if type(value) is not str:
         raise TypeError
     raw = value.encode("utf-8")
-    _put_uvarint(out, len(raw) + 1)
-    out += raw
-
-
-def _put_compact_nullable_string(out: bytearray, value: Any) -> None:
-    if value is None:
-        out.append(0)
-    else:
-        _put_compact_string(out, value)
-
-
-def _put_compact_bytes(out: bytearray, value: Any) -> None:
-    if type(value) is not bytes:
-        raise TypeError
-    _put_uvarint(out, len(value) + 1)
-    out += value
-
-
-_I32_I16_I32 = struct.Struct(">ihi")
+    n = len(raw) + 1
+    return (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
 
 
 # --------------------------------------------------------------------------- JoinGroup (key 11)
@@ -696,26 +693,82 @@ class JoinGroupRequestView:
     reason: str | None
 
 
-def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
+JoinRead = tuple[str | None, str, int, int, str, "str | None", str, tuple[tuple[str, bytes], ...], "str | None"]
+
+
+def read_join_group(frame: bytes, version: int) -> JoinRead | None:
+    """JoinGroup v6-v9 as plain values: (client id, group id, session timeout, rebalance timeout, member id,
+    group instance id, protocol type, ((protocol name, metadata), ...), reason — None below v8), or None for
+    anything the general path must judge. The one reader of these versions: the frame loop's lane takes
+    these values as they are, and ``JOIN_GROUP.read`` puts them into a view for the handler, so both accept
+    and refuse exactly the same frames. ``frame`` is the request frame alone (the lane copies it out of what
+    was read: a JoinGroup is small, and one bound, the frame's length, keeps every helper the same)."""
+    try:
+        return _join_group_fields(frame, version)
+    except (_Unhandled, IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _join_group_fields(frame: bytes, version: int) -> JoinRead:
+    """What ``read_join_group`` reads, raising for what it declines. The strings are read inline where their
+    length takes one varint byte (every one a client sends in practice; anything longer is declined, as
+    ``_compact_string`` declines it): a JoinGroup is read for every member of every rebalance, and a helper
+    call per field was half of its reading."""
+    size = len(frame)
     client_id, pos = _header(frame, True)
-    group_id, pos = _compact_string(frame, pos)
-    session, rebalance = _I32_I32.unpack_from(frame, pos)
-    member_id, pos = _compact_string(frame, pos + 8)
-    instance, pos = _compact_nullable_string(frame, pos)
-    protocol_type, pos = _compact_string(frame, pos)
-    count, pos = _compact_count(frame, pos)
+    n = frame[pos]  # group id
+    end = pos + n
+    if n == 0 or n >= 0x80 or end > size:
+        raise _Unhandled
+    group_id = frame[pos + 1:end].decode("utf-8")
+    session, rebalance = _I32_I32.unpack_from(frame, end)
+    pos = end + 8
+    n = frame[pos]  # member id
+    end = pos + n
+    if n == 0 or n >= 0x80 or end > size:
+        raise _Unhandled
+    member_id = frame[pos + 1:end].decode("utf-8")
+    pos = end
+    n = frame[pos]  # group instance id, nullable
+    if n == 0:
+        instance = None
+        pos += 1
+    else:
+        end = pos + n
+        if n >= 0x80 or end > size:
+            raise _Unhandled
+        instance = frame[pos + 1:end].decode("utf-8")
+        pos = end
+    n = frame[pos]  # protocol type
+    end = pos + n
+    if n == 0 or n >= 0x80 or end > size:
+        raise _Unhandled
+    protocol_type = frame[pos + 1:end].decode("utf-8")
+    count, pos = _compact_count(frame, end)
     protocols = []
     for _ in range(count):
-        name, pos = _compact_string(frame, pos)
-        metadata, pos = _compact_bytes(frame, pos)
-        pos = _no_tags(frame, pos)
-        protocols.append(JoinGroupProtocolView(name, metadata))
+        n = frame[pos]  # protocol name
+        end = pos + n
+        if n == 0 or n >= 0x80 or end > size:
+            raise _Unhandled
+        name = frame[pos + 1:end].decode("utf-8")
+        metadata, pos = _compact_bytes(frame, end)
+        if frame[pos] != 0:  # the protocol's tagged fields
+            raise _Unhandled
+        pos += 1
+        protocols.append((name, metadata))
     reason = None
     if version >= 8:
         reason, pos = _compact_nullable_string(frame, pos)
     _no_tags(frame, pos)
+    return client_id, group_id, session, rebalance, member_id, instance, protocol_type, tuple(protocols), reason
+
+
+def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
+    client_id, group_id, session, rebalance, member_id, instance, protocol_type, protocols, reason = (
+        _join_group_fields(frame, version))
     return client_id, JoinGroupRequestView(group_id, session, rebalance, member_id, instance, protocol_type,
-                                           tuple(protocols), reason)
+                                           tuple([JoinGroupProtocolView(n, m) for n, m in protocols]), reason)
 
 
 _JOIN_KEYS = frozenset(("throttle_time", "error_code", "generation_id", "protocol_type", "protocol_name", "leader",
@@ -725,7 +778,9 @@ _JOIN_KEYS = frozenset(("throttle_time", "error_code", "generation_id", "protoco
 def _write_join_group(version: int, correlation_id: int, response: Any) -> bytes | None:
     """The coordinator's JoinGroup answer (classic/responses.py: its nine keys, every one always there).
     Declines what a version cannot carry as given (a null protocol name before v7, skip_assignment before
-    v9, a protocol type before v7) rather than guess what the general encoder would make of it."""
+    v9, a protocol type before v7) rather than guess what the general encoder would make of it. Written as
+    a list of parts joined once (``_compact_text`` per string), not appended field by field to a bytearray:
+    it answers every JoinGroup, and the leader's lists every member."""
     if type(response) is not dict or response.keys() != _JOIN_KEYS:
         return None
     try:
@@ -735,36 +790,37 @@ def _write_join_group(version: int, correlation_id: int, response: Any) -> bytes
             return None
         if version < 9 and response["skip_assignment"]:
             return None
-        out = bytearray(_FRAME_START.pack(0, correlation_id))
-        out.append(0)  # response header v1: no tagged fields
-        out += _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
-                                 int(response["generation_id"]))
+        parts = [b"\x00",  # response header v1: no tagged fields
+                 _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
+                                   int(response["generation_id"]))]
         if version >= 7:
-            _put_compact_nullable_string(out, protocol_type)
-            _put_compact_nullable_string(out, protocol_name)
+            parts.append(b"\x00" if protocol_type is None else _compact_text(protocol_type))
+            parts.append(b"\x00" if protocol_name is None else _compact_text(protocol_name))
         else:
-            _put_compact_string(out, protocol_name)
-        _put_compact_string(out, response["leader"])
+            parts.append(_compact_text(protocol_name))
+        parts.append(_compact_text(response["leader"]))
         if version >= 9:
             skip = response["skip_assignment"]
             if type(skip) is not bool:
                 return None
-            out.append(1 if skip else 0)
-        _put_compact_string(out, response["member_id"])
+            parts.append(b"\x01" if skip else b"\x00")
+        parts.append(_compact_text(response["member_id"]))
         members = response["members"]
-        _put_uvarint(out, len(members) + 1)
+        parts.append(_length(len(members) + 1))
         for m in members:
             if type(m) is not dict or len(m) != 3:
                 return None
-            _put_compact_string(out, m["member_id"])
-            _put_compact_nullable_string(out, m["group_instance_id"])
-            _put_compact_bytes(out, m["metadata"])
-            out.append(0)
-        out.append(0)
+            instance = m["group_instance_id"]
+            metadata = m["metadata"]
+            if type(metadata) is not bytes:
+                raise TypeError
+            parts += (_compact_text(m["member_id"]), b"\x00" if instance is None else _compact_text(instance),
+                      _length(len(metadata) + 1), metadata, b"\x00")
+        parts.append(b"\x00")
+        body = b"".join(parts)
+        return _FRAME_START.pack(len(body) + 4, correlation_id) + body
     except (KeyError, TypeError, AttributeError, ValueError, struct.error):
         return None
-    _I32.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
 
 
 JOIN_GROUP = FastCodec(11, range(6, 10), _guarded(_read_join_group), _write_join_group)
@@ -793,12 +849,38 @@ class SyncGroupRequestView:
     assignments: tuple[SyncGroupAssignmentView, ...]
 
 
-def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:
+SyncRead = tuple[str | None, str, int, str, "str | None", "str | None", "str | None", tuple[tuple[str, bytes], ...]]
+
+
+def read_sync_group(frame: bytes, version: int) -> SyncRead | None:
+    """SyncGroup v4-v5 as plain values: (client id, group id, generation, member id, group instance id,
+    protocol type, protocol name — both None in v4, ((member id, assignment), ...)), or None for anything the
+    general path must judge. The one reader of these versions, for the lane and ``SYNC_GROUP.read`` alike
+    (see ``read_join_group``)."""
+    try:
+        return _sync_group_fields(frame, version)
+    except (_Unhandled, IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _sync_group_fields(frame: bytes, version: int) -> SyncRead:
+    """What ``read_sync_group`` reads, raising for what it declines; the member ids read inline, as
+    ``_join_group_fields`` reads its strings (the leader's SyncGroup names every member)."""
+    size = len(frame)
     client_id, pos = _header(frame, True)
-    group_id, pos = _compact_string(frame, pos)
-    generation = _unpack_i32(frame, pos)[0]
-    member_id, pos = _compact_string(frame, pos + 4)
-    instance, pos = _compact_nullable_string(frame, pos)
+    n = frame[pos]  # group id
+    end = pos + n
+    if n == 0 or n >= 0x80 or end > size:
+        raise _Unhandled
+    group_id = frame[pos + 1:end].decode("utf-8")
+    generation = _unpack_i32(frame, end)[0]
+    pos = end + 4
+    n = frame[pos]  # member id
+    end = pos + n
+    if n == 0 or n >= 0x80 or end > size:
+        raise _Unhandled
+    member_id = frame[pos + 1:end].decode("utf-8")
+    instance, pos = _compact_nullable_string(frame, end)
     protocol_type = protocol_name = None
     if version >= 5:
         protocol_type, pos = _compact_nullable_string(frame, pos)
@@ -806,13 +888,25 @@ def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupR
     count, pos = _compact_count(frame, pos)
     assignments = []
     for _ in range(count):
-        member, pos = _compact_string(frame, pos)
-        assignment, pos = _compact_bytes(frame, pos)
-        pos = _no_tags(frame, pos)
-        assignments.append(SyncGroupAssignmentView(member, assignment))
+        n = frame[pos]  # the member's id
+        end = pos + n
+        if n == 0 or n >= 0x80 or end > size:
+            raise _Unhandled
+        member = frame[pos + 1:end].decode("utf-8")
+        assignment, pos = _compact_bytes(frame, end)
+        if frame[pos] != 0:  # the assignment's tagged fields
+            raise _Unhandled
+        pos += 1
+        assignments.append((member, assignment))
     _no_tags(frame, pos)
+    return client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, tuple(assignments)
+
+
+def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:
+    client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, assignments = (
+        _sync_group_fields(frame, version))
     return client_id, SyncGroupRequestView(group_id, generation, member_id, instance, protocol_type, protocol_name,
-                                           tuple(assignments))
+                                           tuple([SyncGroupAssignmentView(m, a) for m, a in assignments]))
 
 
 _SYNC_KEYS = frozenset(("throttle_time", "error_code", "protocol_type", "protocol_name", "assignment"))
@@ -828,18 +922,17 @@ def _write_sync_group(version: int, correlation_id: int, response: Any) -> bytes
         protocol_name = response["protocol_name"]
         if version < 5 and (protocol_type is not None or protocol_name is not None):
             return None
-        out = bytearray(_FRAME_START.pack(0, correlation_id))
-        out.append(0)  # response header v1: no tagged fields
-        out += _I32_I16.pack(int(response["throttle_time"]), int(response["error_code"]))
-        if version >= 5:
-            _put_compact_nullable_string(out, protocol_type)
-            _put_compact_nullable_string(out, protocol_name)
-        _put_compact_bytes(out, response["assignment"])
-        out.append(0)
+        assignment = response["assignment"]
+        if type(assignment) is not bytes:
+            return None
+        head = _I32_I16.pack(int(response["throttle_time"]), int(response["error_code"]))
+        if version >= 5:  # (parts joined once, as _write_join_group writes)
+            head += ((b"\x00" if protocol_type is None else _compact_text(protocol_type))
+                     + (b"\x00" if protocol_name is None else _compact_text(protocol_name)))
+        body = b"".join((b"\x00", head, _length(len(assignment) + 1), assignment, b"\x00"))
+        return _FRAME_START.pack(len(body) + 4, correlation_id) + body
     except (KeyError, TypeError, AttributeError, ValueError, struct.error):
         return None
-    _I32.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
 
 
 SYNC_GROUP = FastCodec(14, range(4, 6), _guarded(_read_sync_group), _write_sync_group)

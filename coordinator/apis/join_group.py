@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
-from groupcoord.protocol.fast_codecs import JOIN_GROUP, JoinGroupRequestView
+from groupcoord.protocol.fast_codecs import JOIN_GROUP, JoinGroupRequestView, read_join_group
 from groupcoord.protocol.sliced_requests import JoinGroupSlices
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.classic.responses import join_error
 from ..groups.requests import JoinGroup
 from ..security.acl import AclOperation, ResourceType
-from ..server.dispatch import CLOSE_CONNECTION, HeavyRequest, RequestContext
+from ..server.dispatch import CLOSE_CONNECTION, HEAVY_REQUEST_BYTES, HeavyRequest, Lane, OwedAnswer, RequestContext
 from .api import Api
 from .heavy_requests import trim_later, turn
-from .requests import client_host
+from .requests import client_host, member_host
 from .services import Services
 
 FAST = JOIN_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
@@ -30,6 +31,8 @@ SLICE_PROTOCOLS = 2000
 log = structlog.get_logger("groupcoord.join_group")
 
 NULLABLE_PROTOCOL_VERSION = 7
+
+_CORRELATION = struct.Struct(">i").unpack_from
 
 
 def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
@@ -45,7 +48,16 @@ def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
 def _request(ctx: RequestContext, group_id: str, member_id: str, protocol_type: str,
              protocols: tuple[tuple[str, bytes], ...], session: int, rebalance: int, group_instance_id: str | None,
              reason: str | None) -> JoinGroup:
-    if ctx.api_version == 0 or rebalance < 0:
+    return group_join(ctx.api_version, ctx.client_id, client_host(ctx), group_id, member_id, protocol_type, protocols,
+                      session, rebalance, group_instance_id, reason)
+
+
+def group_join(version: int, client_id: str | None, host: str, group_id: str, member_id: str, protocol_type: str,
+               protocols: tuple[tuple[str, bytes], ...], session: int, rebalance: int, group_instance_id: str | None,
+               reason: str | None) -> JoinGroup:
+    """The group service's request, from the handler's reading or the lane's (``host`` as ``client_host``
+    gives it)."""
+    if version == 0 or rebalance < 0:
         rebalance = session  # JoinGroup v0 has no rebalance timeout: Kafka uses the session timeout
     return JoinGroup(
         group_id=group_id,
@@ -55,10 +67,10 @@ def _request(ctx: RequestContext, group_id: str, member_id: str, protocol_type: 
         session_timeout_ms=session,
         rebalance_timeout_ms=rebalance,
         group_instance_id=group_instance_id,
-        client_id=ctx.client_id or "",
-        client_host=client_host(ctx),
+        client_id=client_id or "",
+        client_host=host,
         reason=reason,
-        version=ctx.api_version,
+        version=version,
     )
 
 
@@ -117,3 +129,41 @@ async def handle_heavy(services: Services, ctx: RequestContext, request: HeavyRe
 
 
 HEAVY = handle_heavy
+
+
+LANE_VERSIONS = range(NULLABLE_PROTOCOL_VERSION, 10)
+"""From v7 `handle` returns the group service's answer as it is (below, `_answer` mends it): the lane's."""
+
+
+def lane(services: Services) -> Lane | None:
+    """The frame loop's own way for a dynamic member's JoinGroup v7-v9 (every one a group forming sends: the
+    member-id round, the join, a rejoin): read from the frame into the group service's request and handed
+    to the service with an ``OwedAnswer`` for its reply, owed in request order and written, as the handler's
+    answer would be, once the shard gives it (at once, or when the join phase completes) — no request
+    context, handler call, future or done-callback. With an authorizer, only while it allows everything
+    (READ on the group is then granted). A static member (KIP-345), a frame the fast reader declines or a
+    very large one (its heavy handler's) are left to `handle`."""
+    make_join = getattr(services.groups, "join_lane", None)
+    if make_join is None:  # a stand-in group service (tests of other parts): the handler only
+        return None
+    join = make_join()
+    auth = services.authorizer
+
+    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
+        if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
+            return False
+        frame = data[start:end]
+        version = frame[3]
+        read = read_join_group(frame, version)
+        if read is None or read[5] is not None:
+            return False
+        client_id, group_id, session, rebalance, member_id, _, protocol_type, protocols, reason = read
+        reply = OwedAnswer(connection, JOIN_GROUP, version, _CORRELATION(frame, 4)[0], client_id)
+        try:
+            join(group_join(version, client_id, member_host(connection.peer), group_id, member_id, protocol_type,
+                            protocols, session, rebalance, None, reason), reply)
+        except Exception as exc:  # as a failed handler: UNKNOWN_SERVER_ERROR, logged
+            reply.fail(exc)
+        return True
+
+    return Lane(API.key, LANE_VERSIONS, answer, deferred=True)

@@ -9,7 +9,11 @@ from groupcoord.coordinator.server.dispatch import RequestContext
 
 def client_host(ctx: RequestContext) -> str:
     """The client's address as Kafka reports it for a member: ``/127.0.0.1`` (Java's InetAddress form)."""
-    host = ctx.client_host
+    return member_host(ctx.client_host)
+
+
+def member_host(host: str) -> str:
+    """``client_host`` from the connection's peer address itself (what a frame-loop lane has, no context)."""
     if host and not host.startswith("/"):
         return "/" + host
     return host or ""

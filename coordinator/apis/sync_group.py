@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.fast_codecs import SYNC_GROUP, SyncGroupRequestView
+from groupcoord.protocol.fast_codecs import SYNC_GROUP, SyncGroupRequestView, read_sync_group
 from groupcoord.protocol.values import as_str
 
 from ..groups.classic.responses import sync_error
 from ..groups.requests import SyncGroup
 from ..security.acl import AclOperation, ResourceType
-from ..server.dispatch import RequestContext
+from ..server.dispatch import HEAVY_REQUEST_BYTES, Lane, OwedAnswer, RequestContext
 from .api import Api
 from .services import Services
 
 FAST = SYNC_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.SYNC_GROUP, 0, 5)
+
+_CORRELATION = struct.Struct(">i").unpack_from
 
 
 def sync_request(ctx: RequestContext, r: Any) -> SyncGroup:
@@ -41,3 +44,37 @@ def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
     if auth is not None and not auth.authorize(ctx, AclOperation.READ, ResourceType.GROUP, as_str(request.group_id)):
         return sync_error(ErrorCode.group_authorization_failed)
     return services.groups.sync_group(sync_request(ctx, request))
+
+
+def lane(services: Services) -> Lane | None:
+    """The frame loop's own way for a dynamic member's SyncGroup v4-v5 (the leader's with the assignment, a
+    follower's): read from the frame into the group service's request and handed to the service with an
+    ``OwedAnswer`` for its reply, owed in request order and written, as the handler's answer would be, once
+    the shard gives it (the leader's once the group's record is durable, a follower's with the leader's or at
+    once) — no request context, handler call, future or done-callback. With an authorizer, only while it
+    allows everything (READ on the group is then granted). A static member, a frame the fast reader declines
+    or a very large one are left to `handle`."""
+    make_sync = getattr(services.groups, "sync_lane", None)
+    if make_sync is None:  # a stand-in group service (tests of other parts): the handler only
+        return None
+    sync = make_sync()
+    auth = services.authorizer
+
+    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
+        if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
+            return False
+        frame = data[start:end]
+        version = frame[3]
+        read = read_sync_group(frame, version)
+        if read is None or read[4] is not None:
+            return False
+        client_id, group_id, generation, member_id, _, protocol_type, protocol_name, assignments = read
+        reply = OwedAnswer(connection, SYNC_GROUP, version, _CORRELATION(frame, 4)[0], client_id)
+        try:
+            sync(SyncGroup(group_id, generation, member_id, assignments, None, protocol_type, protocol_name, version),
+                 reply)
+        except Exception as exc:  # as a failed handler: UNKNOWN_SERVER_ERROR, logged
+            reply.fail(exc)
+        return True
+
+    return Lane(API.key, SYNC_GROUP.versions, answer, deferred=True)

@@ -146,20 +146,28 @@ class GroupCoordinatorService:
     def shard_for(self, group_id: str) -> GroupShard:
         return self._runtime.shard(partition_for(group_id, self.num_partitions))
 
-    def _run(self, group_id: str, op: Callable[[GroupShard, Any, int], Effects], on_error: ErrorShape) -> asyncio.Future[dict]:
-        return self._runtime.run(partition_for(group_id, self.num_partitions), op, on_error)
+    def _run(self, group_id: str, op: Callable[[GroupShard, Any, int], Effects], on_error: ErrorShape,
+             reply: Any = None) -> asyncio.Future[dict]:
+        return self._runtime.run(partition_for(group_id, self.num_partitions), op, on_error, reply)
 
     # ------------------------------------------------------------------ APIs
 
-    def join_group(self, req: JoinGroup) -> asyncio.Future[dict]:
-        return self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now), lambda e: join_error(req.member_id, e))
+    def join_group(self, req: JoinGroup, reply: Any = None) -> asyncio.Future[dict]:
+        """``reply``: answered instead of a new future (the server's JoinGroup lane hands its ``OwedAnswer``)."""
+        return self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now),
+                         lambda e: join_error(req.member_id, e), reply)
 
-    def sync_group(self, req: SyncGroup) -> asyncio.Future[dict]:
-        return self._run(
-            req.group_id,
-            lambda s, t, now: s.handle_sync(req, t, now),
-            sync_error,
-        )
+    def sync_group(self, req: SyncGroup, reply: Any = None) -> asyncio.Future[dict]:
+        """``reply``: as for `join_group` (the SyncGroup lane's)."""
+        return self._run(req.group_id, lambda s, t, now: s.handle_sync(req, t, now), sync_error, reply)
+
+    def join_lane(self) -> Callable[[JoinGroup, Any], Any]:
+        """``join(req, reply)`` for the server's JoinGroup lane: `join_group`, its reply given to ``reply``."""
+        return self.join_group
+
+    def sync_lane(self) -> Callable[[SyncGroup, Any], Any]:
+        """``sync(req, reply)`` for the server's SyncGroup lane: `sync_group`, its reply given to ``reply``."""
+        return self.sync_group
 
     def heartbeat(self, req: Heartbeat) -> asyncio.Future[dict]:
         return self._run(req.group_id, lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import struct
-import uuid
 from typing import Any, Callable, Iterator
 
 import structlog
@@ -60,13 +59,18 @@ _random = bytearray()
 def random_member_id(prefix: str) -> str:
     """Kafka's member id: the client id (or group.instance.id) and a random UUID (version 4, as
     ``uuid.uuid4()`` makes). The random bytes come from ``os.urandom`` 256 ids' worth at a time: one
-    getrandom system call per member id was a tenth of a JoinGroup's cost."""
+    getrandom system call per member id was a tenth of a JoinGroup's cost. The UUID's text is written
+    from the bytes directly, with the version and variant bits set as ``uuid.UUID(bytes=..., version=4)``
+    sets them (the same string, checked in the tests), without the UUID object and its integer."""
     global _random
     if not _random:
         _random = bytearray(os.urandom(_RANDOM_CHUNK))
-    raw = bytes(_random[-16:])
+    raw = _random[-16:]
     del _random[-16:]
-    return f"{prefix}-{uuid.UUID(bytes=raw, version=4)}"
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{prefix}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _forget_random() -> None:

@@ -73,6 +73,7 @@ class KafkaConnection(asyncio.Protocol):
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
         self._tasks: set[asyncio.Task[Any]] = set()
         self._flush_scheduled = False
+        self._in_frame_loop = False  # data_received is serving this connection's frames: it writes at the end
         self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
         self._muted_until = 0.0
         self._held: list[bytes] = []  # frames read with a throttled one, served once the throttle time is over
@@ -117,9 +118,17 @@ class KafkaConnection(asyncio.Protocol):
         """The frame loop: every request the read completed, in order, answered with one write at the end.
         While no answer is owed (nothing parked ahead, no SASL exchange under way), a request an API lane
         takes (dispatch.Lane: the commonest heartbeat) is answered right here from the frame's bytes, and
-        answers the ordinary way gives at once join the same write; the rest take a slot in the queue."""
+        answers the ordinary way gives at once join the same write; the rest take a slot in the queue (a
+        deferred lane's requests too, whatever is owed: a JoinGroup, a SyncGroup, an OffsetCommit)."""
         if self._closed or self._closing:
             return
+        self._in_frame_loop = True
+        try:
+            self._serve_frames(data)
+        finally:
+            self._in_frame_loop = False
+
+    def _serve_frames(self, data: bytes) -> None:
         server = self.server
         deadlines = server.deadlines
         deadlines.active(self, time.monotonic())
@@ -161,6 +170,8 @@ class KafkaConnection(asyncio.Protocol):
                     # Its answer takes a slot behind those owed, pending or not, and is observed when given,
                     # as the ordinary way's are (the time then includes the write's).
                     if owed[0](self, buffer, start, end):
+                        if pending[0].done and not pending[0].close:
+                            self._take_ready(out)  # answered at once (MEMBER_ID_REQUIRED): as below
                         continue
                 elif not pending:
                     lane = lanes.get(key)
@@ -250,16 +261,19 @@ class KafkaConnection(asyncio.Protocol):
                 self._fail(slot, decoded, exc)
             else:
                 self._complete(slot, decoded, task.result())
-        if not flush:
-            return
+        if flush:
+            self._flush_now_or_soon()
+
+    def _flush_now_or_soon(self) -> None:
+        """An answer was just given outside the frame loop (a parked request's, a deferred lane's)."""
         pending = self._pending
         if (len(pending) == 1 and pending[0].done) or all(owed.done for owed in reversed(pending)):
             # (One slot: this answer's, the usual case of a member with one request in flight. Else newest
             # first: those are the ones still owed.)
             # Nothing else is owed on this connection, so no other answer can join this one's write in this
-            # loop turn (answers released together are each owed until their own callback has run, and the
-            # last of them gets here): written now, without a loop turn of its own. Most parked requests (a
-            # join, a sync, a member's only request in flight) end here.
+            # loop turn (answers released together are each owed until they are given, and the last of them
+            # gets here): written now, without a loop turn of its own. Most parked requests (a join, a sync,
+            # a member's only request in flight) end here.
             self._flush()
             self._update_reading()
         elif not self._flush_scheduled:
@@ -281,11 +295,13 @@ class KafkaConnection(asyncio.Protocol):
         return slot
 
     def answer_later(self, slot: _Slot, payload: bytes | None) -> None:
-        """A deferred lane's answer: sent (with whatever else is ready by the end of this loop turn) once every
-        answer ahead of it has been."""
+        """A deferred lane's answer: sent once every answer ahead of it has been, with whatever else is ready
+        by then (written at once when it is the last owed, else at the end of this loop turn). One given while
+        this connection's frame loop runs (the lane's request answered at once) leaves with that loop's own
+        write."""
         self._fill(slot, payload)
-        if not self._flush_scheduled:
-            self._flush_soon()
+        if not self._in_frame_loop:
+            self._flush_now_or_soon()
 
     def _deferred_flush(self) -> None:
         self._flush_scheduled = False

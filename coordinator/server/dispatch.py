@@ -96,7 +96,8 @@ class Lane:
     the whole answer frame, having done what the handler would have done; or None, having done nothing,
     and the request takes the ordinary way (decode, handler, encoder) where every other case is judged.
     Only answers with no error go this way, so the lane's requests are counted as NONE (see
-    ``Dispatcher.observe_lane``). Checked against the ordinary way in the API's tests."""
+    ``Dispatcher.observe_lane``); a deferred lane's are observed one by one as they are given. Checked
+    against the ordinary way in the API's tests."""
 
     api_key: int
     versions: range
@@ -104,8 +105,66 @@ class Lane:
     deferred: bool = False
     """A lane whose answer waits (an OffsetCommit, for its write to be durable): ``answer(connection, data,
     start, end)`` returns True having taken the request (its answer owed in request order, given later
-    through the connection's ``answer_later``), or False having done nothing. Such a lane takes requests
+    through the connection's ``answer_later``, by an ``OwedAnswer`` for instance), or False having done nothing. Such a lane takes requests
     while earlier answers are still owed, since its answer is owed in line with them."""
+
+
+class OwedAnswer:
+    """A deferred lane's answer to one request, owed in the connection's request order (its slot is taken
+    when the request is) until the service answers it as it answers a future: ``done()``, then
+    ``set_result(response)`` with the answer the handler would have returned. That answer is then written as
+    the ordinary way writes it (the API's fast writer, the general encoder where that declines), observed as
+    the dispatcher observes an answer (the API, its top-level error, the time since the request was read) and
+    handed to the connection. What it keeps is what the frame loop read, no request context; so a lane hands
+    the service this instead of a future and the shard's code, parked replies included, is the same."""
+
+    __slots__ = ("connection", "slot", "codec", "version", "correlation_id", "client_id", "started")
+
+    def __init__(self, connection: Any, codec: FastCodec, version: int, correlation_id: int,
+                 client_id: str | None) -> None:
+        self.started = time.perf_counter()
+        self.connection = connection
+        self.codec = codec
+        self.version = version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.slot = connection.owe()
+
+    def done(self) -> bool:
+        return self.slot.done
+
+    def set_result(self, response: Any) -> None:
+        connection = self.connection
+        dispatcher = connection.server.dispatcher
+        try:
+            payload = self.codec.write(self.version, self.correlation_id, response)
+            if payload is None:
+                payload = dispatcher._encode(self._context(), response)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # as the ordinary way's encoding failure (a bug): never the runtime's
+            self.fail(exc)
+            return
+        dispatcher.observe(self.codec.api_key, _top_level_error(response), self.started)
+        connection.answer_later(self.slot, payload)
+
+    def fail(self, exc: BaseException) -> None:
+        """The service raised instead of answering: answered as the ordinary way answers a failed handler."""
+        if self.slot.done:
+            return
+        connection = self.connection
+        try:
+            payload = connection.server.dispatcher.encode_failure(
+                Decoded(self._context(), None, None, started=self.started), exc)
+        except CloseConnection as close:
+            connection._abort(close.reason, **close.details)
+            return
+        connection.answer_later(self.slot, payload)
+
+    def _context(self) -> "RequestContext":
+        connection = self.connection
+        return RequestContext(self.codec.api_key, self.version, self.correlation_id, self.client_id,
+                              connection.peer, connection.id, connection.principal, connection.listener)
 
 
 class RequestObserver(Protocol):
@@ -330,7 +389,9 @@ class Dispatcher:
         return self._encode(ctx, entity)
 
     def _observe(self, decoded: Decoded, error_code: int) -> None:
+        self.observe(decoded.ctx.api_key, error_code, decoded.started)
+
+    def observe(self, api_key: int, error_code: int, started: float) -> None:
+        """One answer of ``api_key`` with ``error_code``, its request read at ``started`` (perf_counter)."""
         if self.observer is not None:
-            self.observer.observe_request(
-                api_name(decoded.ctx.api_key), error_code, time.perf_counter() - decoded.started
-            )
+            self.observer.observe_request(api_name(api_key), error_code, time.perf_counter() - started)

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupcoord.coordinator.apis.join_group import join_request
+from groupcoord.coordinator.apis.join_group import group_join, join_request
 from groupcoord.coordinator.apis.sync_group import sync_request
+from groupcoord.coordinator.groups.requests import SyncGroup
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.server.dispatch import RequestContext
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP
+from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP, read_join_group, read_sync_group
 from tests.protocol.test_fast_codecs import (client_ids, general_answer, int32, kio_read, nullable_text, request_frame,
                                              text)
 
@@ -61,11 +62,19 @@ def test_join_group_request_reads_as_kio_reads_it(version, group, session, rebal
     if fast is None:
         assert too_long(group, member, instance, protocol_type, *(p["name"] for p in protocols),
                         reason if version >= 8 else None)
+        assert read_join_group(frame, version) is None
         return
     client, req = fast
     assert client == kio_client
     # What the handler makes of either is the same request.
-    assert join_request(ctx(11, version, client), req) == join_request(ctx(11, version, kio_client), kio_req)
+    expected = join_request(ctx(11, version, kio_client), kio_req)
+    assert join_request(ctx(11, version, client), req) == expected
+    # And so is what the lane makes of the reader's plain values (the same reader: it declines the same frames).
+    lane = read_join_group(frame, version)
+    assert lane is not None and lane[0] == kio_client
+    _, group_id, session_ms, rebalance_ms, member_id, instance_id, protocol_type, protocol_list, why = lane
+    assert group_join(version, kio_client, "/127.0.0.1", group_id, member_id, protocol_type, protocol_list,
+                      session_ms, rebalance_ms, instance_id, why) == expected
 
 
 @pytest.mark.parametrize("version", JOIN_GROUP.versions)
@@ -77,6 +86,7 @@ def test_join_group_reader_takes_the_common_request_and_declines_cut_ones(versio
     assert JOIN_GROUP.read(frame, version) is not None
     for cut in range(10, len(frame) - 1):
         assert JOIN_GROUP.read(frame[:cut], version) is None, cut
+        assert read_join_group(frame[:cut], version) is None, cut
     assert JOIN_GROUP.read(frame.replace(b"\x02g", b"\x02\xff", 1), version) is None  # the group id, bad UTF-8
 
 
@@ -130,10 +140,17 @@ def test_sync_group_request_reads_as_kio_reads_it(version, group, generation, me
     if fast is None:
         assert too_long(group, member, instance, *(a["member_id"] for a in assignments),
                         *((protocol_type, protocol_name) if version >= 5 else ()))
+        assert read_sync_group(frame, version) is None
         return
     client, req = fast
     assert client == kio_client
-    assert sync_request(ctx(14, version, client), req) == sync_request(ctx(14, version, kio_client), kio_req)
+    expected = sync_request(ctx(14, version, kio_client), kio_req)
+    assert sync_request(ctx(14, version, client), req) == expected
+    lane = read_sync_group(frame, version)  # what the lane hands the group service
+    assert lane is not None and lane[0] == kio_client
+    _, group_id, generation, member_id, instance, protocol_type, protocol_name, assignments = lane
+    assert SyncGroup(group_id, generation, member_id, assignments, instance, protocol_type, protocol_name,
+                     version) == expected
 
 
 @pytest.mark.parametrize("version", SYNC_GROUP.versions)
@@ -145,6 +162,7 @@ def test_sync_group_reader_takes_the_common_request_and_declines_cut_ones(versio
     assert SYNC_GROUP.read(frame, version) is not None
     for cut in range(10, len(frame) - 1):
         assert SYNC_GROUP.read(frame[:cut], version) is None, cut
+        assert read_sync_group(frame[:cut], version) is None, cut
 
 
 @pytest.mark.parametrize("version", SYNC_GROUP.versions)

@@ -487,12 +487,14 @@ class CoordinatorRuntime:
             self._track_if_parked(rt, future, fx, on_error)
         return future
 
-    def run(self, partition: int, op: Operation, on_error: ErrorShape) -> asyncio.Future[dict]:
+    def run(self, partition: int, op: Operation, on_error: ErrorShape, reply: Any = None) -> asyncio.Future[dict]:
         """Run `op` on the partition's shard; the returned future holds the reply. It is often resolved
         already (a heartbeat, a commit that had nothing to write), and the server then answers
-        without creating a task — the hot path of a busy coordinator."""
+        without creating a task — the hot path of a busy coordinator. ``reply``: what to answer instead of
+        a new future (a frame-loop lane's ``OwedAnswer``: ``done()`` and ``set_result()`` as a future has
+        them), returned as given; everything else about the operation is the same."""
         rt = self._runtimes[partition]
-        future = (self._loop or asyncio.get_running_loop()).create_future()
+        future = reply if reply is not None else (self._loop or asyncio.get_running_loop()).create_future()
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
