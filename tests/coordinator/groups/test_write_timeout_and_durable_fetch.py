@@ -23,6 +23,7 @@ import pytest
 from bench.hotpath_bench import connect
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
+from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.protocol.headers import parse_response_header
 from groupcoord.protocol.registry import response_reader
 from groupcoord.storage.segment import Segment
@@ -141,6 +142,14 @@ async def test_a_stalled_commit_times_out_and_fetch_answers_the_durable_offset_m
 
 
 async def test_a_stalled_commit_that_then_fails_is_never_served(tmp_path, monkeypatch):
+    reloaded = asyncio.Event()
+    reload_after_failure = CoordinatorRuntime._reload_after_failure
+
+    async def observed(runtime, rt):
+        await reload_after_failure(runtime, rt)
+        reloaded.set()
+
+    monkeypatch.setattr(CoordinatorRuntime, "_reload_after_failure", observed)
     broker = await started(tmp_path)
     try:
         assert await commit(broker, 5) == 0
@@ -148,7 +157,11 @@ async def test_a_stalled_commit_that_then_fails_is_never_served(tmp_path, monkey
         assert await commit(broker, 9) == COORDINATOR_NOT_AVAILABLE
         assert await fetch(broker) == (0, 5)
         stall.release(fail_with=OSError(errno.EIO, "Input/output error"))
-        for _ in range(300):  # the shard reloads from its log after the failed append
+        # The shard reloads from its log after the failed append (answering COORDINATOR_LOAD_IN_PROGRESS
+        # meanwhile; before the failure reaches it, it still serves the durable 5): wait for the reload itself,
+        # not for the first (0, 5), which a fetch can see before the reload begins.
+        await asyncio.wait_for(reloaded.wait(), 10)
+        for _ in range(300):
             error, offset = await fetch(broker)
             if error == 0 and offset == 5:
                 break
