@@ -35,6 +35,7 @@ def test_a_process_that_already_has_hypothesis_keeps_it():
 NOT_BEFORE_LISTENING = (
     "ctypes",  # heavy_requests' malloc_trim is looked up by the first trim
     "groupcoord.coordinator.security.acl",  # bindings and filters: ACL admin APIs and the authorizer
+    "groupcoord.coordinator.groups.consumer_share_records",  # a consumer or share group's first record
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
