@@ -36,6 +36,8 @@ NOT_BEFORE_LISTENING = (
     "ctypes",  # heavy_requests' malloc_trim is looked up by the first trim
     "groupcoord.coordinator.security.acl",  # bindings and filters: ACL admin APIs and the authorizer
     "groupcoord.coordinator.groups.consumer_share_records",  # a consumer or share group's first record
+    "groupcoord.coordinator.groups.views",  # the first group listing or metrics scrape
+    "groupcoord.protocol.wire_bounds",  # the first request's reader
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
