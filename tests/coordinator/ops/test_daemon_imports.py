@@ -38,6 +38,15 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.groups.consumer_share_records",  # a consumer or share group's first record
     "groupcoord.coordinator.groups.views",  # the first group listing or metrics scrape
     "groupcoord.protocol.wire_bounds",  # the first request's reader
+    # the data plane's services only an API uses: made by their first request (DataPlane's cached properties)
+    "groupcoord.coordinator.dataplane.fetch",
+    "groupcoord.coordinator.dataplane.fetch_sessions",
+    "groupcoord.coordinator.dataplane.list_offsets",
+    "groupcoord.coordinator.dataplane.describe_producers",
+    "groupcoord.coordinator.dataplane.configs",
+    "groupcoord.coordinator.dataplane.config_changes",
+    "groupcoord.coordinator.dataplane.delete_records",
+    "groupcoord.coordinator.dataplane.log_dirs",
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
