@@ -28,18 +28,7 @@ from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets.commit import lane_commit
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
-from groupcoord.coordinator.groups.requests import (
-    ConsumerGroupHeartbeat,
-    Heartbeat,
-    JoinGroup,
-    LeaveGroup,
-    OffsetCommit,
-    OffsetDelete,
-    OffsetFetch,
-    ShareGroupHeartbeat,
-    SyncGroup,
-    TxnOffsetCommit,
-)
+from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
@@ -48,6 +37,8 @@ from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import (  # annotations only
+        ConsumerGroupHeartbeat, LeaveGroup, OffsetDelete, OffsetFetch, ShareGroupHeartbeat, TxnOffsetCommit)
     from groupcoord.coordinator.groups.views import GroupView
 
 ErrorShape = Callable[[ErrorCode], dict]

@@ -37,6 +37,7 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.security.acl",  # bindings and filters: ACL admin APIs and the authorizer
     "groupcoord.coordinator.groups.consumer_share_records",  # a consumer or share group's first record
     "groupcoord.coordinator.groups.views",  # the first group listing or metrics scrape
+    "groupcoord.coordinator.groups.lazy_requests",  # with the first request of its APIs' handlers
     "groupcoord.protocol.wire_bounds",  # the first request's reader
     # the data plane's services only an API uses: made by their first request (DataPlane's cached properties)
     "groupcoord.coordinator.dataplane.fetch",
