@@ -55,6 +55,7 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.security.sasl_mechanisms",
     "groupcoord.coordinator.security.tls",
     "groupcoord.coordinator.server.secure_connection",
+    "groupcoord.coordinator.share.share_partition",  # the first share partition loaded
     "groupcoord.coordinator.security.scram",  # read, made or checked credentials only (an empty store needs none)
 )
 
