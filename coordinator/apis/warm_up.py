@@ -8,7 +8,8 @@ daemon imports them itself, one step at a time from the event loop: each step is
 (a handler module, or one version's request or response schema with its reader or writer), and a step runs
 only once the loop has been idle for ``IDLE_S`` (a timer that fires on time: one that fires late means the loop
 was busy, with the partitions' load or requests), so a request arriving meanwhile waits for at most the one
-step under way, and a request being served is not slowed by the warm-up between its own steps. The caches
+step under way, and one being served only meets a step where it leaves the loop idle that long (waiting on
+the disk). The caches
 filled are the ones the first request would fill (``api_module``, ``request_reader``, ``entity_encoder``), so
 that request finds them done.
 
