@@ -14,7 +14,11 @@ machine, more than anything else in start-up. ``--bytecode cached`` (the default
 case: the daemon's bytecode goes to a PYTHONPYCACHEPREFIX of the bench's own, written by one uncounted
 first start (the source tree is not touched); ``--bytecode none`` measures the environment as it is. Imports are most of it: `python -X importtime -m groupcoord
 serve ...` shows which (start-up imports nothing that serving does not need; the admin CLI, the pipeline,
-the compression codecs, kio's schemas and the API handler modules load on first use).
+the compression codecs, kio's schemas and the API handler modules load on first use, and so do the consumer- and
+share-group records, the lazily handled group APIs' requests, the data plane's API-only services, TLS/SASL code
+for a PLAINTEXT-only broker, ACL bindings and SCRAM: tests/coordinator/ops/test_daemon_imports.py lists them).
+Once listening, the daemon imports the common APIs' modules in the background (coordinator/apis/warm_up.py);
+``python -m bench.first_requests_bench`` measures what the first requests still pay.
 """
 
 from __future__ import annotations

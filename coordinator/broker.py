@@ -233,7 +233,7 @@ class Broker:
         self.metrics.attach_share_partitions(self.share_partitions)
         purgatory = self.dataplane.purgatory
         self.metrics.attach_purgatory("fetch", lambda: purgatory.parked)
-        self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions)
+        self.metrics.attach_fetch_sessions(self.dataplane.fetch_sessions_made)
         await self.server.serve()
         if on_serving is not None:
             on_serving()

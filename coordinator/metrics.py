@@ -407,7 +407,8 @@ class BrokerMetrics:
         self.registry.register(_QuotaCollector(managers))
 
     def attach_fetch_sessions(self, cache: Any) -> None:
-        """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`)."""
+        """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`), or a function returning
+        it, or None while there is none (the data plane makes it with the first Fetch: nothing to report till then)."""
         self.state_collector.fetch_sessions = cache
 
     def exposition(self) -> bytes:
@@ -550,6 +551,8 @@ class StateCollector(Collector):
 
     def _fetch_sessions(self) -> Iterator[Any]:
         cache = self.fetch_sessions
+        if callable(cache):
+            cache = cache()
         if cache is None:
             return
         try:

@@ -14,11 +14,7 @@ import io
 import struct
 import sys
 from dataclasses import dataclass
-
 from functools import cache
-
-
-from .wire_bounds import checked_reader
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 _VERSION = struct.Struct(">h")
@@ -75,6 +71,8 @@ def _split(data: bytes, schemas: tuple) -> tuple[int, object]:
     if version < 0:
         raise ConsumerProtocolError(f"negative consumer protocol version {version}")
     schema = schemas[min(version, len(schemas) - 1)]
+    from .wire_bounds import checked_reader  # with kio's schemas: on first use, not at start-up
+
     try:
         entity, _ = checked_reader(schema)(bytes(data), 2)
     except Exception as exc:  # kio raises assorted errors on short or garbled input

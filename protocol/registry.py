@@ -15,8 +15,6 @@ from typing import Any, Callable
 from kio.schema.index import api_key_map, schema_name_map
 from kio.static.constants import EntityType
 
-from .wire_bounds import checked_reader
-
 
 @dataclass(frozen=True, slots=True)
 class ApiRange:
@@ -77,12 +75,17 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 @cache
 def request_reader(api_key: int, version: int) -> Callable[[Any, int], tuple[Any, int]]:
-    """kio's reader behind the bounds check (wire_bounds.py): request bytes come from anyone."""
+    """kio's reader behind the bounds check (wire_bounds.py): request bytes come from anyone. (wire_bounds is
+    imported by the first request, not at start-up.)"""
+    from .wire_bounds import checked_reader
+
     return checked_reader(request_class(api_key, version))
 
 
 @cache
 def response_reader(api_key: int, version: int) -> Callable[[Any, int], tuple[Any, int]]:
+    from .wire_bounds import checked_reader
+
     return checked_reader(response_class(api_key, version))
 
 

@@ -9,7 +9,7 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.consumer.heartbeat import error_response
-from ..groups.requests import ConsumerGroupHeartbeat
+from ..groups.lazy_requests import ConsumerGroupHeartbeat
 from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api

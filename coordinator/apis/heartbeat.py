@@ -10,7 +10,7 @@ from groupcoord.protocol.fast_codecs import HEARTBEAT, heartbeat_ok_parts, read_
 from groupcoord.protocol.values import as_str
 
 from ..groups.requests import Heartbeat
-from ..security.acl import AclOperation, ResourceType
+from ..security.acl_codes import AclOperation, ResourceType
 from ..server.dispatch import Lane, RequestContext
 from .api import Api
 from .services import Services

@@ -8,14 +8,15 @@ A heavy request leaves behind free memory in the allocator's arenas: the C libra
 pages mapped, so after a million-partition OffsetCommit the process stayed hundreds of MB above its
 baseline although nothing referenced them any more. Once such a request is answered, ``trim_later``
 asks glibc to hand its free pages back (``malloc_trim``), off the event loop, at most once per
-``TRIM_INTERVAL_S``. On a C library without it, nothing is done.
+``TRIM_INTERVAL_S``. On a C library without it, nothing is done. The C library is looked up by the first
+trim, in the executor: ``ctypes.util.find_library`` runs ``ldconfig -p`` in a subprocess, which cost every
+start-up ~5-10 ms when it was done at import (this module is imported by the eager JoinGroup and OffsetCommit
+handlers).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import time
 import weakref
 from contextlib import asynccontextmanager
@@ -29,6 +30,9 @@ log = structlog.get_logger("groupcoord.heavy_requests")
 
 
 def _load_malloc_trim():  # type: ignore[no-untyped-def]
+    import ctypes
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         trim = libc.malloc_trim
@@ -39,7 +43,8 @@ def _load_malloc_trim():  # type: ignore[no-untyped-def]
     return trim
 
 
-_malloc_trim = _load_malloc_trim()
+_UNRESOLVED = object()
+_malloc_trim = _UNRESOLVED  # glibc's malloc_trim, None without it: resolved by the first trim (``_trim_now``)
 _last_trim = [0.0]
 _scheduled = [False]
 
@@ -73,8 +78,16 @@ def trim_later(delay_s: float = 0.2) -> None:
 def _trim(loop: asyncio.AbstractEventLoop) -> None:
     _scheduled[0] = False
     _last_trim[0] = time.monotonic()
-    future = loop.run_in_executor(None, _malloc_trim, 0)
+    future = loop.run_in_executor(None, _trim_now)
     future.add_done_callback(_report)
+
+
+def _trim_now() -> int:
+    """In the executor: malloc_trim(0), once the C library has been looked up (the first time, here)."""
+    global _malloc_trim
+    if _malloc_trim is _UNRESOLVED:
+        _malloc_trim = _load_malloc_trim()
+    return 0 if _malloc_trim is None else _malloc_trim(0)
 
 
 def _report(future: "asyncio.Future[int]") -> None:

@@ -15,7 +15,7 @@ from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.classic.responses import join_error
 from ..groups.requests import JoinGroup
-from ..security.acl import AclOperation, ResourceType
+from ..security.acl_codes import AclOperation, ResourceType
 from ..server.dispatch import CLOSE_CONNECTION, HEAVY_REQUEST_BYTES, HeavyRequest, Lane, OwedAnswer, RequestContext
 from .api import Api
 from .heavy_requests import trim_later, turn

@@ -8,7 +8,7 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.values import as_str
 
-from ..groups.requests import LeaveGroup, LeavingMember
+from ..groups.lazy_requests import LeaveGroup, LeavingMember
 from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api

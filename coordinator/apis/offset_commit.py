@@ -23,7 +23,7 @@ from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommit
 from groupcoord.protocol.values import as_ms, as_str
 
 from ..groups.requests import CommitPartition, OffsetCommit
-from ..security.acl import AclOperation, ResourceType
+from ..security.acl_codes import AclOperation, ResourceType
 from ..server.dispatch import CLOSE_CONNECTION, HEAVY_REQUEST_BYTES, HeavyRequest, Lane, RequestContext
 from .api import Api
 from .heavy_requests import trim_later, turn

@@ -12,7 +12,7 @@ from groupcoord.protocol.values import as_str
 
 from ..groups.classic.responses import sync_error
 from ..groups.requests import SyncGroup
-from ..security.acl import AclOperation, ResourceType
+from ..security.acl_codes import AclOperation, ResourceType
 from ..server.dispatch import HEAVY_REQUEST_BYTES, Lane, OwedAnswer, RequestContext
 from .api import Api
 from .services import Services

@@ -17,7 +17,8 @@ from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.protocol.values import as_str
 
-from ..groups.requests import CommitPartition, TxnOffsetCommit
+from ..groups.requests import CommitPartition
+from ..groups.lazy_requests import TxnOffsetCommit
 from ..security.acl import AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api

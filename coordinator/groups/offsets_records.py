@@ -2,10 +2,15 @@
 
 A key is an int16 record type followed by the key struct; a value is an int16
 schema version followed by the value struct (or ``None``: a tombstone). The
-schemas are declared once, as data (``_SCHEMAS``), and one generic reader and
+schemas are declared once, as data (``_OWN_SCHEMAS``, record_schemas.py), and one generic reader and
 writer walk them, so a new record type is a declaration, not new parsing code.
 The layouts follow /work/shared/kafka-spec/records/*.json; the share-group records (types 10-15)
 follow Kafka 4.3.1's group-coordinator schemas, which are newer than that snapshot.
+
+The consumer-group and share-group records (types 3-8 and 10-15) are declared in consumer_share_records,
+which is imported on first use (a classic-only broker never needs them, and their 31 dataclasses were ~8 % of
+the daemon's start-up): their names are reached as attributes of this module all the same (``__getattr__``), and
+the reader imports them when it meets a record type it does not know yet.
 """
 
 from __future__ import annotations
@@ -14,10 +19,23 @@ import struct
 import sys
 import uuid
 from dataclasses import dataclass
-from typing import Any, Union
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Union
 
 from groupcoord.protocol.varint import VARINT_MAX_BYTES, VarintError, decode_unsigned_varint, encode_unsigned_varint
 from groupcoord.protocol.frozen import fast_init
+
+from groupcoord.coordinator.groups.record_schemas import (
+    KEY_TYPE_WRITTEN,
+    RECORD_TYPES,
+    SCHEMAS,
+    VALUE_INFO,
+    Field as _Field,
+    RecordType,
+    Schema,
+    add_record_types,
+    field as _f,
+)
 
 
 class RecordFormatError(ValueError):
@@ -73,206 +91,6 @@ class GroupMetadataValue:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerGroupMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupMetadataValue:
-    epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionRacks:
-    partition: int
-    racks: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TopicMetadata:
-    topic_id: uuid.UUID
-    topic_name: str
-    num_partitions: int
-    partition_metadata: tuple[PartitionRacks, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupPartitionMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupPartitionMetadataValue:
-    topics: tuple[TopicMetadata, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ClassicProtocol:
-    name: str
-    metadata: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class ClassicMemberMetadata:
-    session_timeout_ms: int
-    supported_protocols: tuple[ClassicProtocol, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupMemberMetadataKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupMemberMetadataValue:
-    instance_id: str | None
-    rack_id: str | None
-    client_id: str
-    client_host: str
-    subscribed_topic_names: tuple[str, ...] = ()
-    subscribed_topic_regex: str | None = None
-    rebalance_timeout_ms: int = -1
-    server_assignor: str | None = None
-    classic_member_metadata: ClassicMemberMetadata | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupTargetAssignmentMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupTargetAssignmentMetadataValue:
-    assignment_epoch: int
-    # Kafka 4.3's tagged field 0: when the target was computed, which group.consumer.assignment.interval.ms
-    # counts from (0: never, or written before 4.3 — the next assignment may be computed at once).
-    assignment_timestamp: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class TopicPartitions:
-    topic_id: uuid.UUID
-    partitions: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupTargetAssignmentMemberKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupTargetAssignmentMemberValue:
-    topic_partitions: tuple[TopicPartitions, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupCurrentMemberAssignmentKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupCurrentMemberAssignmentValue:
-    member_epoch: int
-    previous_member_epoch: int
-    state: int
-    assigned_partitions: tuple[TopicPartitions, ...] = ()
-    partitions_pending_revocation: tuple[TopicPartitions, ...] = ()
-
-
-# --- share groups (KIP-932), as Kafka 4.3.1 writes them (record types 10-15; type 9, the pre-4.1
-# ShareGroupPartitionMetadata, is no longer written and is skipped as unknown)
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupMemberMetadataKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupMemberMetadataValue:
-    rack_id: str | None
-    client_id: str
-    client_host: str
-    subscribed_topic_names: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupMetadataValue:
-    epoch: int
-    metadata_hash: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupTargetAssignmentMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupTargetAssignmentMetadataValue:
-    assignment_epoch: int
-    assignment_timestamp: int = 0  # tagged field 0
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupTargetAssignmentMemberKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupTargetAssignmentMemberValue:
-    topic_partitions: tuple[TopicPartitions, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupCurrentMemberAssignmentKey:
-    group_id: str
-    member_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupCurrentMemberAssignmentValue:
-    member_epoch: int
-    previous_member_epoch: int
-    state: int
-    assigned_partitions: tuple[TopicPartitions, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TopicPartitionsInfo:
-    topic_id: uuid.UUID
-    topic_name: str
-    partitions: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TopicInfo:
-    topic_id: uuid.UUID
-    topic_name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupStatePartitionMetadataKey:
-    group_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupStatePartitionMetadataValue:
-    initializing_topics: tuple[TopicPartitionsInfo, ...] = ()
-    initialized_topics: tuple[TopicPartitionsInfo, ...] = ()
-    deleting_topics: tuple[TopicInfo, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class UnknownKey:
     """A record type this coordinator does not know; the loader skips it with a warning."""
 
@@ -280,65 +98,46 @@ class UnknownKey:
     raw: bytes
 
 
-AnyKey = Union[
-    OffsetCommitKey,
-    GroupMetadataKey,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupPartitionMetadataKey,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ShareGroupMemberMetadataKey,
-    ShareGroupMetadataKey,
-    ShareGroupTargetAssignmentMetadataKey,
-    ShareGroupTargetAssignmentMemberKey,
-    ShareGroupCurrentMemberAssignmentKey,
-    ShareGroupStatePartitionMetadataKey,
-]
-AnyValue = Union[
-    OffsetCommitValue,
-    GroupMetadataValue,
-    ConsumerGroupMetadataValue,
-    ConsumerGroupPartitionMetadataValue,
-    ConsumerGroupMemberMetadataValue,
-    ConsumerGroupTargetAssignmentMetadataValue,
-    ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupCurrentMemberAssignmentValue,
-    ShareGroupMemberMetadataValue,
-    ShareGroupMetadataValue,
-    ShareGroupTargetAssignmentMetadataValue,
-    ShareGroupTargetAssignmentMemberValue,
-    ShareGroupCurrentMemberAssignmentValue,
-    ShareGroupStatePartitionMetadataValue,
-]
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups import consumer_share_records as _cs
+
+    AnyKey = Union[
+        OffsetCommitKey,
+        GroupMetadataKey,
+        _cs.ConsumerGroupMetadataKey,
+        _cs.ConsumerGroupPartitionMetadataKey,
+        _cs.ConsumerGroupMemberMetadataKey,
+        _cs.ConsumerGroupTargetAssignmentMetadataKey,
+        _cs.ConsumerGroupTargetAssignmentMemberKey,
+        _cs.ConsumerGroupCurrentMemberAssignmentKey,
+        _cs.ShareGroupMemberMetadataKey,
+        _cs.ShareGroupMetadataKey,
+        _cs.ShareGroupTargetAssignmentMetadataKey,
+        _cs.ShareGroupTargetAssignmentMemberKey,
+        _cs.ShareGroupCurrentMemberAssignmentKey,
+        _cs.ShareGroupStatePartitionMetadataKey,
+    ]
+    AnyValue = Union[
+        OffsetCommitValue,
+        GroupMetadataValue,
+        _cs.ConsumerGroupMetadataValue,
+        _cs.ConsumerGroupPartitionMetadataValue,
+        _cs.ConsumerGroupMemberMetadataValue,
+        _cs.ConsumerGroupTargetAssignmentMetadataValue,
+        _cs.ConsumerGroupTargetAssignmentMemberValue,
+        _cs.ConsumerGroupCurrentMemberAssignmentValue,
+        _cs.ShareGroupMemberMetadataValue,
+        _cs.ShareGroupMetadataValue,
+        _cs.ShareGroupTargetAssignmentMetadataValue,
+        _cs.ShareGroupTargetAssignmentMemberValue,
+        _cs.ShareGroupCurrentMemberAssignmentValue,
+        _cs.ShareGroupStatePartitionMetadataValue,
+    ]
 
 # --------------------------------------------------------------------------- schemas as data
 
-ALL = (0, 32767)
-
-
-@dataclass(frozen=True, slots=True)
-class _Field:
-    """One schema field: wire type, the versions it exists in, nullability, default, tag."""
-
-    name: str
-    kind: Any  # "int8" | "int16" | "int32" | "int64" | "string" | "bytes" | "uuid" | ("array", elem) | struct class
-    versions: tuple[int, int] = ALL
-    nullable: bool = False
-    default: Any = None
-    tag: int | None = None
-
-    def present(self, version: int) -> bool:
-        return self.versions[0] <= version <= self.versions[1]
-
-
-def _f(name, kind, lo=0, hi=32767, *, nullable=False, default=None, tag=None) -> _Field:
-    return _Field(name, kind, (lo, hi), nullable, default, tag)
-
-
 # (fields, first flexible version or None)
-_SCHEMAS: dict[type, tuple[tuple[_Field, ...], int | None]] = {
+_OWN_SCHEMAS: dict[type, Schema] = {
     OffsetCommitKey: ((_f("group", "string"), _f("topic", "string"), _f("partition", "int32")), None),
     OffsetCommitValue: (
         (
@@ -375,120 +174,41 @@ _SCHEMAS: dict[type, tuple[tuple[_Field, ...], int | None]] = {
         ),
         4,
     ),
-    ConsumerGroupMetadataKey: ((_f("group_id", "string"),), None),
-    ConsumerGroupMetadataValue: ((_f("epoch", "int32"),), 0),
-    ConsumerGroupPartitionMetadataKey: ((_f("group_id", "string"),), None),
-    PartitionRacks: ((_f("partition", "int32"), _f("racks", ("array", "string"))), 0),
-    TopicMetadata: (
-        (
-            _f("topic_id", "uuid"),
-            _f("topic_name", "string"),
-            _f("num_partitions", "int32"),
-            _f("partition_metadata", ("array", PartitionRacks)),
-        ),
-        0,
-    ),
-    ConsumerGroupPartitionMetadataValue: ((_f("topics", ("array", TopicMetadata)),), 0),
-    ConsumerGroupMemberMetadataKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ClassicProtocol: ((_f("name", "string"), _f("metadata", "bytes")), 0),
-    ClassicMemberMetadata: (
-        (_f("session_timeout_ms", "int32"), _f("supported_protocols", ("array", ClassicProtocol))),
-        0,
-    ),
-    ConsumerGroupMemberMetadataValue: (
-        (
-            _f("instance_id", "string", nullable=True),
-            _f("rack_id", "string", nullable=True),
-            _f("client_id", "string"),
-            _f("client_host", "string"),
-            _f("subscribed_topic_names", ("array", "string")),
-            _f("subscribed_topic_regex", "string", nullable=True),
-            _f("rebalance_timeout_ms", "int32", default=-1),
-            _f("server_assignor", "string", nullable=True),
-            _f("classic_member_metadata", ClassicMemberMetadata, nullable=True, default=None, tag=0),
-        ),
-        0,
-    ),
-    ConsumerGroupTargetAssignmentMetadataKey: ((_f("group_id", "string"),), None),
-    ConsumerGroupTargetAssignmentMetadataValue: (
-        (_f("assignment_epoch", "int32"), _f("assignment_timestamp", "int64", default=0, tag=0)), 0),
-    TopicPartitions: ((_f("topic_id", "uuid"), _f("partitions", ("array", "int32"))), 0),
-    ConsumerGroupTargetAssignmentMemberKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ConsumerGroupTargetAssignmentMemberValue: ((_f("topic_partitions", ("array", TopicPartitions)),), 0),
-    ConsumerGroupCurrentMemberAssignmentKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ConsumerGroupCurrentMemberAssignmentValue: (
-        (
-            _f("member_epoch", "int32"),
-            _f("previous_member_epoch", "int32"),
-            _f("state", "int8"),
-            _f("assigned_partitions", ("array", TopicPartitions)),
-            _f("partitions_pending_revocation", ("array", TopicPartitions)),
-        ),
-        0,
-    ),
-    ShareGroupMemberMetadataKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ShareGroupMemberMetadataValue: (
-        (
-            _f("rack_id", "string", nullable=True),
-            _f("client_id", "string"),
-            _f("client_host", "string"),
-            _f("subscribed_topic_names", ("array", "string")),
-        ),
-        0,
-    ),
-    ShareGroupMetadataKey: ((_f("group_id", "string"),), None),
-    ShareGroupMetadataValue: ((_f("epoch", "int32"), _f("metadata_hash", "int64")), 0),
-    ShareGroupTargetAssignmentMetadataKey: ((_f("group_id", "string"),), None),
-    ShareGroupTargetAssignmentMetadataValue: (
-        (_f("assignment_epoch", "int32"), _f("assignment_timestamp", "int64", default=0, tag=0)),
-        0,
-    ),
-    ShareGroupTargetAssignmentMemberKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ShareGroupTargetAssignmentMemberValue: ((_f("topic_partitions", ("array", TopicPartitions)),), 0),
-    ShareGroupCurrentMemberAssignmentKey: ((_f("group_id", "string"), _f("member_id", "string")), None),
-    ShareGroupCurrentMemberAssignmentValue: (
-        (
-            _f("member_epoch", "int32"),
-            _f("previous_member_epoch", "int32"),
-            _f("state", "int8"),
-            _f("assigned_partitions", ("array", TopicPartitions)),
-        ),
-        0,
-    ),
-    TopicPartitionsInfo: ((_f("topic_id", "uuid"), _f("topic_name", "string"), _f("partitions", ("array", "int32"))), 0),
-    TopicInfo: ((_f("topic_id", "uuid"), _f("topic_name", "string")), 0),
-    ShareGroupStatePartitionMetadataKey: ((_f("group_id", "string"),), None),
-    ShareGroupStatePartitionMetadataValue: (
-        (
-            _f("initializing_topics", ("array", TopicPartitionsInfo)),
-            _f("initialized_topics", ("array", TopicPartitionsInfo)),
-            _f("deleting_topics", ("array", TopicInfo)),
-        ),
-        0,
-    ),
 }
 
 # record type -> (key class, value class, value versions readable, value version written)
-_RECORD_TYPES: dict[int, tuple[type, type, tuple[int, int], int]] = {
+_OWN_RECORD_TYPES: dict[int, RecordType] = {
     0: (OffsetCommitKey, OffsetCommitValue, (0, 4), 3),
     1: (OffsetCommitKey, OffsetCommitValue, (0, 4), 3),
     2: (GroupMetadataKey, GroupMetadataValue, (0, 4), 3),
-    3: (ConsumerGroupMetadataKey, ConsumerGroupMetadataValue, (0, 0), 0),
-    4: (ConsumerGroupPartitionMetadataKey, ConsumerGroupPartitionMetadataValue, (0, 0), 0),
-    5: (ConsumerGroupMemberMetadataKey, ConsumerGroupMemberMetadataValue, (0, 0), 0),
-    6: (ConsumerGroupTargetAssignmentMetadataKey, ConsumerGroupTargetAssignmentMetadataValue, (0, 0), 0),
-    7: (ConsumerGroupTargetAssignmentMemberKey, ConsumerGroupTargetAssignmentMemberValue, (0, 0), 0),
-    8: (ConsumerGroupCurrentMemberAssignmentKey, ConsumerGroupCurrentMemberAssignmentValue, (0, 0), 0),
-    10: (ShareGroupMemberMetadataKey, ShareGroupMemberMetadataValue, (0, 0), 0),
-    11: (ShareGroupMetadataKey, ShareGroupMetadataValue, (0, 0), 0),
-    12: (ShareGroupTargetAssignmentMetadataKey, ShareGroupTargetAssignmentMetadataValue, (0, 0), 0),
-    13: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue, (0, 0), 0),
-    14: (ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue, (0, 0), 0),
-    15: (ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue, (0, 0), 0),
 }
-# Offset keys are written as type 1 (type 0 is the 0.8.2-era key with the same layout).
-_KEY_TYPE_WRITTEN = {key_cls: rt for rt, (key_cls, _, _, _) in sorted(_RECORD_TYPES.items())}
-_VALUE_INFO = {value_cls: (versions, written) for _, value_cls, versions, written in _RECORD_TYPES.values()}
+add_record_types(_OWN_SCHEMAS, _OWN_RECORD_TYPES)  # offset keys are written as type 1, the higher
+# What the reader and writer look up: every record type's (these, and consumer_share_records' once imported).
+_SCHEMAS, _RECORD_TYPES, _KEY_TYPE_WRITTEN, _VALUE_INFO = SCHEMAS, RECORD_TYPES, KEY_TYPE_WRITTEN, VALUE_INFO
+
+_consumer_share_records: ModuleType | None = None  # once _load_consumer_share_records has run
+
+
+def _load_consumer_share_records() -> ModuleType:
+    """Import consumer_share_records (which adds its record types to the registry) and bind its names here, so
+    that ``offsets_records.X`` is an ordinary attribute from then on."""
+    global _consumer_share_records
+    from groupcoord.coordinator.groups import consumer_share_records as module
+
+    globals().update((name, getattr(module, name)) for name in module.__all__)
+    _consumer_share_records = module
+    return module
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: a consumer- or share-group record name, first asked for, imports consumer_share_records. (Its
+    names are capitalised: probing this module for a lower-case attribute does not import it.)"""
+    if name[:1].isupper():
+        module = _load_consumer_share_records()
+        if name in module.__all__:
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # --------------------------------------------------------------------------- generic reader
 
@@ -739,6 +459,9 @@ def decode_key(key: bytes) -> AnyKey | UnknownKey:
     r = _Reader(key)
     record_type = r.int("int16")
     info = _RECORD_TYPES.get(record_type)
+    if info is None and _consumer_share_records is None:
+        _load_consumer_share_records()  # perhaps one of its record types
+        info = _RECORD_TYPES.get(record_type)
     if info is None:
         return UnknownKey(record_type, bytes(key))
     return _read_struct(r, info[0], record_type)

@@ -1,4 +1,6 @@
-"""Version-neutral requests the shard understands, of every group API (handlers.py converts kio's per-version classes).
+"""Version-neutral requests the shard understands (handlers.py converts kio's per-version classes): those of
+the group APIs whose handlers are bound at start-up (JoinGroup, SyncGroup, Heartbeat, OffsetCommit: registry.py's
+EAGER_MODULES). The other group APIs' requests are in lazy_requests.py, imported with their handlers.
 
 Timeouts are plain int milliseconds here; the API version is carried only where
 Kafka's answer depends on it.
@@ -6,7 +8,6 @@ Kafka's answer depends on it.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from groupcoord.protocol.frozen import fast_init
@@ -55,20 +56,6 @@ class Heartbeat:
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LeavingMember:
-    member_id: str
-    group_instance_id: str | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveGroup:
-    group_id: str
-    members: tuple[LeavingMember, ...]
-    version: int = 5
-
-
 @fast_init
 @dataclass(frozen=True, slots=True)
 class CommitPartition:
@@ -88,63 +75,3 @@ class OffsetCommit:
     group_instance_id: str | None = None
     retention_time_ms: int = -1
     version: int = 8
-
-
-@dataclass(frozen=True, slots=True)
-class TxnOffsetCommit:
-    """Offsets committed inside a producer's transaction: pending until its marker (KIP-98, KIP-447)."""
-
-    transactional_id: str
-    group_id: str
-    producer_id: int
-    producer_epoch: int
-    topics: tuple[tuple[str, tuple[CommitPartition, ...]], ...]
-    generation_id: int = -1
-    member_id: str = ""
-    group_instance_id: str | None = None
-    version: int = 4
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetFetch:
-    group_id: str
-    topics: tuple[tuple[str, tuple[int, ...]], ...] | None  # None = every committed partition
-    require_stable: bool = False
-    member_id: str | None = None  # OffsetFetch v9+ (KIP-848): checked against a consumer group's members
-    member_epoch: int = -1
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetDelete:
-    group_id: str
-    topics: tuple[tuple[str, tuple[int, ...]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerGroupHeartbeat:
-    group_id: str
-    member_id: str
-    member_epoch: int
-    instance_id: str | None = None
-    rack_id: str | None = None
-    rebalance_timeout_ms: int = -1
-    subscribed_topic_names: tuple[str, ...] | None = None
-    subscribed_topic_regex: str | None = None
-    server_assignor: str | None = None
-    topic_partitions: tuple[tuple[uuid.UUID, tuple[int, ...]], ...] | None = None
-    client_id: str = ""
-    client_host: str = ""
-    version: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class ShareGroupHeartbeat:
-    """KIP-932: the member id is always the client's own (v1), epoch 0 joins and -1 leaves."""
-
-    group_id: str
-    member_id: str
-    member_epoch: int
-    rack_id: str | None = None
-    subscribed_topic_names: tuple[str, ...] | None = None
-    client_id: str = ""
-    client_host: str = ""

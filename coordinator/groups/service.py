@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import structlog
 
@@ -28,25 +28,18 @@ from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets.commit import lane_commit
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
-from groupcoord.coordinator.groups.requests import (
-    ConsumerGroupHeartbeat,
-    Heartbeat,
-    JoinGroup,
-    LeaveGroup,
-    OffsetCommit,
-    OffsetDelete,
-    OffsetFetch,
-    ShareGroupHeartbeat,
-    SyncGroup,
-    TxnOffsetCommit,
-)
+from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard import GroupShard, random_member_id
-from groupcoord.coordinator.groups.views import GroupView, consumer_group_view, group_view, share_group_view
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import (  # annotations only
+        ConsumerGroupHeartbeat, LeaveGroup, OffsetDelete, OffsetFetch, ShareGroupHeartbeat, TxnOffsetCommit)
+    from groupcoord.coordinator.groups.views import GroupView
 
 ErrorShape = Callable[[ErrorCode], dict]
 
@@ -501,6 +494,9 @@ class GroupCoordinatorService:
     # ------------------------------------------------------------------ operations / metrics
 
     def iter_groups(self) -> Iterator[GroupView]:
+        # views (two dataclasses) on the first listing or metrics scrape, not at start-up
+        from groupcoord.coordinator.groups.views import consumer_group_view, group_view, share_group_view
+
         for shard in self._runtime.shards():
             for group in shard.iter_groups():
                 yield group_view(group)

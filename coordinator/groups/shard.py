@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import structlog
 
@@ -29,18 +29,7 @@ from groupcoord.coordinator.groups.offsets import commit, delete, fetch, transac
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, offset_key_fields, \
     offset_value_fields
-from groupcoord.coordinator.groups.requests import (
-    ConsumerGroupHeartbeat,
-    Heartbeat,
-    ShareGroupHeartbeat,
-    JoinGroup,
-    LeaveGroup,
-    OffsetCommit,
-    OffsetDelete,
-    OffsetFetch,
-    SyncGroup,
-    TxnOffsetCommit,
-)
+from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
@@ -50,6 +39,10 @@ from groupcoord.coordinator.groups.share import fencing as share_fencing, heartb
 from groupcoord.coordinator.groups.share import initialization as share_initialization
 from groupcoord.coordinator.groups.share.group import ShareGroup
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import (  # annotations only
+        ConsumerGroupHeartbeat, LeaveGroup, OffsetDelete, OffsetFetch, ShareGroupHeartbeat, TxnOffsetCommit)
 
 
 _RANDOM_CHUNK = 16 * 256

@@ -63,6 +63,7 @@ def _serve(ns: argparse.Namespace) -> int:
 
 
 def _serve_with_collector_off(ns: argparse.Namespace, collector_was_enabled: bool) -> int:
+    from ..apis import warm_up
     from ..broker import Broker, new_event_loop
     try:
         cfg = config_mod.from_args(ns)
@@ -77,6 +78,7 @@ def _serve_with_collector_off(ns: argparse.Namespace, collector_was_enabled: boo
     broker = Broker(cfg)
     stop = asyncio.Event()
     started = False
+    warming: list[asyncio.Task[None]] = []
 
     def serving() -> None:
         # Said as soon as every API answers; the coordinator partitions load behind it (their groups answer
@@ -87,16 +89,23 @@ def _serve_with_collector_off(ns: argparse.Namespace, collector_was_enabled: boo
         print(f"listening on {broker.bootstrap_servers}", flush=True)
         for listener in broker.listeners:
             print(f"listener {listener.name} on {listener.advertised_host}:{listener.advertised_port}", flush=True)
+        # What the common APIs' first requests would import, imported now, a step per loop turn (apis/warm_up.py)
+        warming.append(warm_up.start()[1])
 
     async def main() -> None:
         nonlocal started
-        await broker.start(on_serving=serving)
-        started = True
-        settle_heap()
-        if collector_was_enabled:
-            gc.enable()
-        print(f"ready: coordinator partitions loaded in {broker.startup_seconds:.3f} s", flush=True)
-        await stop.wait()
+        try:
+            await broker.start(on_serving=serving)
+            started = True
+            settle_heap()
+            if collector_was_enabled:
+                gc.enable()
+            print(f"ready: coordinator partitions loaded in {broker.startup_seconds:.3f} s", flush=True)
+            await stop.wait()
+        finally:
+            for task in warming:  # stopped at a step's boundary, whether the start failed or the daemon stops
+                task.cancel()
+            await asyncio.gather(*warming, return_exceptions=True)
         await broker.stop()
 
     try:

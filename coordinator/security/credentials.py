@@ -17,11 +17,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
 
-from .scram import MAX_ITERATIONS, ScramCredential, ScramMechanism, secure_random_string
+if TYPE_CHECKING:
+    from .scram import ScramCredential, ScramMechanism
+
+# scram.py (its mechanisms, message patterns and five dataclasses) is imported where a credential is read, made or
+# checked, not with this module: the broker opens its store at every start, and most stores are empty.
 
 CREDENTIALS_FILE = "scram-credentials.json"
 FORMAT_VERSION = 1
@@ -89,6 +93,8 @@ class CredentialStore:
     def load(self) -> None:
         if self.path is None or not self.path.exists():
             return
+        from .scram import ScramCredential, ScramMechanism
+
         try:
             raw = json.loads(self.path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -136,6 +142,8 @@ class CredentialStore:
     def alter(self, upsertions: Iterable[Upsertion], deletions: Iterable[Deletion]) -> list[Result]:
         """Apply what is valid, all at once, and answer one result per user as Kafka does: a user named
         twice in one request gets DUPLICATE_RESOURCE and none of its changes is applied."""
+        from .scram import ScramMechanism
+
         to_delete: dict[str, Deletion] = {}
         to_upsert: dict[str, Upsertion] = {}
         errors: dict[str, Result] = {}
@@ -187,11 +195,15 @@ class CredentialStore:
 
     def set_password(self, user: str, mechanism: ScramMechanism, password: str, iterations: int) -> Result:
         """The CLI's convenience: a fresh salt, then the same validated path as the wire."""
+        from .scram import secure_random_string
+
         salt = secure_random_string().encode()
         salted = mechanism.salted_password(password, salt, iterations)
         return self.alter([Upsertion(user, mechanism.wire_type, iterations, salt, salted)], [])[0]
 
     def _validate_deletion(self, d: Deletion) -> Result | None:
+        from .scram import ScramMechanism
+
         error = _validate_name_and_mechanism(d.name, d.mechanism)
         if error is not None:
             return error
@@ -203,6 +215,8 @@ class CredentialStore:
 
 
 def _validate_name_and_mechanism(name: str, mechanism: int) -> Result | None:
+    from .scram import ScramMechanism
+
     if not name:
         return Result(name, ErrorCode.unacceptable_credential, "Username must not be empty")
     if ScramMechanism.by_type(mechanism) is None:
@@ -211,6 +225,8 @@ def _validate_name_and_mechanism(name: str, mechanism: int) -> Result | None:
 
 
 def _validate_upsertion(u: Upsertion) -> Result | None:
+    from .scram import MAX_ITERATIONS, ScramMechanism
+
     error = _validate_name_and_mechanism(u.name, u.mechanism)
     if error is not None:
         return error

@@ -30,7 +30,6 @@ from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge,
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 
 from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
-from .secure_connection import gate_frame, secure_connection
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.security.authenticator import SaslAuthenticator
@@ -40,6 +39,15 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("groupcoord.connection")
 _ids = itertools.count(1)
+
+
+def _gated(conn: "KafkaConnection", frame: bytes) -> bool:
+    """``secure_connection.gate_frame`` for a connection with a SASL gate. secure_connection.py (and the TLS and
+    SASL code it imports) loads with the first secured connection, so a broker with only PLAINTEXT listeners
+    never loads it: start-up time."""
+    from .secure_connection import gate_frame
+
+    return gate_frame(conn, conn._gate, frame)
 
 
 class _Slot:
@@ -88,6 +96,8 @@ class KafkaConnection(asyncio.Protocol):
             transport.abort()
             return
         if self.security is not None:
+            from .secure_connection import secure_connection  # see _gated
+
             secure_connection(self, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -188,7 +198,7 @@ class KafkaConnection(asyncio.Protocol):
                             lane_api = lane[1]
                             continue
             frame = buffer[start:end]
-            if self._gate is not None and gate_frame(self, self._gate, frame):
+            if self._gate is not None and _gated(self, frame):
                 if self._closed:
                     return
                 if self._closing:
@@ -432,7 +442,7 @@ class KafkaConnection(asyncio.Protocol):
             if self._muted:
                 self._held = frames[index:]
                 break
-            if self._gate is not None and gate_frame(self, self._gate, frame):
+            if self._gate is not None and _gated(self, frame):
                 if self._closed:
                     return
                 if self._closing:

@@ -10,6 +10,10 @@ Kafka's PlainServerCallbackHandler reads them; a user not listed there is checke
 store (the password is salted with the stored salt and iterations and compared with the StoredKey), so users
 created with ``groupcoord users add`` or AlterUserScramCredentials can use PLAIN over TLS too — a groupcoord
 addition; with neither, PLAIN fails as Kafka's does.
+
+The TLS and SASL code (the authenticator, JAAS parsing, the principal mapper, TLS settings) is imported by
+``build`` for a listener that uses it, so a broker with only PLAINTEXT listeners starts without loading it
+(with server/connection.py importing server/secure_connection.py only for a secured connection).
 """
 
 from __future__ import annotations
@@ -17,16 +21,15 @@ from __future__ import annotations
 import hmac
 import ssl
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..security.authenticator import SaslListenerConfig
-from ..security.credentials import CredentialStore
-from ..security.jaas import plain_users
-from ..security.principal_mapper import SslPrincipalMapper
-from ..security.sasl_mechanisms import PLAIN, SUPPORTED_MECHANISMS
-from ..security.scram import ScramMechanism
-from ..security.tls import TlsSettings, server_context
 from .listeners import Listener
+
+if TYPE_CHECKING:
+    from ..security.authenticator import SaslListenerConfig
+    from ..security.credentials import CredentialStore
+    from ..security.principal_mapper import SslPrincipalMapper
+    from ..security.tls import TlsSettings
 
 
 @dataclass
@@ -52,6 +55,8 @@ def _get(cfg: Any, listener: str, name: str, mechanism: str | None = None) -> An
 
 
 def tls_settings(cfg: Any, listener: str) -> TlsSettings:
+    from ..security.tls import TlsSettings
+
     return TlsSettings(
         keystore_location=_get(cfg, listener, "ssl.keystore.location"),
         keystore_key=_get(cfg, listener, "ssl.keystore.key"),
@@ -68,6 +73,8 @@ def tls_settings(cfg: Any, listener: str) -> TlsSettings:
 
 
 def plain_check(jaas_users: dict[str, str], credentials: CredentialStore) -> Callable[[str, str], bool]:
+    from ..security.scram import ScramMechanism
+
     def check(user: str, password: str) -> bool:
         expected = jaas_users.get(user)
         if expected is not None:
@@ -86,9 +93,16 @@ def build(cfg: Any, listener: Listener, credentials: CredentialStore, observer: 
     security = ListenerSecurity(listener, auth_timeout_s=cfg.authentication_timeout_ms / 1000,
                                 failed_auth_delay_s=max(cfg.connection_failed_authentication_delay_ms, 0) / 1000)
     if listener.protocol.tls:
+        from ..security.principal_mapper import SslPrincipalMapper
+        from ..security.tls import server_context
+
         security.ssl_context = server_context(tls_settings(cfg, name))
         security.mapper = SslPrincipalMapper(str(_get(cfg, name, "ssl.principal.mapping.rules") or "DEFAULT"))
     if listener.protocol.sasl:
+        from ..security.authenticator import SaslListenerConfig
+        from ..security.jaas import plain_users
+        from ..security.sasl_mechanisms import PLAIN, SUPPORTED_MECHANISMS
+
         mechanisms = tuple(m.strip().upper() for m in str(_get(cfg, name, "sasl.enabled.mechanisms")).split(",") if m.strip())
         unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
         if unsupported or not mechanisms:

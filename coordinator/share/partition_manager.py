@@ -15,17 +15,22 @@ import asyncio
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.share.persister import SharePersister
 from groupcoord.coordinator.share.sessions import ShareSessionCache
-from groupcoord.coordinator.share.share_partition import AckBatch, AcquiredRecords, LogBatch, SharePartition
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.storage.errors import CorruptLogError
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.share.share_partition import AckBatch, AcquiredRecords, SharePartition
+
+# share_partition.py (a share partition's in-flight records: four dataclasses) is imported by the first share
+# partition loaded, not at start-up: most brokers never serve a share group.
 
 _log = structlog.get_logger("groupcoord.share")
 
@@ -146,6 +151,8 @@ class SharePartitionManager:
             start = await self._reset_offset(group_id, log)
         if start < log.log_start_offset:
             start = log.log_start_offset  # what retention or DeleteRecords removed is gone
+        from groupcoord.coordinator.share.share_partition import SharePartition
+
         sp = SharePartition(group_id, topic_id, partition, start_offset=start, batches=state.batches,
                             state_epoch=state.state_epoch, lock_duration_ms=self.lock_duration_ms(group_id),
                             delivery_limit=self.delivery_limit(group_id),
@@ -198,6 +205,8 @@ class SharePartitionManager:
         if committed and headers:
             upper = headers[-1][1].base_offset + headers[-1][1].last_offset_delta + 1
             aborted = log.collect_aborted_txns(offset, upper)
+        from groupcoord.coordinator.share.share_partition import LogBatch
+
         batches = []
         for _pos, h in headers:
             last = h.base_offset + h.last_offset_delta

@@ -23,7 +23,8 @@ async def test_a_corrupt_partition_is_offline_and_everything_else_serves(tmp_pat
     COORDINATOR_NOT_AVAILABLE, and the other partitions and groups work."""
     from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
     from groupcoord.coordinator.groups.hashing import partition_for
-    from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+    from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+    from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
     from groupcoord.protocol.errors import ErrorCode
     from groupcoord.protocol.record_batch import encode_batch
     from tests.storage.test_log_manager import corrupt_the_middle

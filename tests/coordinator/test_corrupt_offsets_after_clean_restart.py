@@ -15,7 +15,8 @@ from pathlib import Path
 
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.storage.recovery import CLEAN_SHUTDOWN_MARKER
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from groupcoord.coordinator.broker import Broker
-from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.storage.recovery import CLEAN_SHUTDOWN_MARKER

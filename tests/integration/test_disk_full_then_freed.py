@@ -133,7 +133,7 @@ def test_disk_full_then_freed_heals_without_a_restart(small_filesystem):
     produced, last_commit = asyncio.run(scenario())
 
     async def after_restart() -> tuple[list[bytes], int]:
-        from groupcoord.coordinator.groups.requests import OffsetFetch
+        from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
         from groupcoord.protocol.record_batch import decode_records
 
         async with Broker(**settings) as broker:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.groups.classic import rebalance
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.validation import member_group
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
-from groupcoord.coordinator.groups.requests import LeaveGroup, LeavingMember
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import LeaveGroup, LeavingMember  # annotations only
 
 BATCH_VERSION = 3  # from v3 a request names several members and errors are per member
 

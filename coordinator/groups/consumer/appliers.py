@@ -10,28 +10,13 @@ from __future__ import annotations
 from groupcoord.coordinator.groups.consumer.group import INITIAL_EPOCH, ConsumerGroup
 from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, ConsumerMember, MemberState
 from groupcoord.coordinator.groups.consumer.records import from_topic_partitions
-from groupcoord.coordinator.groups.offsets_records import (
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupPartitionMetadataKey,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMetadataKey,
-)
+from groupcoord.coordinator.groups import offsets_records as rec  # consumer/share-group records: loaded on first use
 from groupcoord.coordinator.groups.shard_state import ShardState
 
-CONSUMER_KEYS = (
-    ConsumerGroupMetadataKey,
-    ConsumerGroupPartitionMetadataKey,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupCurrentMemberAssignmentKey,
-)
 
 
 def is_consumer_record(key) -> bool:
-    return isinstance(key, CONSUMER_KEYS)
+    return isinstance(key, rec.CONSUMER_KEYS)
 
 
 def get_or_create(state: ShardState, group_id: str, now: int) -> ConsumerGroup:
@@ -54,20 +39,20 @@ def remove_group(state: ShardState, group_id: str, now: int) -> None:
 
 def apply(state: ShardState, key, value, now: int) -> None:
     gid = key.group_id
-    if isinstance(key, ConsumerGroupMetadataKey):
+    if isinstance(key, rec.ConsumerGroupMetadataKey):
         if value is None:
             remove_group(state, gid, now)
         else:
             get_or_create(state, gid, now).group_epoch = value.epoch
         return
-    if isinstance(key, ConsumerGroupPartitionMetadataKey):
+    if isinstance(key, rec.ConsumerGroupPartitionMetadataKey):
         return  # Kafka 4.x no longer relies on it; the subscription metadata is recomputed from the topic catalog
     group = state.consumer_groups.get(gid)
     if group is None:
         if value is None:
             return
         group = get_or_create(state, gid, now)
-    if isinstance(key, ConsumerGroupMemberMetadataKey):
+    if isinstance(key, rec.ConsumerGroupMemberMetadataKey):
         if value is None:
             group.remove_member(key.member_id)
             group.target.pop(key.member_id, None)
@@ -92,17 +77,17 @@ def apply(state: ShardState, key, value, now: int) -> None:
         member.server_assignor = value.server_assignor
         if old is None:
             group.set_member(member)
-    elif isinstance(key, ConsumerGroupTargetAssignmentMemberKey):
+    elif isinstance(key, rec.ConsumerGroupTargetAssignmentMemberKey):
         if value is None:
             group.target.pop(key.member_id, None)
         else:
             group.target[key.member_id] = from_topic_partitions(value.topic_partitions)
-    elif isinstance(key, ConsumerGroupTargetAssignmentMetadataKey):
+    elif isinstance(key, rec.ConsumerGroupTargetAssignmentMetadataKey):
         if value is None:
             group.assignment_epoch, group.assignment_timestamp = INITIAL_EPOCH, 0
         else:
             group.assignment_epoch, group.assignment_timestamp = value.assignment_epoch, value.assignment_timestamp
-    elif isinstance(key, ConsumerGroupCurrentMemberAssignmentKey):
+    elif isinstance(key, rec.ConsumerGroupCurrentMemberAssignmentKey):
         old = group.members.get(key.member_id)
         if old is None:
             if value is None:

@@ -9,14 +9,18 @@ a JoinGroup into an *empty* consumer group turns it back into a classic group.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from groupcoord.coordinator.groups.consumer import records
 from groupcoord.coordinator.groups.consumer.fencing import fence_member
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, ConsumerGroupState
 from groupcoord.coordinator.groups.replay import emit
-from groupcoord.coordinator.groups.requests import LeavingMember
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import LeavingMember  # annotations only
 
 SYNC_ERROR = ErrorCode.inconsistent_group_protocol
 JOIN_NON_EMPTY_ERROR = ErrorCode.inconsistent_group_protocol  # Kafka would join the member (online migration)

@@ -14,7 +14,7 @@ Fencing and the member timers are in ``fencing``; steps 2 and 3 in ``assignment`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, to_kafka_string
 from groupcoord.coordinator.groups.classic.records import group_tombstone
@@ -36,10 +36,12 @@ from groupcoord.coordinator.groups.consumer.subscriptions import (
 )
 from groupcoord.coordinator.groups.consumer.validation import invalid
 from groupcoord.coordinator.groups.replay import emit
-from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import ConsumerGroupHeartbeat  # annotations only
 
 
 class HeartbeatError(Exception):

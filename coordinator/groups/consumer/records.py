@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember
-from groupcoord.coordinator.groups.offsets_records import (
-    ConsumerGroupCurrentMemberAssignmentKey,
-    ConsumerGroupCurrentMemberAssignmentValue,
-    ConsumerGroupMemberMetadataKey,
-    ConsumerGroupMemberMetadataValue,
-    ConsumerGroupMetadataKey,
-    ConsumerGroupMetadataValue,
-    ConsumerGroupTargetAssignmentMemberKey,
-    ConsumerGroupTargetAssignmentMemberValue,
-    ConsumerGroupTargetAssignmentMetadataKey,
-    ConsumerGroupTargetAssignmentMetadataValue,
-    TopicPartitions,
-)
+from groupcoord.coordinator.groups import offsets_records as rec  # consumer/share-group records: loaded on first use
 
 
-def topic_partitions(assignment: Assignment) -> tuple[TopicPartitions, ...]:
+def topic_partitions(assignment: Assignment) -> tuple[rec.TopicPartitions, ...]:
     """Sorted, so the same assignment always encodes to the same bytes."""
-    return tuple(TopicPartitions(t, tuple(sorted(ps))) for t, ps in sorted(assignment.items(), key=lambda kv: str(kv[0])) if ps)
+    return tuple(rec.TopicPartitions(t, tuple(sorted(ps))) for t, ps in sorted(assignment.items(), key=lambda kv: str(kv[0])) if ps)
 
 
 def from_topic_partitions(items) -> Assignment:
@@ -28,15 +16,15 @@ def from_topic_partitions(items) -> Assignment:
 
 
 def group_epoch(group_id: str, epoch: int):
-    return ConsumerGroupMetadataKey(group_id), ConsumerGroupMetadataValue(epoch)
+    return rec.ConsumerGroupMetadataKey(group_id), rec.ConsumerGroupMetadataValue(epoch)
 
 
 def group_epoch_tombstone(group_id: str):
-    return ConsumerGroupMetadataKey(group_id), None
+    return rec.ConsumerGroupMetadataKey(group_id), None
 
 
 def member_subscription(group_id: str, m: ConsumerMember):
-    value = ConsumerGroupMemberMetadataValue(
+    value = rec.ConsumerGroupMemberMetadataValue(
         instance_id=m.instance_id,
         rack_id=m.rack_id,
         client_id=m.client_id,
@@ -46,40 +34,40 @@ def member_subscription(group_id: str, m: ConsumerMember):
         rebalance_timeout_ms=m.rebalance_timeout_ms,
         server_assignor=m.server_assignor,
     )
-    return ConsumerGroupMemberMetadataKey(group_id, m.member_id), value
+    return rec.ConsumerGroupMemberMetadataKey(group_id, m.member_id), value
 
 
 def member_subscription_tombstone(group_id: str, member_id: str):
-    return ConsumerGroupMemberMetadataKey(group_id, member_id), None
+    return rec.ConsumerGroupMemberMetadataKey(group_id, member_id), None
 
 
 def target_assignment(group_id: str, member_id: str, assignment: Assignment):
-    return ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), ConsumerGroupTargetAssignmentMemberValue(topic_partitions(assignment))
+    return rec.ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), rec.ConsumerGroupTargetAssignmentMemberValue(topic_partitions(assignment))
 
 
 def target_assignment_tombstone(group_id: str, member_id: str):
-    return ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None
+    return rec.ConsumerGroupTargetAssignmentMemberKey(group_id, member_id), None
 
 
 def target_assignment_epoch(group_id: str, epoch: int, timestamp: int):
     """Kafka 4.3's newConsumerGroupTargetAssignmentMetadataRecord: the epoch and when it was computed."""
-    return ConsumerGroupTargetAssignmentMetadataKey(group_id), ConsumerGroupTargetAssignmentMetadataValue(epoch, timestamp)
+    return rec.ConsumerGroupTargetAssignmentMetadataKey(group_id), rec.ConsumerGroupTargetAssignmentMetadataValue(epoch, timestamp)
 
 
 def target_assignment_epoch_tombstone(group_id: str):
-    return ConsumerGroupTargetAssignmentMetadataKey(group_id), None
+    return rec.ConsumerGroupTargetAssignmentMetadataKey(group_id), None
 
 
 def current_assignment(group_id: str, m: ConsumerMember):
-    value = ConsumerGroupCurrentMemberAssignmentValue(
+    value = rec.ConsumerGroupCurrentMemberAssignmentValue(
         member_epoch=m.member_epoch,
         previous_member_epoch=m.previous_member_epoch,
         state=int(m.state),
         assigned_partitions=topic_partitions(m.assigned),
         partitions_pending_revocation=topic_partitions(m.pending_revocation),
     )
-    return ConsumerGroupCurrentMemberAssignmentKey(group_id, m.member_id), value
+    return rec.ConsumerGroupCurrentMemberAssignmentKey(group_id, m.member_id), value
 
 
 def current_assignment_tombstone(group_id: str, member_id: str):
-    return ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None
+    return rec.ConsumerGroupCurrentMemberAssignmentKey(group_id, member_id), None

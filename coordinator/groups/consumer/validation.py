@@ -5,11 +5,15 @@ Runs before the request reaches a group, so an invalid request changes nothing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from groupcoord.coordinator.groups.consumer.member import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
-from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import ConsumerGroupHeartbeat  # annotations only
 
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082: from v1 the client generates its member id
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.offsets.pending import has_pending
 from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets.topics import known_partition
-from groupcoord.coordinator.groups.requests import OffsetDelete
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import OffsetDelete  # annotations only
 
 
 def handle_offset_delete(state: ShardState, req: OffsetDelete, token: Any, now: int) -> Effects:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.consumer import offset_checks
 from groupcoord.coordinator.groups.offsets.pending import has_pending
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
-from groupcoord.coordinator.groups.requests import OffsetFetch
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import OffsetFetch  # annotations only
 
 
 def partition_answer(partition: int, value: OffsetCommitValue | None, error: ErrorCode = ErrorCode.none) -> dict:

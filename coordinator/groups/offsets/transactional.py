@@ -11,16 +11,18 @@ restart between commit and marker keeps the offsets pending, never visible. Offs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.offsets.topics import answer_commits
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
-from groupcoord.coordinator.groups.requests import TxnOffsetCommit
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import TxnOffsetCommit  # annotations only
 
 
 def _consumer_error(group: ConsumerGroup, req: TxnOffsetCommit) -> ErrorCode | None:

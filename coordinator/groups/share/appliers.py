@@ -6,32 +6,17 @@ Kafka's IllegalStateException on replay; here it is logged and skipped, so a bad
 
 from __future__ import annotations
 
-from groupcoord.coordinator.groups.offsets_records import (
-    ShareGroupCurrentMemberAssignmentKey,
-    ShareGroupMemberMetadataKey,
-    ShareGroupMetadataKey,
-    ShareGroupStatePartitionMetadataKey,
-    ShareGroupTargetAssignmentMemberKey,
-    ShareGroupTargetAssignmentMetadataKey,
-)
+from groupcoord.coordinator.groups import offsets_records as rec  # consumer/share-group records: loaded on first use
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.coordinator.groups.share import state_metadata
 from groupcoord.coordinator.groups.share.group import ShareGroup
 from groupcoord.coordinator.groups.share.member import LEAVE_GROUP_MEMBER_EPOCH, ShareMember
 from groupcoord.coordinator.groups.share.records import from_topic_partitions
 
-SHARE_KEYS = (
-    ShareGroupMetadataKey,
-    ShareGroupMemberMetadataKey,
-    ShareGroupTargetAssignmentMetadataKey,
-    ShareGroupTargetAssignmentMemberKey,
-    ShareGroupCurrentMemberAssignmentKey,
-    ShareGroupStatePartitionMetadataKey,
-)
 
 
 def is_share_record(key) -> bool:
-    return isinstance(key, SHARE_KEYS)
+    return isinstance(key, rec.SHARE_KEYS)
 
 
 def _group(state: ShardState, group_id: str, create: bool) -> ShareGroup | None:
@@ -49,12 +34,12 @@ def apply(state: ShardState, key, value, now: int) -> None:
     group = _group(state, key.group_id, value is not None)
     if group is None:
         return
-    if isinstance(key, ShareGroupMetadataKey):
+    if isinstance(key, rec.ShareGroupMetadataKey):
         if value is None:
             del state.share_groups[key.group_id]
         else:
             group.group_epoch, group.metadata_hash = value.epoch, value.metadata_hash
-    elif isinstance(key, ShareGroupMemberMetadataKey):
+    elif isinstance(key, rec.ShareGroupMemberMetadataKey):
         if value is None:
             group.members.pop(key.member_id, None)
             return
@@ -62,17 +47,17 @@ def apply(state: ShardState, key, value, now: int) -> None:
         group.members[key.member_id] = old.copy(rack_id=value.rack_id, client_id=value.client_id,
                                                 client_host=value.client_host,
                                                 subscribed_topic_names=frozenset(value.subscribed_topic_names))
-    elif isinstance(key, ShareGroupTargetAssignmentMemberKey):
+    elif isinstance(key, rec.ShareGroupTargetAssignmentMemberKey):
         if value is None:
             group.target.pop(key.member_id, None)
         else:
             group.target[key.member_id] = from_topic_partitions(value.topic_partitions)
-    elif isinstance(key, ShareGroupTargetAssignmentMetadataKey):
+    elif isinstance(key, rec.ShareGroupTargetAssignmentMetadataKey):
         if value is None:
             group.assignment_epoch, group.assignment_timestamp = -1, 0
         else:
             group.assignment_epoch, group.assignment_timestamp = value.assignment_epoch, value.assignment_timestamp
-    elif isinstance(key, ShareGroupCurrentMemberAssignmentKey):
+    elif isinstance(key, rec.ShareGroupCurrentMemberAssignmentKey):
         old = group.members.get(key.member_id)
         if old is None:
             if value is None:
@@ -85,7 +70,7 @@ def apply(state: ShardState, key, value, now: int) -> None:
             group.members[key.member_id] = old.copy(member_epoch=value.member_epoch,
                                                     previous_member_epoch=value.previous_member_epoch, state=value.state,
                                                     assigned=from_topic_partitions(value.assigned_partitions))
-    elif isinstance(key, ShareGroupStatePartitionMetadataKey):
+    elif isinstance(key, rec.ShareGroupStatePartitionMetadataKey):
         group.partitions = None if value is None else state_metadata.from_value(value, now)
 
 

@@ -12,11 +12,10 @@ All checks that can fail run before the first record is built, so an error chang
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.groups.classic.state import GroupState
 from groupcoord.coordinator.groups.replay import emit
-from groupcoord.coordinator.groups.requests import ShareGroupHeartbeat
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.coordinator.groups.share import initialization, records, settings
@@ -26,6 +25,9 @@ from groupcoord.coordinator.groups.share.group import ShareGroup
 from groupcoord.coordinator.groups.share.member import LEAVE_GROUP_MEMBER_EPOCH, ShareMember
 from groupcoord.coordinator.groups.share.topics import metadata_hash
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.lazy_requests import ShareGroupHeartbeat  # annotations only
 
 INITIALIZE = "_initialize"  # reply key the service pops: {topic id: (name, partitions)} to initialise
 

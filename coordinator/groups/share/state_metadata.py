@@ -10,12 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from groupcoord.coordinator.groups.offsets_records import (
-    ShareGroupStatePartitionMetadataKey,
-    ShareGroupStatePartitionMetadataValue,
-    TopicInfo,
-    TopicPartitionsInfo,
-)
+from groupcoord.coordinator.groups import offsets_records as rec  # consumer/share-group records: loaded on first use
 
 InitMap = dict[uuid.UUID, tuple[str, frozenset[int]]]  # topic id -> (topic name, partitions)
 
@@ -49,23 +44,23 @@ def subtract(a: InitMap, b: dict[uuid.UUID, frozenset[int]]) -> InitMap:
 
 
 def record(group_id: str, initializing: InitMap, initialized: InitMap, deleting: dict[uuid.UUID, str]):
-    def infos(m: InitMap) -> tuple[TopicPartitionsInfo, ...]:
-        return tuple(TopicPartitionsInfo(t, name, tuple(sorted(ps)))
+    def infos(m: InitMap) -> tuple[rec.TopicPartitionsInfo, ...]:
+        return tuple(rec.TopicPartitionsInfo(t, name, tuple(sorted(ps)))
                      for t, (name, ps) in sorted(m.items(), key=lambda kv: str(kv[0])))
 
-    value = ShareGroupStatePartitionMetadataValue(
+    value = rec.ShareGroupStatePartitionMetadataValue(
         initializing_topics=infos(initializing),
         initialized_topics=infos(initialized),
-        deleting_topics=tuple(TopicInfo(t, n) for t, n in sorted(deleting.items(), key=lambda kv: str(kv[0]))),
+        deleting_topics=tuple(rec.TopicInfo(t, n) for t, n in sorted(deleting.items(), key=lambda kv: str(kv[0]))),
     )
-    return ShareGroupStatePartitionMetadataKey(group_id), value
+    return rec.ShareGroupStatePartitionMetadataKey(group_id), value
 
 
 def tombstone(group_id: str):
-    return ShareGroupStatePartitionMetadataKey(group_id), None
+    return rec.ShareGroupStatePartitionMetadataKey(group_id), None
 
 
-def from_value(value: ShareGroupStatePartitionMetadataValue, now: int) -> ShareStatePartitions:
+def from_value(value: rec.ShareGroupStatePartitionMetadataValue, now: int) -> ShareStatePartitions:
     initializing = {t.topic_id: (t.topic_name, frozenset(t.partitions)) for t in value.initializing_topics}
     return ShareStatePartitions(
         initializing=initializing,

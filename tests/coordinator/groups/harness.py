@@ -14,19 +14,10 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.clock import ManualClock
-from groupcoord.coordinator.groups.requests import ConsumerGroupHeartbeat
+from groupcoord.coordinator.groups.lazy_requests import ConsumerGroupHeartbeat
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.groups.requests import (
-    CommitPartition,
-    Heartbeat,
-    JoinGroup,
-    LeaveGroup,
-    LeavingMember,
-    OffsetCommit,
-    OffsetDelete,
-    OffsetFetch,
-    SyncGroup,
-)
+from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, SyncGroup
+from groupcoord.coordinator.groups.lazy_requests import LeaveGroup, LeavingMember, OffsetDelete, OffsetFetch
 from groupcoord.coordinator.groups.shard import GroupShard
 from groupcoord.protocol.consumer_protocol import Subscription, encode_subscription
 from groupcoord.protocol.errors import ErrorCode

@@ -3,7 +3,7 @@ JoinGroup turns an empty consumer group back into a classic group and is refused
 
 import pytest
 
-from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.coordinator.groups.lazy_requests import LeavingMember
 from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from groupcoord.coordinator.groups.requests import OffsetFetch
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
 

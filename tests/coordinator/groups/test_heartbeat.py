@@ -1,6 +1,6 @@
 """Heartbeat answers in every state, exactly where Kafka answers them."""
 
-from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.coordinator.groups.lazy_requests import LeavingMember
 from groupcoord.protocol.errors import ErrorCode
 
 

@@ -1,6 +1,6 @@
 """LeaveGroup: members leave at once; the last one leaving empties the group immediately."""
 
-from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.coordinator.groups.lazy_requests import LeavingMember
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, decode_key, decode_value
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.coordinator.groups.runtime.snapshot import SNAPSHOT_FILE, decode_snapshot
 from groupcoord.protocol.errors import ErrorCode
 from tests.support.daemon import Daemon

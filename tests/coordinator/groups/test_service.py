@@ -8,7 +8,8 @@ import pytest
 
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, OffsetFetch, SyncGroup
+from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, JoinGroup, OffsetCommit, SyncGroup
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import encode_batch

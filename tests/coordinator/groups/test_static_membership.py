@@ -1,6 +1,6 @@
 """Static membership (KIP-345): a restarted instance takes its old place without a rebalance."""
 
-from groupcoord.coordinator.groups.requests import LeavingMember
+from groupcoord.coordinator.groups.lazy_requests import LeavingMember
 from groupcoord.protocol.errors import ErrorCode
 from tests.coordinator.groups.harness import subscription
 

@@ -87,7 +87,7 @@ def test_sync_on_an_empty_group_is_unknown_member(h):
 def test_a_parked_sync_of_a_member_removed_by_an_admin_is_answered_not_left_hanging(h):
     # Kafka drops the parked SyncGroup of a removed member and the client waits for its request timeout;
     # here it is answered UNKNOWN_MEMBER_ID at once.
-    from groupcoord.coordinator.groups.requests import LeavingMember
+    from groupcoord.coordinator.groups.lazy_requests import LeavingMember
 
     tickets = {c: h.join("g", client_id=c, instance=f"instance-{c}") for c in ("a", "b", "c")}
     h.advance_until(lambda: all(t.done for t in tickets.values()))

@@ -8,7 +8,8 @@ import pytest
 
 from groupcoord.coordinator.config import BrokerConfig
 from groupcoord.coordinator.groups.hashing import partition_for
-from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch, TxnOffsetCommit
+from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch, TxnOffsetCommit
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
@@ -207,7 +208,7 @@ async def test_offsets_pending_in_a_transaction_are_not_expired_nor_their_group_
 
 
 async def test_offset_delete_and_group_deletion_drop_pending_offsets(tmp_path):
-    from groupcoord.coordinator.groups.requests import OffsetDelete
+    from groupcoord.coordinator.groups.lazy_requests import OffsetDelete
 
     async with Broker(tmp_path) as service:
         await service.commit_transactional_offsets(txn_commit("g", 10))

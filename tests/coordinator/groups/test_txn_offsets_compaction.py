@@ -8,7 +8,8 @@ so the group coordinator's markers count as the data plane's do."""
 
 import pytest
 
-from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit, OffsetFetch
+from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
+from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import OFFSETS_TOPIC
 from groupcoord.storage.config import FsyncPolicy, LogConfig

@@ -28,3 +28,61 @@ def test_a_process_that_already_has_hypothesis_keeps_it():
     printed = _printed_by_a_fresh_process(
         "import hypothesis", "import hypothesis.strategies\nprint(sys.modules['hypothesis'] is hypothesis)")
     assert printed == ["True"]
+
+
+# What the daemon does not import before it says `listening on` (each loads on first use; the warm-up after
+# listening may import some of them later). Each entry is something start-up once paid for.
+NOT_BEFORE_LISTENING = (
+    "ctypes",  # heavy_requests' malloc_trim is looked up by the first trim
+    "groupcoord.coordinator.security.acl",  # bindings and filters: ACL admin APIs and the authorizer
+    "groupcoord.coordinator.groups.consumer_share_records",  # a consumer or share group's first record
+    "groupcoord.coordinator.groups.views",  # the first group listing or metrics scrape
+    "groupcoord.coordinator.groups.lazy_requests",  # with the first request of its APIs' handlers
+    "groupcoord.protocol.wire_bounds",  # the first request's reader
+    # the data plane's services only an API uses: made by their first request (DataPlane's cached properties)
+    "groupcoord.coordinator.dataplane.fetch",
+    "groupcoord.coordinator.dataplane.fetch_sessions",
+    "groupcoord.coordinator.dataplane.list_offsets",
+    "groupcoord.coordinator.dataplane.describe_producers",
+    "groupcoord.coordinator.dataplane.configs",
+    "groupcoord.coordinator.dataplane.config_changes",
+    "groupcoord.coordinator.dataplane.delete_records",
+    "groupcoord.coordinator.dataplane.log_dirs",
+    # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
+    "groupcoord.coordinator.security.authenticator",
+    "groupcoord.coordinator.security.jaas",
+    "groupcoord.coordinator.security.principal_mapper",
+    "groupcoord.coordinator.security.sasl_mechanisms",
+    "groupcoord.coordinator.security.tls",
+    "groupcoord.coordinator.server.secure_connection",
+    "groupcoord.coordinator.share.share_partition",  # the first share partition loaded
+    "groupcoord.coordinator.security.scram",  # read, made or checked credentials only (an empty store needs none)
+)
+
+
+def _modules_at_listening(data_dir) -> set[str]:
+    """``groupcoord serve``'s modules at the moment it prints `listening on` (it then stops itself)."""
+    code = (
+        "import builtins, os, signal, sys\n"
+        "from groupcoord.coordinator.ops import cli\n"
+        "seen = []\n"
+        "real_print = print\n"
+        "def spy(*args, **kwargs):\n"
+        "    if not seen and str(args[0]).startswith('listening on'):\n"
+        "        seen.append(sorted(sys.modules))\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real_print(*args, **kwargs)\n"
+        "builtins.print = spy\n"
+        f"cli.main(['serve', '--listen', '127.0.0.1:0', '--metrics-port', '0', '--data-dir', {str(data_dir)!r}])\n"
+        "real_print('MODULES', ' '.join(seen[0]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_serve_reaches_listening_without_what_loads_on_first_use(tmp_path):
+    modules = _modules_at_listening(tmp_path)
+    assert "groupcoord.coordinator.broker" in modules  # the spy saw the real start
+    assert modules.isdisjoint(NOT_BEFORE_LISTENING), sorted(modules.intersection(NOT_BEFORE_LISTENING))

@@ -4,7 +4,7 @@ answer (initialised or failed) driven by hand, as the service does once the hear
 from __future__ import annotations
 
 from tests.coordinator.groups.harness import FakeTopics, Harness, topic_id
-from groupcoord.coordinator.groups.requests import ShareGroupHeartbeat
+from groupcoord.coordinator.groups.lazy_requests import ShareGroupHeartbeat
 from groupcoord.coordinator.groups.share.heartbeat import INITIALIZE
 
 __all__ = ["FakeTopics", "ShareHarness", "topic_id"]

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from groupcoord.coordinator.config import BrokerConfig
-from groupcoord.coordinator.groups.requests import ShareGroupHeartbeat
+from groupcoord.coordinator.groups.lazy_requests import ShareGroupHeartbeat
 from groupcoord.coordinator.groups.service import GroupCoordinatorService
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.storage.config import FsyncPolicy, LogConfig
