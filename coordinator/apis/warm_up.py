@@ -80,22 +80,29 @@ IDLE_S = 0.005
 """How long the loop must have had nothing else to do before a step runs."""
 LATE_S = 0.001
 """A timer firing this much after its time means the loop was busy (uvloop's clock counts milliseconds)."""
+GIVE_UP_S = 60.0
+"""A daemon busy from its start never leaves the loop idle that long: past this the warm-up stops waking the loop
+(200 times a second while it waits) and what is left loads on first use, as in an embedded broker."""
 
 
 class WarmUp:
     """The warm-up's progress: ``done`` steps of ``total``; ``finished`` once all have run (or failed)."""
 
-    def __init__(self, work: list[Step] | None = None, idle_s: float = IDLE_S) -> None:
+    def __init__(self, work: list[Step] | None = None, idle_s: float = IDLE_S, give_up_s: float = GIVE_UP_S) -> None:
         self.work = list(steps()) if work is None else work
         self.idle_s = idle_s
+        self.give_up_s = give_up_s
         self.total = len(self.work)
         self.done = 0
         self.finished = asyncio.Event()
 
     async def run(self) -> None:
+        deadline = asyncio.get_running_loop().time() + self.give_up_s
         try:
             for what, step in self.work:
-                await self._idle()
+                if not await self._idle(deadline):
+                    log.info("warm-up left to first use: the loop was never idle", done=self.done, total=self.total)
+                    return
                 try:
                     step()
                 except Exception as exc:  # the first request of that API imports it again, and says why
@@ -104,14 +111,17 @@ class WarmUp:
         finally:
             self.finished.set()
 
-    async def _idle(self) -> None:
-        """Returns once a sleep of ``idle_s`` has ended on time: nothing else had the loop meanwhile."""
+    async def _idle(self, deadline: float) -> bool:
+        """True once a sleep of ``idle_s`` has ended on time (nothing else had the loop meanwhile); False if
+        none has by ``deadline`` (the loop's clock)."""
         loop = asyncio.get_running_loop()
         while True:
             asked = loop.time()
             await asyncio.sleep(self.idle_s)
             if loop.time() - asked <= self.idle_s + LATE_S:
-                return
+                return True
+            if loop.time() >= deadline:
+                return False
 
 
 def start(idle_s: float = IDLE_S) -> tuple[WarmUp, asyncio.Task[None]]:

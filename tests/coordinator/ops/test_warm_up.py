@@ -134,3 +134,21 @@ def test_every_warmed_version_is_served():
     for name, key, versions in warm_up.WARM_UP:
         assert served[name][0] == key
         assert all(served[name][1] <= v <= served[name][2] for v in versions), (name, versions)
+
+
+async def test_a_loop_that_is_never_idle_leaves_the_rest_to_first_use():
+    """Past ``give_up_s`` without an idle moment the warm-up ends (finished, the rest not run): it does not wake a
+    busy daemon's loop for ever."""
+    ran = []
+    warm = warm_up.WarmUp([("first", lambda: ran.append(1)), ("second", lambda: ran.append(2))], idle_s=0.005,
+                          give_up_s=0.1)
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(warm.run())
+    until = loop.time() + 0.3
+    while loop.time() < until and not task.done():  # busy throughout: 10 ms blocks, longer than the idle wait
+        await asyncio.sleep(0)
+        deadline = loop.time() + 0.01
+        while loop.time() < deadline:
+            pass
+    assert task.done() and warm.finished.is_set()
+    assert ran == [] and warm.done == 0 < warm.total
