@@ -24,8 +24,10 @@ GC_GEN0_THRESHOLD = 20_000
 
 
 def settle_heap() -> None:
-    """Once the broker serves: what start-up built (modules, kio's schema classes, compiled codecs) lives as
-    long as the process, so it is moved out of the collector's sight (``gc.freeze``), and the youngest
+    """Once the broker serves, and again once the warm-up after listening has imported what the common APIs'
+    first requests would (apis/warm_up.py: ~15,000 more objects as long-lived as the rest): what start-up
+    built (modules, kio's schema classes, compiled codecs) lives as long as the process, so it is moved out of
+    the collector's sight (``gc.freeze``), and the youngest
     generation is collected every 20,000 allocations instead of 700. Requests allocate short-lived
     objects that reference counting frees; with the defaults the collector ran every few dozen requests
     and its older-generation passes walked the whole start-up heap (a quarter of a Heartbeat's time in
@@ -90,7 +92,15 @@ def _serve_with_collector_off(ns: argparse.Namespace, collector_was_enabled: boo
         for listener in broker.listeners:
             print(f"listener {listener.name} on {listener.advertised_host}:{listener.advertised_port}", flush=True)
         # What the common APIs' first requests would import, imported now, a step per loop turn (apis/warm_up.py)
-        warming.append(warm_up.start()[1])
+        warm = warm_up.start()[1]
+        warm.add_done_callback(warmed)
+        warming.append(warm)
+
+    def warmed(task: asyncio.Task[None]) -> None:
+        # Its modules join start-up's frozen heap; a warm-up done before `ready` is frozen by that settle_heap,
+        # a cancelled one (the daemon stopping) is left as it is.
+        if started and not task.cancelled():
+            settle_heap()
 
     async def main() -> None:
         nonlocal started

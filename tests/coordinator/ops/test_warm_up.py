@@ -46,6 +46,9 @@ def client(port):
 
 def spy(*args, **kwargs):
     text = str(args[0]) if args else ""
+    if text.startswith("ready:"):
+        import gc
+        seen["frozen_at_ready"] = gc.get_freeze_count()
     if text.startswith("listening on") and "at_listening" not in seen:
         seen["at_listening"] = sorted(sys.modules)
         port = int(text.rsplit(":", 1)[1])
@@ -58,7 +61,8 @@ status = cli.main(["serve", "--listen", "127.0.0.1:0", "--metrics-port", "0", "-
 warm = seen["warm"]
 real_print("REPORT " + json.dumps({
     "status": status, "done": warm.done, "total": warm.total, "answers": seen["answers"],
-    "at_listening": seen["at_listening"], "after": sorted(sys.modules)}))
+    "at_listening": seen["at_listening"], "after": sorted(sys.modules),
+    "frozen_at_ready": seen.get("frozen_at_ready"), "frozen_after": __import__("gc").get_freeze_count()}))
 """
 
 
@@ -91,6 +95,9 @@ def test_after_listening_the_daemon_imports_the_listed_modules_and_answers_meanw
     assert lazy_handlers and not lazy_handlers & set(report["at_listening"])  # not imported to listen
     assert "kio.schema.fetch.v16.request" not in report["at_listening"]
     assert expected <= set(report["after"]), sorted(expected - set(report["after"]))
+
+    # what the warm-up imported is frozen with the rest of start-up's heap once it is done (cli.settle_heap)
+    assert report["frozen_at_ready"] is not None and report["frozen_after"] > report["frozen_at_ready"]
 
     answers = report["answers"]
     assert answers and all(correct for correct, _, _ in answers)  # every request answered, in order
