@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import structlog
@@ -16,7 +15,7 @@ from groupcoord.protocol.values import as_ms, as_str
 from ..groups.classic.responses import join_error
 from ..groups.requests import JoinGroup
 from ..security.acl_codes import AclOperation, ResourceType
-from ..server.dispatch import CLOSE_CONNECTION, HEAVY_REQUEST_BYTES, HeavyRequest, Lane, OwedAnswer, RequestContext
+from ..server.dispatch import CLOSE_CONNECTION, HeavyRequest, Lane, RequestContext, owed_answer_lane
 from .api import Api
 from .heavy_requests import trim_later, turn
 from .requests import client_host, member_host
@@ -31,8 +30,6 @@ SLICE_PROTOCOLS = 2000
 log = structlog.get_logger("groupcoord.join_group")
 
 NULLABLE_PROTOCOL_VERSION = 7
-
-_CORRELATION = struct.Struct(">i").unpack_from
 
 
 def join_request(ctx: RequestContext, r: Any) -> JoinGroup:
@@ -146,24 +143,13 @@ def lane(services: Services) -> Lane | None:
     make_join = getattr(services.groups, "join_lane", None)
     if make_join is None:  # a stand-in group service (tests of other parts): the handler only
         return None
-    join = make_join()
-    auth = services.authorizer
 
-    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
-        if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
-            return False
-        frame = data[start:end]
-        version = frame[3]
+    def request_of(frame: bytes, version: int, connection: Any) -> tuple[str | None, JoinGroup] | None:
         read = read_join_group(frame, version)
-        if read is None or read[5] is not None:
-            return False
+        if read is None or read[5] is not None:  # declined by the fast reader, or a static member
+            return None
         client_id, group_id, session, rebalance, member_id, _, protocol_type, protocols, reason = read
-        reply = OwedAnswer(connection, JOIN_GROUP, version, _CORRELATION(frame, 4)[0], client_id)
-        try:
-            join(group_join(version, client_id, member_host(connection.peer), group_id, member_id, protocol_type,
-                            protocols, session, rebalance, None, reason), reply)
-        except Exception as exc:  # as a failed handler: UNKNOWN_SERVER_ERROR, logged
-            reply.fail(exc)
-        return True
+        return client_id, group_join(version, client_id, member_host(connection.peer), group_id, member_id,
+                                     protocol_type, protocols, session, rebalance, None, reason)
 
-    return Lane(API.key, LANE_VERSIONS, answer, deferred=True)
+    return owed_answer_lane(API.key, LANE_VERSIONS, JOIN_GROUP, services.authorizer, request_of, make_join())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from groupcoord.protocol.api_keys import ApiKey
@@ -13,14 +12,12 @@ from groupcoord.protocol.values import as_str
 from ..groups.classic.responses import sync_error
 from ..groups.requests import SyncGroup
 from ..security.acl_codes import AclOperation, ResourceType
-from ..server.dispatch import HEAVY_REQUEST_BYTES, Lane, OwedAnswer, RequestContext
+from ..server.dispatch import Lane, RequestContext, owed_answer_lane
 from .api import Api
 from .services import Services
 
 FAST = SYNC_GROUP  # the flexible versions are read and answered without kio's entities (checked against kio)
 API = Api(ApiKey.SYNC_GROUP, 0, 5)
-
-_CORRELATION = struct.Struct(">i").unpack_from
 
 
 def sync_request(ctx: RequestContext, r: Any) -> SyncGroup:
@@ -57,24 +54,13 @@ def lane(services: Services) -> Lane | None:
     make_sync = getattr(services.groups, "sync_lane", None)
     if make_sync is None:  # a stand-in group service (tests of other parts): the handler only
         return None
-    sync = make_sync()
-    auth = services.authorizer
 
-    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
-        if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
-            return False
-        frame = data[start:end]
-        version = frame[3]
+    def request_of(frame: bytes, version: int, _connection: Any) -> tuple[str | None, SyncGroup] | None:
         read = read_sync_group(frame, version)
-        if read is None or read[4] is not None:
-            return False
+        if read is None or read[4] is not None:  # declined by the fast reader, or a static member
+            return None
         client_id, group_id, generation, member_id, _, protocol_type, protocol_name, assignments = read
-        reply = OwedAnswer(connection, SYNC_GROUP, version, _CORRELATION(frame, 4)[0], client_id)
-        try:
-            sync(SyncGroup(group_id, generation, member_id, assignments, None, protocol_type, protocol_name, version),
-                 reply)
-        except Exception as exc:  # as a failed handler: UNKNOWN_SERVER_ERROR, logged
-            reply.fail(exc)
-        return True
+        return client_id, SyncGroup(group_id, generation, member_id, assignments, None, protocol_type, protocol_name,
+                                    version)
 
-    return Lane(API.key, SYNC_GROUP.versions, answer, deferred=True)
+    return owed_answer_lane(API.key, SYNC_GROUP.versions, SYNC_GROUP, services.authorizer, request_of, make_sync())

@@ -167,6 +167,35 @@ class OwedAnswer:
                               connection.peer, connection.id, connection.principal, connection.listener)
 
 
+def owed_answer_lane(api_key: int, versions: range, codec: FastCodec, authorizer: Any,
+                     request_of: Callable[[bytes, int, Any], tuple[str | None, Any] | None],
+                     give: Callable[[Any, OwedAnswer], Any]) -> Lane:
+    """A deferred lane whose request goes to a service that answers an ``OwedAnswer`` as it answers a future
+    (the classic group's JoinGroup and SyncGroup): the one place for what such lanes share. A request is left
+    to the handler while an authorizer allows less than everything (the handler checks READ on the group) or
+    when it is as large as a heavy request (the heavy handler's); ``request_of(frame, version, connection)``
+    reads the rest, returning (client id, the service's request), or None to leave it to the handler too.
+    A service that raises is answered as a failed handler is (UNKNOWN_SERVER_ERROR, logged)."""
+
+    def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
+        if (authorizer is not None and not authorizer.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
+            return False
+        frame = data[start:end]
+        version = frame[3]
+        read = request_of(frame, version, connection)
+        if read is None:
+            return False
+        client_id, request = read
+        reply = OwedAnswer(connection, codec, version, _CORRELATION.unpack_from(frame, 4)[0], client_id)
+        try:
+            give(request, reply)
+        except Exception as exc:
+            reply.fail(exc)
+        return True
+
+    return Lane(api_key, versions, answer, deferred=True)
+
+
 class RequestObserver(Protocol):
     def observe_request(self, api: str, error_code: int, seconds: float) -> None: ...
 
