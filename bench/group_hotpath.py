@@ -27,14 +27,10 @@ import sys
 import time
 
 from groupcoord.coordinator.broker import Broker, new_event_loop
+from groupcoord.coordinator.ops.cli import settle_heap
 
 from .group_bench import ASSIGNMENT, heartbeat_v4, join_v9, sync_v5
 from .hotpath_bench import connect
-
-try:
-    from groupcoord.coordinator.ops.cli import settle_heap
-except ImportError:  # an older tree
-    settle_heap = None
 
 _correlation = itertools.count(1)
 _CLIENT_ID = b"\x00\x05bench"
@@ -83,8 +79,7 @@ async def trial(broker: Broker, tag: str, groups: int, workers: int = 50) -> flo
 
 async def run(groups: int, trials: int, warm: int) -> None:
     async with Broker(fsync="never", metrics_port=0, group_initial_rebalance_delay_ms=0) as broker:
-        if settle_heap is not None:
-            settle_heap()  # as the daemon does once it serves
+        settle_heap()  # as the daemon does once it serves
         await trial(broker, "warm", warm)
         if not trials:
             return

@@ -183,8 +183,8 @@ _OWN_RECORD_TYPES: dict[int, RecordType] = {
     2: (GroupMetadataKey, GroupMetadataValue, (0, 4), 3),
 }
 add_record_types(_OWN_SCHEMAS, _OWN_RECORD_TYPES)  # offset keys are written as type 1, the higher
-# What the reader and writer look up: every record type's (these, and consumer_share_records' once imported).
-_SCHEMAS, _RECORD_TYPES, _KEY_TYPE_WRITTEN, _VALUE_INFO = SCHEMAS, RECORD_TYPES, KEY_TYPE_WRITTEN, VALUE_INFO
+# The reader and writer look up record_schemas' tables: every record type's (these, and consumer_share_records'
+# once imported).
 
 _consumer_share_records: ModuleType | None = None  # once _load_consumer_share_records has run
 
@@ -287,7 +287,7 @@ def _read_kind(r: _Reader, kind: Any, flexible: bool, nullable: bool, version: i
 
 
 def _read_struct(r: _Reader, cls: type, version: int) -> Any:
-    schema, first_flexible = _SCHEMAS[cls]
+    schema, first_flexible = SCHEMAS[cls]
     flexible = first_flexible is not None and version >= first_flexible
     values: dict[str, Any] = {}
     tagged = {}
@@ -357,7 +357,7 @@ _TAGGED_NULL_STRUCT = b"\x00"
 
 
 def _write_struct(out: bytearray, obj: Any, version: int) -> None:
-    schema, first_flexible = _SCHEMAS[type(obj)]
+    schema, first_flexible = SCHEMAS[type(obj)]
     flexible = first_flexible is not None and version >= first_flexible
     tagged: list[tuple[int, bytes]] = []
     for fld in schema:
@@ -458,10 +458,10 @@ def decode_key(key: bytes) -> AnyKey | UnknownKey:
             return fast
     r = _Reader(key)
     record_type = r.int("int16")
-    info = _RECORD_TYPES.get(record_type)
+    info = RECORD_TYPES.get(record_type)
     if info is None and _consumer_share_records is None:
         _load_consumer_share_records()  # perhaps one of its record types
-        info = _RECORD_TYPES.get(record_type)
+        info = RECORD_TYPES.get(record_type)
     if info is None:
         return UnknownKey(record_type, bytes(key))
     return _read_struct(r, info[0], record_type)
@@ -469,7 +469,7 @@ def decode_key(key: bytes) -> AnyKey | UnknownKey:
 
 def record_type_of(key: AnyKey) -> int:
     """The int16 record type a key is written with (offset commits: 1)."""
-    return _KEY_TYPE_WRITTEN[type(key)]
+    return KEY_TYPE_WRITTEN[type(key)]
 
 
 def decode_value(key: AnyKey, value: bytes | None) -> AnyValue | None:
@@ -480,8 +480,8 @@ def decode_value(key: AnyKey, value: bytes | None) -> AnyValue | None:
         fast = _fast_offset_value(value)
         if fast is not None:
             return fast
-    value_cls = _RECORD_TYPES[record_type_of(key)][1]
-    versions, _ = _VALUE_INFO[value_cls]
+    value_cls = RECORD_TYPES[record_type_of(key)][1]
+    versions, _ = VALUE_INFO[value_cls]
     r = _Reader(value)
     version = r.int("int16")
     if not versions[0] <= version <= versions[1]:
@@ -598,7 +598,7 @@ def default_value_version(value: AnyValue) -> int:
     """The version Kafka writes: OffsetCommitValue v1 only when an explicit expiry is set, else v3; others per table."""
     if isinstance(value, OffsetCommitValue) and value.expire_timestamp is not None:
         return 1
-    return _VALUE_INFO[type(value)][1]
+    return VALUE_INFO[type(value)][1]
 
 
 def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | None:
@@ -616,7 +616,7 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
 
 
 def _encode_value_generic(value: AnyValue, version: int | None = None) -> bytes:
-    versions, _ = _VALUE_INFO[type(value)]
+    versions, _ = VALUE_INFO[type(value)]
     if version is None:
         version = default_value_version(value)
     if not versions[0] <= version <= versions[1]:
