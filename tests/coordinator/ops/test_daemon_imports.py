@@ -57,6 +57,7 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.server.secure_connection",
     "groupcoord.coordinator.share.share_partition",  # the first share partition loaded
     "groupcoord.coordinator.security.scram",  # read, made or checked credentials only (an empty store needs none)
+    "prometheus_client",  # the first metrics scrape (and the warm-up): metrics are plain numbers until then
 )
 
 
