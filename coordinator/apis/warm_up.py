@@ -68,6 +68,7 @@ def steps() -> Iterator[Step]:
     yield "consumer protocol", _consumer_protocol
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
+    yield "hashlib", lambda: import_module("hashlib")  # a share group's metadata hash (groups/share/topics.py)
     # the first scrape's: prometheus-client (its exposition pulls http.server, email, urllib), which the broker's
     # metrics import only when scraped (coordinator/metric_families.py)
     yield "metrics exposition", lambda: import_module("prometheus_client")

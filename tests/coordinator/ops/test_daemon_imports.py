@@ -58,6 +58,8 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.share.share_partition",  # the first share partition loaded
     "groupcoord.coordinator.security.scram",  # read, made or checked credentials only (an empty store needs none)
     "prometheus_client",  # the first metrics scrape (and the warm-up): metrics are plain numbers until then
+    "hashlib",  # a share group's metadata hash (and the warm-up)
+    "tempfile",  # an embedded broker's throw-away data dir
 )
 
 
