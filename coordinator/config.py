@@ -149,6 +149,8 @@ def _super_users(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """One broker setting: its dotted name, default, parser and help; its flag, environment variable and attribute
+    derive from the name."""
     name: str  # dotted, Kafka's spelling where Kafka has the setting
     default: Any
     parse: Callable[[Any], Any]

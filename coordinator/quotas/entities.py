@@ -145,6 +145,7 @@ MATCH_SPECIFIED = 2
 
 @dataclass(frozen=True, slots=True)
 class QuotaFilter:
+    """A DescribeClientQuotas filter: exact component matches, components that must be present, strict or not."""
     exact: dict[str, str | None]
     specified: frozenset[str]
     strict: bool

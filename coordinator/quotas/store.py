@@ -34,6 +34,7 @@ class Alteration:
 
 @dataclass(frozen=True, slots=True)
 class AlterOutcome:
+    """The result for one entity of an AlterClientQuotas request."""
     entity: list[tuple[str, str | None]]
     error: ErrorCode
     message: str | None

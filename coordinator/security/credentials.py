@@ -33,6 +33,7 @@ FORMAT_VERSION = 1
 
 @dataclass(frozen=True)
 class Upsertion:
+    """One AlterUserScramCredentials upsertion: the user's SCRAM credential for one mechanism."""
     name: str
     mechanism: int  # Kafka's wire type: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512 (0 unknown)
     iterations: int
@@ -42,12 +43,14 @@ class Upsertion:
 
 @dataclass(frozen=True)
 class Deletion:
+    """One AlterUserScramCredentials deletion: the user's credential for one mechanism."""
     name: str
     mechanism: int
 
 
 @dataclass(frozen=True)
 class Result:
+    """The outcome for one user of an AlterUserScramCredentials request."""
     user: str
     error_code: int = ErrorCode.none
     error_message: str | None = None

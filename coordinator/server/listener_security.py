@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class ListenerSecurity:
+    """What a listener needs to authenticate its connections: TLS context, principal mapper, SASL settings, timeouts."""
     listener: Listener
     ssl_context: ssl.SSLContext | None = None
     mapper: SslPrincipalMapper | None = None

@@ -19,6 +19,7 @@ TopicIdPartition = tuple[uuid.UUID, int]
 
 @dataclass(frozen=True, slots=True)
 class StateSummary:
+    """ReadShareGroupStateSummary's answer for one share partition."""
     error: ErrorCode
     start_offset: int
     state_epoch: int
@@ -28,6 +29,7 @@ class StateSummary:
 
 @dataclass(frozen=True, slots=True)
 class ReadState:
+    """ReadShareGroupState's answer for one share partition: epochs, start offset and state batches."""
     error: ErrorCode
     state_epoch: int
     start_offset: int
