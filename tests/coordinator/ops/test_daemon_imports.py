@@ -60,6 +60,7 @@ NOT_BEFORE_LISTENING = (
     "prometheus_client",  # the first metrics scrape (and the warm-up): metrics are plain numbers until then
     "hashlib",  # a share group's metadata hash (and the warm-up)
     "tempfile",  # an embedded broker's throw-away data dir
+    "groupcoord.coordinator.security.credential_changes",  # AlterUserScramCredentials' changes and answers
 )
 
 
