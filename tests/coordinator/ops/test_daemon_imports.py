@@ -61,6 +61,8 @@ NOT_BEFORE_LISTENING = (
     "hashlib",  # a share group's metadata hash (and the warm-up)
     "tempfile",  # an embedded broker's throw-away data dir
     "groupcoord.coordinator.security.credential_changes",  # AlterUserScramCredentials' changes and answers
+    "groupcoord.coordinator.quotas.alterations",  # AlterClientQuotas' entries and answers
+    "groupcoord.coordinator.quotas.quota_filter",  # DescribeClientQuotas' filter
 )
 
 
