@@ -63,6 +63,7 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.security.credential_changes",  # AlterUserScramCredentials' changes and answers
     "groupcoord.coordinator.quotas.alterations",  # AlterClientQuotas' entries and answers
     "groupcoord.coordinator.quotas.quota_filter",  # DescribeClientQuotas' filter
+    "groupcoord.coordinator.share.persister_answers",  # a share partition's first load, a state summary read
 )
 
 
