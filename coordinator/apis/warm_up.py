@@ -69,9 +69,14 @@ def steps() -> Iterator[Step]:
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
     yield "hashlib", lambda: import_module("hashlib")  # a share group's metadata hash (groups/share/topics.py)
-    # the first scrape's: prometheus-client (its exposition pulls http.server, email, urllib), which the broker's
-    # metrics import only when scraped (coordinator/metric_families.py)
-    yield "metrics exposition", lambda: import_module("prometheus_client")
+    for module in METRICS_EXPOSITION:
+        yield module, lambda module=module: import_module(module)
+
+
+METRICS_EXPOSITION = ("http", "http.server", "urllib.request", "wsgiref.simple_server", "prometheus_client")
+"""The first metrics scrape's imports, last: prometheus-client, which the broker's metrics import only when scraped
+(coordinator/metric_families.py), and what its exposition module pulls in, a step each so that a request meets at
+most one of them (``http``'s HTTPStatus enum alone is half of prometheus-client's import)."""
 
 
 def _consumer_protocol() -> None:
