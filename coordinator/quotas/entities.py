@@ -136,7 +136,6 @@ def validate_value(keys: dict[str, str], key: str, value: float) -> None:
         raise QuotaRefused(ErrorCode.invalid_request, f"{key} cannot be a fractional value.")
 
 
-
 # DescribeClientQuotas' filter (QuotaFilter, parse_filter, MATCH_*) is in quota_filter.py, imported by that API only.
 _FILTER_NAMES = ("QuotaFilter", "parse_filter", "MATCH_EXACT", "MATCH_DEFAULT", "MATCH_SPECIFIED")
 

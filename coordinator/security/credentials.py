@@ -38,6 +38,7 @@ def __getattr__(name: str) -> object:
         return getattr(credential_changes, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 CREDENTIALS_FILE = "scram-credentials.json"
 FORMAT_VERSION = 1
 
