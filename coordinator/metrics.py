@@ -140,6 +140,12 @@ class PlainHistogram:
         yield families.HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
 
 
+def _describe(collector: Any) -> list[Any]:
+    """What prometheus-client's own metric answers ``describe()`` with, for a registry to learn its names (and refuse
+    a duplicate) when it is registered: its families (their samples are not read)."""
+    return list(collector.collect())
+
+
 class CreatedHistogram(PlainHistogram):
     """A histogram that was prometheus-client's Histogram (observed off the request path: a shard's load), kept as
     plain numbers until the first scrape so that prometheus-client is not imported at start. Exposed as that
@@ -152,6 +158,8 @@ class CreatedHistogram(PlainHistogram):
     def observe(self, seconds: float) -> None:
         self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
         self.sum += seconds
+
+    describe = _describe
 
     def collect(self) -> Iterator[Any]:
         for family in super().collect():
@@ -175,6 +183,8 @@ class PlainCounter:
         if amount < 0:
             raise ValueError("Counters can only be incremented by non-negative amounts.")
         self.value += amount
+
+    describe = _describe
 
     def collect(self) -> Iterator[Any]:
         family = families.CounterMetricFamily(self.name, self.documentation)
@@ -207,6 +217,8 @@ class PlainLabelledCounter:
         child = self.children.get(values)
         return 0.0 if child is None else child[0]
 
+    describe = _describe
+
     def collect(self) -> Iterator[Any]:
         family = families.CounterMetricFamily(self.name, self.documentation, labels=list(self.labels))
         created = families.created_series()
@@ -229,6 +241,8 @@ class PlainGauge:
 
     def dec(self, amount: float = 1) -> None:
         self.value -= amount
+
+    describe = _describe
 
     def collect(self) -> Iterator[Any]:
         yield families.GaugeMetricFamily(self.name, self.documentation, value=self.value)

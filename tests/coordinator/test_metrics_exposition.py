@@ -141,6 +141,16 @@ def test_a_registry_given_is_filled_at_once():
     assert registry.get_sample_value("groupcoord_connections") == 1.0
 
 
+def test_a_registry_that_does_not_auto_describe_still_learns_the_names():
+    # prometheus-client's metrics describe themselves: a registry refuses a second metric of the same name
+    registry = CollectorRegistry()
+    BrokerMetrics(registry)
+    with pytest.raises(ValueError):
+        Counter("groupcoord_offsets_expired", "again", registry=registry)
+    with pytest.raises(ValueError):
+        Gauge("groupcoord_connections", "again", registry=registry)
+
+
 def _scrape(port: int) -> bytes:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         assert response.status == 200
