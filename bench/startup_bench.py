@@ -16,7 +16,10 @@ first start (the source tree is not touched); ``--bytecode none`` measures the e
 serve ...` shows which (start-up imports nothing that serving does not need; the admin CLI, the pipeline,
 the compression codecs, kio's schemas and the API handler modules load on first use, and so do the consumer- and
 share-group records, the lazily handled group APIs' requests, the data plane's API-only services, TLS/SASL code
-for a PLAINTEXT-only broker, ACL bindings and SCRAM: tests/coordinator/ops/test_daemon_imports.py lists them).
+for a PLAINTEXT-only broker, ACL bindings and SCRAM, prometheus_client (the first scrape), hashlib, the quota and
+credential admin APIs' dataclasses: tests/coordinator/ops/test_daemon_imports.py lists them).
+``python -m bench.startup_instructions`` counts the instructions to the same line (callgrind), which the
+machine's load does not move.
 Once listening, the daemon imports the common APIs' modules in the background (coordinator/apis/warm_up.py);
 ``python -m bench.first_requests_bench`` measures what the first requests still pay.
 """

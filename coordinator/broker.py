@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -144,6 +143,8 @@ class Broker:
     async def _start(self, on_serving: Callable[[], None] | None = None) -> "Broker":
         t0 = time.perf_counter()
         if not self.config.data_dir:
+            import tempfile  # an embedded broker's throw-away data: tempfile (and random) cost the daemon's start ~1 %
+
             self._temp_dir = Path(tempfile.mkdtemp(prefix="groupcoord-"))
             self.config = self.config.replace(data_dir=str(self._temp_dir))
         cfg = self.config

@@ -47,6 +47,7 @@ class SystemClock:
 
 @dataclass(order=True)
 class _ManualTimer:
+    """A ManualClock timer, ordered by due time then by when it was set (ties fire in that order)."""
     due_ms: int
     seq: int
     callback: Callable[[], None] = field(compare=False)

@@ -17,6 +17,7 @@ META_FILE = "meta.properties"
 
 @dataclass(frozen=True, slots=True)
 class ClusterIdentity:
+    """The broker as clients see it: node id, advertised host and port, cluster id."""
     node_id: int
     host: str
     port: int

@@ -149,6 +149,8 @@ def _super_users(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Setting:
+    """One broker setting: its dotted name, default, parser and help; its flag, environment variable and attribute
+    derive from the name."""
     name: str  # dotted, Kafka's spelling where Kafka has the setting
     default: Any
     parse: Callable[[Any], Any]
@@ -368,12 +370,55 @@ BY_ATTR: dict[str, Setting] = {s.attr: s for s in SETTINGS}
 
 
 def _make_config_class() -> type:
-    """BrokerConfig's frozen dataclass base, a field per setting. It is given a docstring because without one the
-    dataclass machinery writes it from ``inspect.signature`` of the 127-parameter ``__init__``: a third of the
-    class's cost, ~4 ms of every start-up."""
+    """BrokerConfig's frozen dataclass base, a field per setting.
+
+    Its ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__`` are the loops over the fields below, not the
+    dataclass machinery's: that writes each of them as source text with a term per field and compiles it, at
+    every start (bytecode caches do not hold it); for 127 fields that was ~5 % of the daemon's instructions up to
+    ``listening on``. They behave as the generated ones (tests/coordinator/test_config.py compares them with a
+    generated twin); the class is still a frozen dataclass (``fields``, ``replace``, ``FrozenInstanceError``).
+    It is given a docstring because without one the dataclass machinery writes it from ``inspect.signature``."""
     fields = [(s.attr, Any, dataclasses.field(default=s.default)) for s in SETTINGS]
-    return dataclasses.make_dataclass("_BrokerConfigBase", fields, frozen=True,
-                                      namespace={"__doc__": "Every setting of SETTINGS, as a frozen dataclass."})
+    namespace = {"__doc__": "Every setting of SETTINGS, as a frozen dataclass.", "__init__": _config_init,
+                 "__repr__": _config_repr, "__eq__": _config_eq, "__hash__": _config_hash}
+    return dataclasses.make_dataclass("_BrokerConfigBase", fields, frozen=True, init=False, repr=False, eq=False,
+                                      namespace=namespace)
+
+
+_ATTRS = tuple(s.attr for s in SETTINGS)
+_DEFAULTS = {s.attr: s.default for s in SETTINGS}
+
+
+def _config_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """The generated ``__init__(self, listen=<default>, advertised=<default>, ...)``: every setting by position or
+    by name, each defaulting to its setting's default."""
+    if len(args) > len(_ATTRS):
+        raise TypeError(f"_BrokerConfigBase.__init__() takes from 1 to {len(_ATTRS) + 1} positional arguments "
+                        f"but {len(args) + 1} were given")
+    values = dict(_DEFAULTS)
+    values.update(zip(_ATTRS, args))
+    for name, value in kwargs.items():
+        if name not in values:
+            raise TypeError(f"_BrokerConfigBase.__init__() got an unexpected keyword argument {name!r}")
+        if args and _ATTRS.index(name) < len(args):
+            raise TypeError(f"_BrokerConfigBase.__init__() got multiple values for argument {name!r}")
+        values[name] = value
+    for name, value in values.items():
+        object.__setattr__(self, name, value)
+
+
+def _config_repr(self: Any) -> str:
+    return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in _ATTRS)})"
+
+
+def _config_eq(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return tuple(getattr(self, name) for name in _ATTRS) == tuple(getattr(other, name) for name in _ATTRS)
+    return NotImplemented
+
+
+def _config_hash(self: Any) -> int:
+    return hash(tuple(getattr(self, name) for name in _ATTRS))
 
 
 class BrokerConfig(_make_config_class()):  # type: ignore[misc]

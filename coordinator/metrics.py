@@ -6,6 +6,12 @@ observer calls from the server, the group coordinator and storage; state-shaped 
 members, consumer lag, purgatory sizes) are read at scrape time from the attached sources, so they can never
 drift from the truth. Scrapes are served on the broker's event loop (see metrics_http.py), so the collectors
 read coordinator state without locks.
+
+prometheus-client is imported by the first scrape, not by the broker's start (metric_families.py: its import
+is ~7 % of the daemon's start-up). Until then the metrics are plain numbers (``PlainCounter``,
+``PlainLabelledCounter``, ``PlainGauge``, ``PlainHistogram``...) that expose, series for series, what
+prometheus-client's Counter, Gauge and Histogram of the same name did (``_created`` included), and the
+registry is made from them by the first ``registry`` or ``exposition()``.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ from __future__ import annotations
 import bisect
 import enum
 import re
+import time
 from collections import Counter as _Tally
-from typing import Any, Callable, Iterable, Iterator, Mapping
-
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-from prometheus_client.registry import Collector
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from groupcoord.protocol.errors import ErrorCode
+
+from . import metric_families as families
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 PREFIX = "groupcoord"
 
@@ -31,6 +39,8 @@ REBALANCE_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0
 # Appends and fsyncs are disk operations: tens of microseconds to a slow disk's hundreds of milliseconds.
 DISK_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 LOAD_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0)
+# prometheus-client's Histogram.DEFAULT_BUCKETS (+Inf is added by the histogram): the transaction shards' load.
+DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead",
                       "Assigning", "Reconciling")  # the last two: KIP-848 consumer groups
 
@@ -105,7 +115,7 @@ class RequestStats:
         self.sums[api] += max(seconds_each, 0.0) * count
 
 
-class PlainHistogram(Collector):
+class PlainHistogram:
     """An unlabelled histogram kept as plain integers until it is scraped: for disk events on the request path
     (one per log append and per fsync: a commit's, a produce's), where prometheus-client's Histogram takes a
     lock and walks its buckets on every observation (~0.7 µs, and its Counter ~0.3 µs more per append).
@@ -127,10 +137,118 @@ class PlainHistogram(Collector):
         for bound, n in zip((*self.bounds, float("inf")), self.counts):
             running += n
             cumulative.append((_bucket_label(bound), running))
-        yield HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
+        yield families.HistogramMetricFamily(self.name, self.documentation, buckets=cumulative, sum_value=self.sum)
 
 
-class Tally(Collector):
+def _describe(collector: Any) -> list[Any]:
+    """What prometheus-client's own metric answers ``describe()`` with, for a registry to learn its names (and refuse
+    a duplicate) when it is registered: its families (their samples are not read)."""
+    return list(collector.collect())
+
+
+class CreatedHistogram(PlainHistogram):
+    """A histogram that was prometheus-client's Histogram (observed off the request path: a shard's load), kept as
+    plain numbers until the first scrape so that prometheus-client is not imported at start. Exposed as that
+    Histogram: ``_created`` (when it was made) after the sum, and the sum takes what it is given."""
+
+    def __init__(self, name: str, documentation: str, buckets: tuple[float, ...]) -> None:
+        super().__init__(name, documentation, buckets)
+        self.created = time.time()
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.sum += seconds
+
+    describe = _describe
+
+    def collect(self) -> Iterator[Any]:
+        for family in super().collect():
+            if families.created_series():
+                family.add_sample(self.name + "_created", {}, self.created)
+            yield family
+
+
+class PlainCounter:
+    """An unlabelled counter that was prometheus-client's Counter, kept as a plain float until the first scrape so
+    that prometheus-client is not imported at start. Exposed as that Counter (``<name>_total``, ``<name>_created``:
+    when it was made); like it, refuses a negative increment."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.value = 0.0
+        self.created = time.time()
+
+    def inc(self, amount: float = 1) -> None:
+        if amount < 0:
+            raise ValueError("Counters can only be incremented by non-negative amounts.")
+        self.value += amount
+
+    describe = _describe
+
+    def collect(self) -> Iterator[Any]:
+        family = families.CounterMetricFamily(self.name, self.documentation)
+        family.add_metric([], self.value, created=self.created if families.created_series() else None)
+        yield family
+
+
+class PlainLabelledCounter:
+    """A labelled counter that was prometheus-client's Counter, kept as plain floats until the first scrape (see
+    PlainCounter). ``children`` maps label values (strings, in ``labels`` order) to ``[value, created]``, created
+    when those values were first counted, as the Counter's child was by its first ``labels()``; exposed in that
+    order, as the Counter's children are."""
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self.children: dict[tuple[str, ...], list[float]] = {}
+
+    def inc(self, values: tuple[str, ...], amount: float = 1) -> None:
+        child = self.children.get(values)
+        if child is None:
+            child = self.children[values] = [0.0, time.time()]
+        if amount < 0:
+            raise ValueError("Counters can only be incremented by non-negative amounts.")
+        child[0] += amount
+
+    def value(self, *values: str) -> float:
+        """The count of those label values (0 if never counted)."""
+        child = self.children.get(values)
+        return 0.0 if child is None else child[0]
+
+    describe = _describe
+
+    def collect(self) -> Iterator[Any]:
+        family = families.CounterMetricFamily(self.name, self.documentation, labels=list(self.labels))
+        created = families.created_series()
+        for values, (value, made) in list(self.children.items()):
+            family.add_metric(list(values), value, created=made if created else None)
+        yield family
+
+
+class PlainGauge:
+    """An unlabelled gauge that was prometheus-client's Gauge (open connections), a plain float until the first
+    scrape; exposed as that Gauge."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.value = 0.0
+
+    def inc(self, amount: float = 1) -> None:
+        self.value += amount
+
+    def dec(self, amount: float = 1) -> None:
+        self.value -= amount
+
+    describe = _describe
+
+    def collect(self) -> Iterator[Any]:
+        yield families.GaugeMetricFamily(self.name, self.documentation, value=self.value)
+
+
+class Tally:
     """A counter that is a plain integer until it is scraped: for events on the request path (one per
     committed offset), where prometheus-client's Counter takes a lock on every increment."""
 
@@ -140,10 +258,10 @@ class Tally(Collector):
         self.value = 0
 
     def collect(self) -> Iterator[Any]:
-        yield CounterMetricFamily(self.name, self.documentation, value=self.value)
+        yield families.CounterMetricFamily(self.name, self.documentation, value=self.value)
 
 
-class LabelledTally(Collector):
+class LabelledTally:
     """A labelled counter kept as plain integers until it is scraped, for events every group goes through a
     few times in each rebalance (state transitions, members joining, rebalances): prometheus-client's
     labelled child takes a lock on every increment, eight of them for each group of three that forms.
@@ -160,22 +278,22 @@ class LabelledTally(Collector):
         self.counts[values] = self.counts.get(values, 0) + 1
 
     def collect(self) -> Iterator[Any]:
-        family = CounterMetricFamily(self.name, self.documentation, labels=list(self.labels))
+        family = families.CounterMetricFamily(self.name, self.documentation, labels=list(self.labels))
         for values, n in sorted(self.counts.items()):
             family.add_metric(list(values), n)
         yield family
 
 
-class RequestCollector(Collector):
+class RequestCollector:
     def __init__(self, stats: RequestStats) -> None:
         self.stats = stats
 
     def collect(self) -> Iterator[Any]:
-        requests = CounterMetricFamily(f"{PREFIX}_requests", "Requests answered, by API and error", labels=["api", "error"])
+        requests = families.CounterMetricFamily(f"{PREFIX}_requests", "Requests answered, by API and error", labels=["api", "error"])
         for (api, code), n in sorted(self.stats.counts.items()):
             requests.add_metric([api, error_label(code)], n)
         yield requests
-        duration = HistogramMetricFamily(
+        duration = families.HistogramMetricFamily(
             f"{PREFIX}_request_duration_seconds", "Time from request decoded to response encoded", labels=["api"]
         )
         for api, counts in sorted(self.stats.buckets.items()):
@@ -195,84 +313,123 @@ class BrokerMetrics:
     """Every metric of one broker, and the observer methods the other packages call to move them."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
-        r = self.registry
+        """``registry``: one of the caller's to register the broker's metrics in now; without one, the broker's
+        own is made by the first ``registry`` or scrape (prometheus-client is imported then, not here)."""
+        self._collectors: list[Any] = []  # in the order they are exposed (registered)
+        r = self._collectors.append
         self.request_stats = RequestStats()
-        r.register(RequestCollector(self.request_stats))
-        self.connections = Gauge(f"{PREFIX}_connections", "Open client connections", registry=r)
-        self.connections_refused = Counter(
+        r(RequestCollector(self.request_stats))
+        self.connections = PlainGauge(f"{PREFIX}_connections", "Open client connections")
+        r(self.connections)
+        self.connections_refused = PlainLabelledCounter(
             f"{PREFIX}_connections_refused", "Connections closed at accept because a limit was reached "
-            "(max.connections, max.connections.per.ip)", ["limit"], registry=r)
-        self.connections_expired = Counter(
+            "(max.connections, max.connections.per.ip)", ("limit",))
+        r(self.connections_refused)
+        self.connections_expired = PlainLabelledCounter(
             f"{PREFIX}_connections_expired", "Connections closed by a deadline (connections.max.idle.ms, "
-            "socket.request.read.timeout.ms)", ["deadline"], registry=r)
-        self.accept_errors = Counter(
+            "socket.request.read.timeout.ms)", ("deadline",))
+        r(self.connections_expired)
+        self.accept_errors = PlainLabelledCounter(
             f"{PREFIX}_accept_errors", "accept() calls that failed for want of descriptors or memory (EMFILE, "
-            "ENFILE, ENOBUFS, ENOMEM); the connection waits in the backlog", ["error"], registry=r)
+            "ENFILE, ENOBUFS, ENOMEM); the connection waits in the backlog", ("error",))
+        r(self.accept_errors)
         self.rebalances = LabelledTally(f"{PREFIX}_rebalances", "Completed rebalances, by what triggered them",
                                         ("reason",))
-        r.register(self.rebalances)
+        r(self.rebalances)
         self.rebalance_duration = PlainHistogram(
             f"{PREFIX}_rebalance_duration_seconds", "Time from PreparingRebalance to the new generation",
             REBALANCE_BUCKETS)
-        r.register(self.rebalance_duration)
+        r(self.rebalance_duration)
         self.group_transitions = LabelledTally(
             f"{PREFIX}_group_state_transitions", "Group state machine transitions", ("from_state", "to_state"))
-        r.register(self.group_transitions)
+        r(self.group_transitions)
         self.member_events = LabelledTally(
             f"{PREFIX}_member_events", "Members joining, leaving and expiring (session timeout)", ("event",))
-        r.register(self.member_events)
+        r(self.member_events)
         self.offset_commits = Tally(f"{PREFIX}_offset_commits", "Partition offsets committed")
-        r.register(self.offset_commits)
-        self.offsets_expired = Counter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention",
-                                       registry=r)
+        r(self.offset_commits)
+        self.offsets_expired = PlainCounter(f"{PREFIX}_offsets_expired", "Committed offsets removed by retention")
+        r(self.offsets_expired)
         self.log_append = PlainHistogram(f"{PREFIX}_log_append_seconds", "Time to append a batch to a partition log",
                                          DISK_BUCKETS)
-        r.register(self.log_append)
+        r(self.log_append)
         self.log_appended_bytes = Tally(f"{PREFIX}_log_appended_bytes", "Bytes appended to partition logs")
-        r.register(self.log_appended_bytes)
+        r(self.log_appended_bytes)
         self.log_fsync = PlainHistogram(f"{PREFIX}_log_fsync_seconds", "Time of one fsync of a log segment",
                                         DISK_BUCKETS)
-        r.register(self.log_fsync)
-        self.cleaner_partitions = Counter(f"{PREFIX}_log_cleaner_partitions", "Partitions compacted by the cleaner",
-                                          registry=r)
-        self.cleaner_bytes = Counter(f"{PREFIX}_log_cleaner_bytes", "Bytes the cleaner read and wrote",
-                                     ["direction"], registry=r)
-        self.cleaner_seconds = Counter(f"{PREFIX}_log_cleaner_seconds", "Time spent compacting", registry=r)
-        self.shard_load = Histogram(
+        r(self.log_fsync)
+        self.cleaner_partitions = PlainCounter(f"{PREFIX}_log_cleaner_partitions",
+                                               "Partitions compacted by the cleaner")
+        r(self.cleaner_partitions)
+        self.cleaner_bytes = PlainLabelledCounter(f"{PREFIX}_log_cleaner_bytes", "Bytes the cleaner read and wrote",
+                                                  ("direction",))
+        r(self.cleaner_bytes)
+        self.cleaner_seconds = PlainCounter(f"{PREFIX}_log_cleaner_seconds", "Time spent compacting")
+        r(self.cleaner_seconds)
+        self.shard_load = CreatedHistogram(
             f"{PREFIX}_shard_load_seconds", "Time to replay one __consumer_offsets partition when it is loaded",
-            buckets=LOAD_BUCKETS, registry=r,
-        )
-        self.shard_records = Counter(f"{PREFIX}_shard_loaded_records", "Records replayed while loading shards",
-                                     registry=r)
-        self.transactions_ended = Counter(f"{PREFIX}_transactions_ended",
-                                          "Transactions completed (markers written), by result", ["result"], registry=r)
-        self.transactions_timed_out = Counter(f"{PREFIX}_transactions_timed_out",
-                                              "Transactions aborted by the coordinator past their timeout", registry=r)
-        self.producers_fenced = Counter(f"{PREFIX}_transactional_producers_fenced",
-                                        "Transactional producer incarnations fenced by a newer epoch", registry=r)
-        self.txn_shard_load = Histogram(f"{PREFIX}_transaction_shard_load_seconds",
-                                        "Time to replay one __transaction_state partition", registry=r)
-        self.bytes_in = Counter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ["topic"], registry=r)
-        self.bytes_out = Counter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ["topic"], registry=r)
-        self.log_write_failures = Counter(
+            LOAD_BUCKETS)
+        r(self.shard_load)
+        self.shard_records = PlainCounter(f"{PREFIX}_shard_loaded_records", "Records replayed while loading shards")
+        r(self.shard_records)
+        self.transactions_ended = PlainLabelledCounter(
+            f"{PREFIX}_transactions_ended", "Transactions completed (markers written), by result", ("result",))
+        r(self.transactions_ended)
+        self.transactions_timed_out = PlainCounter(f"{PREFIX}_transactions_timed_out",
+                                                   "Transactions aborted by the coordinator past their timeout")
+        r(self.transactions_timed_out)
+        self.producers_fenced = PlainCounter(f"{PREFIX}_transactional_producers_fenced",
+                                             "Transactional producer incarnations fenced by a newer epoch")
+        r(self.producers_fenced)
+        self.txn_shard_load = CreatedHistogram(f"{PREFIX}_transaction_shard_load_seconds",
+                                               "Time to replay one __transaction_state partition", DEFAULT_BUCKETS)
+        r(self.txn_shard_load)
+        self.bytes_in = PlainLabelledCounter(f"{PREFIX}_bytes_in", "Record bytes produced, by topic", ("topic",))
+        r(self.bytes_in)
+        self.bytes_out = PlainLabelledCounter(f"{PREFIX}_bytes_out", "Record bytes fetched, by topic", ("topic",))
+        r(self.bytes_out)
+        self.log_write_failures = PlainCounter(
             f"{PREFIX}_log_write_failures", "Partition logs whose write or fsync failed (ENOSPC, EIO): appends "
-            "refused until a retry finds the disk writable", registry=r)
-        self.log_write_recoveries = Counter(
-            f"{PREFIX}_log_write_recoveries", "Partition logs taking appends again after a failed write", registry=r)
-        self.authorization_denials = Counter(
-            f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ["api"], registry=r)
-        self.authentications = Counter(
+            "refused until a retry finds the disk writable")
+        r(self.log_write_failures)
+        self.log_write_recoveries = PlainCounter(
+            f"{PREFIX}_log_write_recoveries", "Partition logs taking appends again after a failed write")
+        r(self.log_write_recoveries)
+        self.authorization_denials = PlainLabelledCounter(
+            f"{PREFIX}_authorization_denials", "Operations the authorizer refused (ACLs), by API", ("api",))
+        r(self.authorization_denials)
+        self.authentications = PlainLabelledCounter(
             f"{PREFIX}_authentications", "Authentications on TLS and SASL listeners, by listener, mechanism "
             "(SSL for a TLS handshake and certificate) and result (success, failure)",
-            ["listener", "mechanism", "result"], registry=r)
-        self.reauthentications = Counter(
+            ("listener", "mechanism", "result"))
+        r(self.authentications)
+        self.reauthentications = PlainLabelledCounter(
             f"{PREFIX}_reauthentications", "SASL re-authentications (KIP-368) of live connections, by listener, "
-            "mechanism and result", ["listener", "mechanism", "result"], registry=r)
+            "mechanism and result", ("listener", "mechanism", "result"))
+        r(self.reauthentications)
         self.state_collector = StateCollector()
-        r.register(self.state_collector)
+        r(self.state_collector)
+        self._registry: CollectorRegistry | None = None
+        if registry is not None:
+            self._register_in(registry)
         self._http: Any = None
         self.health: Callable[[], dict] = lambda: {"healthy": True, "problems": []}
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        """The prometheus-client registry of this broker's metrics: the caller's, or this broker's own, made (and
+        prometheus-client imported) by the first use."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            self._register_in(CollectorRegistry(auto_describe=True))
+        assert self._registry is not None
+        return self._registry
+
+    def _register_in(self, registry: CollectorRegistry) -> None:
+        for collector in self._collectors:
+            registry.register(collector)
+        self._registry = registry
 
     # --- server ---
 
@@ -283,7 +440,7 @@ class BrokerMetrics:
         self.request_stats.observe_many(api_name, error_code, seconds_each, count)
 
     def on_authorization_denied(self, api: str) -> None:
-        self.authorization_denials.labels(api).inc()
+        self.authorization_denials.inc((api,))
 
     def connection_opened(self) -> None:
         self.connections.inc()
@@ -292,17 +449,17 @@ class BrokerMetrics:
         self.connections.dec()
 
     def connection_refused(self, reason: str) -> None:
-        self.connections_refused.labels(limit=reason).inc()
+        self.connections_refused.inc((reason,))
 
     def connection_expired(self, reason: str) -> None:
-        self.connections_expired.labels(deadline=reason).inc()
+        self.connections_expired.inc((reason,))
 
     def accept_failed(self, error: str) -> None:
-        self.accept_errors.labels(error=error).inc()
+        self.accept_errors.inc((error,))
 
     def authentication(self, listener: str, mechanism: str, succeeded: bool, reauthentication: bool = False) -> None:
         counter = self.reauthentications if reauthentication else self.authentications
-        counter.labels(listener=listener, mechanism=mechanism, result="success" if succeeded else "failure").inc()
+        counter.inc((listener, mechanism, "success" if succeeded else "failure"))
 
     # --- group coordinator observer ---
 
@@ -351,20 +508,20 @@ class BrokerMetrics:
     def on_clean(self, stats: Any) -> None:
         """One cleaner pass (storage.cleaner.CleanerStats); read defensively so a new stats field never breaks it."""
         self.cleaner_partitions.inc(getattr(stats, "partitions_cleaned", 0))
-        self.cleaner_bytes.labels(direction="read").inc(getattr(stats, "bytes_read", 0))
-        self.cleaner_bytes.labels(direction="written").inc(getattr(stats, "bytes_written", 0))
+        self.cleaner_bytes.inc(("read",), getattr(stats, "bytes_read", 0))
+        self.cleaner_bytes.inc(("written",), getattr(stats, "bytes_written", 0))
         self.cleaner_seconds.inc(max(getattr(stats, "seconds", 0.0), 0.0))
 
     def on_bytes_in(self, topic: str, n: int) -> None:
-        self.bytes_in.labels(topic=topic).inc(n)
+        self.bytes_in.inc((topic,), n)
 
     def on_bytes_out(self, topic: str, n: int) -> None:
-        self.bytes_out.labels(topic=topic).inc(n)
+        self.bytes_out.inc((topic,), n)
 
     # --- the transaction coordinator (TransactionObserver) ---
 
     def on_transaction_ended(self, transactional_id: str, committed: bool) -> None:
-        self.transactions_ended.labels(result="commit" if committed else "abort").inc()
+        self.transactions_ended.inc(("commit" if committed else "abort",))
 
     def on_transaction_timed_out(self, transactional_id: str) -> None:
         self.transactions_timed_out.inc()
@@ -402,9 +559,13 @@ class BrokerMetrics:
     def attach_share_partitions(self, manager: Any) -> None:
         """The share partitions and sessions (KIP-932; ``stats()``), read at each scrape."""
         self.state_collector.share_partitions = manager
+
     def attach_quotas(self, managers: Any) -> None:
         """The client quota managers (coordinator/quotas/managers.py), read at scrape time."""
-        self.registry.register(_QuotaCollector(managers))
+        collector = _QuotaCollector(managers)
+        self._collectors.append(collector)
+        if self._registry is not None:
+            self._registry.register(collector)
 
     def attach_fetch_sessions(self, cache: Any) -> None:
         """The KIP-227 session cache (`len()`, `total_partitions`, `created`, `evictions`), or a function returning
@@ -412,7 +573,9 @@ class BrokerMetrics:
         self.state_collector.fetch_sessions = cache
 
     def exposition(self) -> bytes:
-        """The text a scrape returns."""
+        """The text a scrape returns: prometheus-client's text format of the registry."""
+        from prometheus_client import generate_latest
+
         return generate_latest(self.registry)
 
     # --- HTTP endpoint ---
@@ -432,7 +595,7 @@ class BrokerMetrics:
             await http.stop()
 
 
-class StateCollector(Collector):
+class StateCollector:
     """Groups per state, members, consumer lag and purgatory sizes, read from live state at each scrape.
 
     Sources are duck-typed (`iter_groups()`, `committed_offsets(group_id)`, `log(topic, partition)`), and a
@@ -451,19 +614,19 @@ class StateCollector(Collector):
     def describe(self) -> Iterable[Any]:
         return []
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[Any]:
         groups = self._groups()
         by_state = _Tally(state_label(getattr(g, "state", "Unknown")) for g in groups)
-        states = GaugeMetricFamily(f"{PREFIX}_groups", "Consumer groups by state", labels=["state"])
+        states = families.GaugeMetricFamily(f"{PREFIX}_groups", "Consumer groups by state", labels=["state"])
         for state in sorted(set(KNOWN_GROUP_STATES) | set(by_state)):
             states.add_metric([state], by_state.get(state, 0))
         yield states
-        members = GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic, consumer and share)")
+        members = families.GaugeMetricFamily(f"{PREFIX}_members", "Members of all groups (classic, consumer and share)")
         members.add_metric([], sum(_count(getattr(g, "members", ())) for g in groups))
         yield members
         yield from self._share_groups(groups)
         yield self._lag(groups)
-        purgatory = GaugeMetricFamily(f"{PREFIX}_purgatory_size", "Operations parked in a purgatory",
+        purgatory = families.GaugeMetricFamily(f"{PREFIX}_purgatory_size", "Operations parked in a purgatory",
                                       labels=["purgatory"])
         for name, size in sorted(self._purgatory_sizes().items()):
             purgatory.add_metric([name], size)
@@ -478,11 +641,11 @@ class StateCollector(Collector):
         """KIP-932 share groups by state (Empty, Stable) and their members (also counted in the totals above)."""
         share = [g for g in groups if getattr(g, "protocol_type", None) == "share"]
         by_state = _Tally(getattr(g, "state", "Unknown") for g in share)
-        gauge = GaugeMetricFamily(f"{PREFIX}_share_groups", "Share groups by state", labels=["state"])
+        gauge = families.GaugeMetricFamily(f"{PREFIX}_share_groups", "Share groups by state", labels=["state"])
         for state in sorted({"Empty", "Stable"} | set(by_state)):
             gauge.add_metric([state], by_state.get(state, 0))
         yield gauge
-        members = GaugeMetricFamily(f"{PREFIX}_share_group_members", "Members of all share groups")
+        members = families.GaugeMetricFamily(f"{PREFIX}_share_group_members", "Members of all share groups")
         members.add_metric([], sum(_count(getattr(g, "members", ())) for g in share))
         yield members
 
@@ -493,11 +656,11 @@ class StateCollector(Collector):
             health = self.health()
         except Exception:
             return
-        healthy = GaugeMetricFamily(f"{PREFIX}_healthy", "1 while every partition takes writes and every group "
+        healthy = families.GaugeMetricFamily(f"{PREFIX}_healthy", "1 while every partition takes writes and every group "
                                     "shard is loaded; 0 while any write fails or anything is offline (see /health)")
         healthy.add_metric([], 1 if health["healthy"] else 0)
         yield healthy
-        by_problem = GaugeMetricFamily(f"{PREFIX}_partitions_unhealthy", "Partitions with a problem, by problem",
+        by_problem = families.GaugeMetricFamily(f"{PREFIX}_partitions_unhealthy", "Partitions with a problem, by problem",
                                        labels=["problem"])
         tally = _Tally(problem["problem"] for problem in health["problems"])
         for problem in ("writes failing", "offline: corrupt", "group shard unavailable"):
@@ -513,11 +676,11 @@ class StateCollector(Collector):
             by_state = _Tally(m.state.display for m in iter_transactions())
         except Exception:
             return
-        gauge = GaugeMetricFamily(f"{PREFIX}_transactions", "Transactional ids by transaction state", labels=["state"])
+        gauge = families.GaugeMetricFamily(f"{PREFIX}_transactions", "Transactional ids by transaction state", labels=["state"])
         for state in ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"):
             gauge.add_metric([state], by_state.get(state, 0))
         yield gauge
-        ongoing = GaugeMetricFamily(f"{PREFIX}_transactions_ongoing", "Transactions open (Ongoing or being ended)")
+        ongoing = families.GaugeMetricFamily(f"{PREFIX}_transactions_ongoing", "Transactions open (Ongoing or being ended)")
         ongoing.add_metric([], sum(by_state.get(s, 0) for s in ("Ongoing", "PrepareCommit", "PrepareAbort")))
         yield ongoing
 
@@ -532,10 +695,10 @@ class StateCollector(Collector):
         for name, key, help_text in (("share_sessions", "sessions", "Share sessions (KIP-932) cached"),
                                      ("share_partitions", "share_partitions",
                                       "Share partitions loaded (group, topic, partition)")):
-            gauge = GaugeMetricFamily(f"{PREFIX}_{name}", help_text)
+            gauge = families.GaugeMetricFamily(f"{PREFIX}_{name}", help_text)
             gauge.add_metric([], stats[key])
             yield gauge
-        records = GaugeMetricFamily(f"{PREFIX}_share_records_in_flight", "Records of share partitions acquired by a "
+        records = families.GaugeMetricFamily(f"{PREFIX}_share_records_in_flight", "Records of share partitions acquired by a "
                                     "member or available to be delivered again", labels=["state"])
         records.add_metric(["acquired"], stats["acquired"])
         records.add_metric(["available"], stats["available"])
@@ -545,7 +708,7 @@ class StateCollector(Collector):
                 ("share_redeliveries", "redeliveries", "Records delivered more than once"),
                 ("share_archived_at_delivery_limit", "archived_by_limit",
                  "Records archived after group.share.delivery.count.limit deliveries")):
-            counter = CounterMetricFamily(f"{PREFIX}_{name}", help_text)
+            counter = families.CounterMetricFamily(f"{PREFIX}_{name}", help_text)
             counter.add_metric([], stats[key])
             yield counter
 
@@ -560,16 +723,16 @@ class StateCollector(Collector):
             created, evicted = int(cache.created), int(cache.evictions)
         except Exception:
             return
-        gauge = GaugeMetricFamily(f"{PREFIX}_fetch_sessions", "Incremental fetch sessions (KIP-227) cached")
+        gauge = families.GaugeMetricFamily(f"{PREFIX}_fetch_sessions", "Incremental fetch sessions (KIP-227) cached")
         gauge.add_metric([], sessions)
         yield gauge
-        gauge = GaugeMetricFamily(f"{PREFIX}_fetch_session_partitions", "Partitions held by cached fetch sessions")
+        gauge = families.GaugeMetricFamily(f"{PREFIX}_fetch_session_partitions", "Partitions held by cached fetch sessions")
         gauge.add_metric([], partitions)
         yield gauge
-        counter = CounterMetricFamily(f"{PREFIX}_fetch_sessions_created", "Fetch sessions created")
+        counter = families.CounterMetricFamily(f"{PREFIX}_fetch_sessions_created", "Fetch sessions created")
         counter.add_metric([], created)
         yield counter
-        counter = CounterMetricFamily(f"{PREFIX}_fetch_session_evictions", "Fetch sessions evicted to make room")
+        counter = families.CounterMetricFamily(f"{PREFIX}_fetch_session_evictions", "Fetch sessions evicted to make room")
         counter.add_metric([], evicted)
         yield counter
 
@@ -582,8 +745,8 @@ class StateCollector(Collector):
         except Exception:  # a scrape must not take the endpoint down with it
             return []
 
-    def _lag(self, groups: list[Any]) -> GaugeMetricFamily:
-        lag = GaugeMetricFamily(
+    def _lag(self, groups: list[Any]) -> Any:
+        lag = families.GaugeMetricFamily(
             f"{PREFIX}_consumer_lag", "Log end offset minus committed offset", labels=["group", "topic", "partition"]
         )
         committed_offsets = getattr(self.groups_service, "committed_offsets", None)
@@ -636,7 +799,7 @@ def _log_end(log_of: Callable[[str, int], Any], topic: str, partition: int) -> i
     return None if end is None else int(end)
 
 
-class _QuotaCollector(Collector):
+class _QuotaCollector:
     """Kafka's per-client quota metrics (``byte-rate``/``request-time`` and ``throttle-time`` tagged by user and
     client-id, the connection-rate throttles) from the quota managers, at scrape time."""
 
@@ -645,13 +808,13 @@ class _QuotaCollector(Collector):
 
     def collect(self) -> Iterator[Any]:
         labels = ["quota_type", "user", "client_id"]
-        rate = GaugeMetricFamily(f"{PREFIX}_client_quota_rate",
+        rate = families.GaugeMetricFamily(f"{PREFIX}_client_quota_rate",
                                  "Measured rate of a client quota sensor: bytes/s (Produce, Fetch), percent of a "
                                  "second of request time (Request)", labels=labels)
-        bound = GaugeMetricFamily(f"{PREFIX}_client_quota_bound", "The quota that sensor is held to", labels=labels)
-        throttle = CounterMetricFamily(f"{PREFIX}_client_quota_throttle_time_ms",
+        bound = families.GaugeMetricFamily(f"{PREFIX}_client_quota_bound", "The quota that sensor is held to", labels=labels)
+        throttle = families.CounterMetricFamily(f"{PREFIX}_client_quota_throttle_time_ms",
                                        "Throttle time given to clients over their quota", labels=labels)
-        throttled = CounterMetricFamily(f"{PREFIX}_client_quota_throttled_requests",
+        throttled = families.CounterMetricFamily(f"{PREFIX}_client_quota_throttled_requests",
                                         "Requests answered with a throttle time", labels=labels)
         for manager in self._managers.client_managers():
             for (user, client_id), measured, limit in manager.rates():
@@ -661,7 +824,7 @@ class _QuotaCollector(Collector):
             for (user, client_id), stats in manager.throttles.items():
                 throttle.add_metric([manager.quota_type, user, client_id], stats.throttle_ms)
                 throttled.add_metric([manager.quota_type, user, client_id], stats.throttled)
-        connections = CounterMetricFamily(f"{PREFIX}_client_quota_connections_throttled",
+        connections = families.CounterMetricFamily(f"{PREFIX}_client_quota_connections_throttled",
                                           "Connections closed for exceeding an ip's connection_creation_rate")
         connections.add_metric([], self._managers.connections.throttled)
         yield from (rate, bound, throttle, throttled, connections)

@@ -49,6 +49,8 @@ class ConsumerProtocolError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Subscription:
+    """The consumer protocol's Subscription (JoinGroup metadata): topics, user data and, from v1 on, owned
+    partitions, generation and rack."""
     topics: tuple[str, ...]
     user_data: bytes | None = None
     owned_partitions: tuple[tuple[str, tuple[int, ...]], ...] = ()
@@ -59,6 +61,7 @@ class Subscription:
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
+    """The consumer protocol's Assignment (a SyncGroup member assignment): partitions by topic and user data."""
     partitions: tuple[tuple[str, tuple[int, ...]], ...]
     user_data: bytes | None = None
     version: int = 3

@@ -24,6 +24,7 @@ _CORRELATION = struct.Struct(">i")
 
 @dataclass(frozen=True, slots=True)
 class RequestHeader:
+    """A request's header fields, and which header version carried them (flexible versions add tagged fields)."""
     api_key: int
     api_version: int
     correlation_id: int

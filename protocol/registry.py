@@ -18,6 +18,7 @@ from kio.static.constants import EntityType
 
 @dataclass(frozen=True, slots=True)
 class ApiRange:
+    """The versions of one API the broker serves (ApiVersions' answer, and the dispatcher's check)."""
     api_key: int
     min_version: int
     max_version: int

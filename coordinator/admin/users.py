@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from groupcoord.coordinator.ops.data_dir_lock import DataDirInUse, DataDirLock
-from groupcoord.coordinator.security.credentials import CredentialStore, Deletion, Upsertion
+from groupcoord.coordinator.security.credential_changes import Deletion, Upsertion
+from groupcoord.coordinator.security.credentials import CredentialStore
 from groupcoord.coordinator.security.scram import DEFAULT_ITERATIONS, ScramMechanism, secure_random_string
 from groupcoord.protocol.errors import kafka_name
 

@@ -9,7 +9,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
-from ..quotas.store import Alteration
+from ..quotas.alterations import Alteration
 from ..security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api

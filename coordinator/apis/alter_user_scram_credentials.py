@@ -13,7 +13,7 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
-from ..security.credentials import Deletion, Upsertion
+from ..security.credential_changes import Deletion, Upsertion
 from ..security.acl import AclOperation
 from ..server.dispatch import RequestContext
 from .api import Api

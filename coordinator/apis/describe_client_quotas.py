@@ -8,7 +8,8 @@ from typing import Any
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
 
-from ..quotas.entities import QuotaRefused, ordered_values, parse_filter
+from ..quotas.entities import QuotaRefused, ordered_values
+from ..quotas.quota_filter import parse_filter
 from ..security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from ..server.dispatch import RequestContext
 from .api import Api

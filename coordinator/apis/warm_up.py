@@ -14,7 +14,8 @@ filled are the ones the first request would fill (``api_module``, ``request_read
 that request finds them done.
 
 What is warmed: the data-plane and group APIs every consumer and producer uses, at the versions current clients
-send (``WARM_UP``); other APIs and versions still load on their first request. Only the daemon does this
+send (``WARM_UP``), and, last, prometheus-client for the first metrics scrape; other APIs and versions still load
+on their first request. Only the daemon does this
 (``groupcoord serve``); an embedding application's broker, and the tests', load on first use.
 """
 
@@ -67,6 +68,15 @@ def steps() -> Iterator[Step]:
     yield "consumer protocol", _consumer_protocol
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
+    yield "hashlib", lambda: import_module("hashlib")  # a share group's metadata hash (groups/share/topics.py)
+    for module in METRICS_EXPOSITION:
+        yield module, lambda module=module: import_module(module)
+
+
+METRICS_EXPOSITION = ("http", "http.server", "urllib.request", "wsgiref.simple_server", "prometheus_client")
+"""The first metrics scrape's imports, last: prometheus-client, which the broker's metrics import only when scraped
+(coordinator/metric_families.py), and what its exposition module pulls in, a step each so that a request meets at
+most one of them (``http``'s HTTPStatus enum alone is half of prometheus-client's import)."""
 
 
 def _consumer_protocol() -> None:

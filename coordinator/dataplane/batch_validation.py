@@ -41,6 +41,7 @@ NEEDS_WORKER = _Offload.NEEDS_WORKER
 
 @dataclass(frozen=True, slots=True)
 class BatchRejected:
+    """Why a produced batch is refused: the partition's error code and message."""
     error: ErrorCode
     message: str
 
@@ -64,6 +65,7 @@ class TimestampWindow:
 
 @dataclass(frozen=True, slots=True)
 class ValidBatch:
+    """A produced batch that passed validation: its parsed header and exactly its bytes."""
     header: BatchHeader
     data: bytes                 # exactly the one batch (a trailing partial header, as Kafka ignores, is cut)
 

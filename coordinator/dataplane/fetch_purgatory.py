@@ -26,6 +26,7 @@ class WakeReason(enum.Enum):
 
 @dataclass(eq=False)
 class _Waiter:
+    """A parked Fetch: the partitions whose new data wakes it, its future, and its max-wait timer."""
     keys: tuple[TopicPartition, ...]
     future: asyncio.Future[WakeReason]
     timer: TimerHandle | None = field(default=None)

@@ -35,6 +35,7 @@ class Bound:
 
 @dataclass(frozen=True, slots=True)
 class GroupConfigDef:
+    """One group config Kafka defines (GroupConfig): type, default, lower bound and broker synonym."""
     name: str
     type: ConfigType
     default: Any                        # Kafka's default (the broker synonym's default where there is one)

@@ -41,12 +41,14 @@ _RETRIABLE_VERIFICATION_ERRORS = frozenset({
 
 @dataclass(frozen=True, slots=True)
 class PartitionData:
+    """One partition of a Produce request: its index and record batch bytes."""
     index: int
     records: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
 class TopicData:
+    """One topic of a Produce request and its partitions."""
     name: str
     partitions: tuple[PartitionData, ...]
 

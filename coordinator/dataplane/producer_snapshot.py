@@ -27,6 +27,7 @@ READABLE_VERSIONS = (1, 2)
 
 @dataclass(frozen=True, slots=True)
 class ProducerSnapshot:
+    """A partition's producer table as of an offset (producer-state.json): replay the log from there."""
     end_offset: int                 # the state reflects every batch below this offset
     state: PartitionProducerState
 

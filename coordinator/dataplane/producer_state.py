@@ -65,6 +65,8 @@ class BatchSequence:
 
 @dataclass(slots=True)
 class ProducerEntry:
+    """One producer id's state in a partition: epoch, recent batch sequences (duplicate detection) and its open
+    transaction."""
     producer_id: int
     epoch: int
     batches: deque[BatchSequence] = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
@@ -123,6 +125,7 @@ class CompletedTxn:
 
 @dataclass(frozen=True, slots=True)
 class OngoingTxn:
+    """An open transaction in a partition: where it began (what the last stable offset waits for)."""
     producer_id: int
     producer_epoch: int
     first_offset: int
@@ -131,6 +134,7 @@ class OngoingTxn:
 
 @dataclass(frozen=True, slots=True)
 class SequenceCheck:
+    """The verdict on a batch's producer sequence (append, a duplicate of a cached batch, or an error)."""
     verdict: SequenceVerdict
     duplicate_of: BatchSequence | None = None
     message: str | None = None

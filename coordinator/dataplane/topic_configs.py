@@ -41,6 +41,7 @@ class ConfigSource(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class TopicConfigDef:
+    """One topic config Kafka defines: its type, default, and the broker setting that supplies the default."""
     name: str
     type: ConfigType
     default: str
@@ -149,6 +150,7 @@ def validate(configs: dict[str, str | None]) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class EffectiveConfig:
+    """A topic config as DescribeConfigs reports it: value, source, type and synonyms."""
     name: str
     value: str
     source: ConfigSource

@@ -38,6 +38,7 @@ _log = structlog.get_logger("groupcoord.coordinator.dataplane.topics")
 
 @dataclass
 class Topic:
+    """A topic in the catalog: id, partition count, its config overrides and the log config they give."""
     name: str
     topic_id: uuid.UUID
     partitions: int

@@ -7,6 +7,9 @@ One request per connection, GET or HEAD of /metrics (or /) or /health, anything 
 ``/health`` answers 200 while the broker can do its job and 503 while it cannot (writes failing, partitions
 offline, group shards unavailable), with the problems as JSON: a liveness check that only asks ApiVersions
 keeps succeeding through a full disk, this one does not. ``groupcoord health`` reads it.
+
+The server starts with the broker, before it listens; prometheus-client (the scrape's content type and text
+format) is imported by the first scrape (coordinator/metric_families.py says why).
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Callable
-
-from prometheus_client import CONTENT_TYPE_LATEST
 
 MAX_REQUEST_HEAD = 16 * 1024
 READ_TIMEOUT_S = 10.0
@@ -72,4 +73,6 @@ class MetricsHttpServer:
                 method == "GET"
         if target not in METRICS_PATHS:
             return "404 Not Found", "text/plain", b"not found; metrics are at /metrics\n", method == "GET"
+        from prometheus_client import CONTENT_TYPE_LATEST
+
         return "200 OK", CONTENT_TYPE_LATEST, self._render(), method == "GET"

@@ -48,6 +48,7 @@ def _now_ms() -> int:
 
 @dataclass
 class ThrottleStats:
+    """Throttled responses and throttle time given, for one client's quota sensor."""
     throttled: int = 0
     throttle_ms: int = 0
 

@@ -5,38 +5,29 @@ reads (ClientQuotasImage.describe). Every change is handed to the quota managers
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.dataplane.atomic_json import write_json_atomically
-from groupcoord.coordinator.quotas.entities import (
-    QuotaEntity,
-    QuotaFilter,
-    QuotaRefused,
-    validate_entity,
-    validate_value,
-)
+from groupcoord.coordinator.quotas.entities import QuotaEntity, QuotaRefused, validate_entity, validate_value
 from groupcoord.coordinator.quotas.managers import QuotaManagers
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.quotas.alterations import Alteration, AlterOutcome
+    from groupcoord.coordinator.quotas.quota_filter import QuotaFilter
 
 CLIENT_QUOTAS_FILE = "client-quotas.json"
 
 
-@dataclass(frozen=True, slots=True)
-class Alteration:
-    """One entry of an AlterClientQuotas request: the entity as sent, and its ops (value None = remove)."""
+def __getattr__(name: str) -> object:
+    """``Alteration`` and ``AlterOutcome``, from alterations.py (imported by AlterClientQuotas only)."""
+    if name in ("Alteration", "AlterOutcome"):
+        from groupcoord.coordinator.quotas import alterations
 
-    entity: list[tuple[str, str | None]]
-    ops: list[tuple[str, float | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class AlterOutcome:
-    entity: list[tuple[str, str | None]]
-    error: ErrorCode
-    message: str | None
+        return getattr(alterations, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ClientQuotaStore:
@@ -65,6 +56,8 @@ class ClientQuotaStore:
         together and persisted before the answer. An entity named twice (or a key twice in one entity) is answered
         INVALID_REQUEST "Ignoring duplicate entity"; as in Kafka, the first alteration of a twice-named entity is
         still applied."""
+        from groupcoord.coordinator.quotas.alterations import AlterOutcome
+
         results: dict[QuotaEntity | tuple, AlterOutcome] = {}
         planned: list[tuple[QuotaEntity, dict[str, float | None]]] = []
         for alteration in alterations:

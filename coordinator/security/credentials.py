@@ -15,42 +15,32 @@ from __future__ import annotations
 import base64
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from .credential_changes import Deletion, Result, Upsertion
     from .scram import ScramCredential, ScramMechanism
 
 # scram.py (its mechanisms, message patterns and five dataclasses) is imported where a credential is read, made or
-# checked, not with this module: the broker opens its store at every start, and most stores are empty.
+# checked, not with this module: the broker opens its store at every start, and most stores are empty. So is
+# credential_changes.py (what AlterUserScramCredentials changes and answers: three frozen dataclasses, ~1 % of the
+# daemon's start-up); its names are still importable from here.
+_CHANGES = ("Upsertion", "Deletion", "Result")
+
+
+def __getattr__(name: str) -> object:
+    if name in _CHANGES:
+        from . import credential_changes
+
+        return getattr(credential_changes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 CREDENTIALS_FILE = "scram-credentials.json"
 FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Upsertion:
-    name: str
-    mechanism: int  # Kafka's wire type: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512 (0 unknown)
-    iterations: int
-    salt: bytes
-    salted_password: bytes
-
-
-@dataclass(frozen=True)
-class Deletion:
-    name: str
-    mechanism: int
-
-
-@dataclass(frozen=True)
-class Result:
-    user: str
-    error_code: int = ErrorCode.none
-    error_message: str | None = None
 
 
 def _b64(data: bytes) -> str:
@@ -142,6 +132,7 @@ class CredentialStore:
     def alter(self, upsertions: Iterable[Upsertion], deletions: Iterable[Deletion]) -> list[Result]:
         """Apply what is valid, all at once, and answer one result per user as Kafka does: a user named
         twice in one request gets DUPLICATE_RESOURCE and none of its changes is applied."""
+        from .credential_changes import Result, validate_upsertion
         from .scram import ScramMechanism
 
         to_delete: dict[str, Deletion] = {}
@@ -165,7 +156,7 @@ class CredentialStore:
             if to_delete.pop(u.name, None) is not None or to_upsert.pop(u.name, None) is not None:
                 errors[u.name] = Result(u.name, ErrorCode.duplicate_resource, dup)
                 continue
-            error = _validate_upsertion(u)
+            error = validate_upsertion(u)
             if error is not None:
                 errors[u.name] = error
             else:
@@ -195,6 +186,7 @@ class CredentialStore:
 
     def set_password(self, user: str, mechanism: ScramMechanism, password: str, iterations: int) -> Result:
         """The CLI's convenience: a fresh salt, then the same validated path as the wire."""
+        from .credential_changes import Upsertion
         from .scram import secure_random_string
 
         salt = secure_random_string().encode()
@@ -202,9 +194,10 @@ class CredentialStore:
         return self.alter([Upsertion(user, mechanism.wire_type, iterations, salt, salted)], [])[0]
 
     def _validate_deletion(self, d: Deletion) -> Result | None:
+        from .credential_changes import Result, validate_name_and_mechanism
         from .scram import ScramMechanism
 
-        error = _validate_name_and_mechanism(d.name, d.mechanism)
+        error = validate_name_and_mechanism(d.name, d.mechanism)
         if error is not None:
             return error
         mechanism = ScramMechanism.by_type(d.mechanism)
@@ -212,28 +205,3 @@ class CredentialStore:
         if (d.name, mechanism) not in self._credentials:
             return Result(d.name, ErrorCode.resource_not_found, "Attempt to delete a user credential that does not exist")
         return None
-
-
-def _validate_name_and_mechanism(name: str, mechanism: int) -> Result | None:
-    from .scram import ScramMechanism
-
-    if not name:
-        return Result(name, ErrorCode.unacceptable_credential, "Username must not be empty")
-    if ScramMechanism.by_type(mechanism) is None:
-        return Result(name, ErrorCode.unsupported_sasl_mechanism, "Unknown SCRAM mechanism")
-    return None
-
-
-def _validate_upsertion(u: Upsertion) -> Result | None:
-    from .scram import MAX_ITERATIONS, ScramMechanism
-
-    error = _validate_name_and_mechanism(u.name, u.mechanism)
-    if error is not None:
-        return error
-    mechanism = ScramMechanism.by_type(u.mechanism)
-    assert mechanism is not None
-    if u.iterations < mechanism.min_iterations:
-        return Result(u.name, ErrorCode.unacceptable_credential, "Too few iterations")
-    if u.iterations > MAX_ITERATIONS:
-        return Result(u.name, ErrorCode.unacceptable_credential, "Too many iterations")
-    return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class KafkaPrincipal:
+    """Who a connection is, as Kafka's KafkaPrincipal (``User:alice``): what ACLs and quotas match."""
     principal_type: str
     name: str
 

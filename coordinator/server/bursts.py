@@ -16,6 +16,7 @@ QUIET_SECONDS = 10.0
 
 @dataclass
 class Burst:
+    """A burst of one kind of refusal under way: when it began, the last event, how many so far."""
     started: float
     last: float
     events: int

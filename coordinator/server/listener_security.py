@@ -18,7 +18,6 @@ The TLS and SASL code (the authenticator, JAAS parsing, the principal mapper, TL
 
 from __future__ import annotations
 
-import hmac
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class ListenerSecurity:
+    """What a listener needs to authenticate its connections: TLS context, principal mapper, SASL settings, timeouts."""
     listener: Listener
     ssl_context: ssl.SSLContext | None = None
     mapper: SslPrincipalMapper | None = None
@@ -73,6 +73,8 @@ def tls_settings(cfg: Any, listener: str) -> TlsSettings:
 
 
 def plain_check(jaas_users: dict[str, str], credentials: CredentialStore) -> Callable[[str, str], bool]:
+    import hmac  # a SASL PLAIN listener's only: hmac imports hashlib (OpenSSL's), ~0.6 % of a daemon's start-up
+
     from ..security.scram import ScramMechanism
 
     def check(user: str, password: str) -> bool:

@@ -36,6 +36,7 @@ class SecurityProtocol(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Listener:
+    """One named listener: security protocol, bind address and the address advertised to clients."""
     name: str
     protocol: SecurityProtocol
     host: str                 # bind address ("" or 0.0.0.0: every interface)

@@ -7,31 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from groupcoord.coordinator.share.coordinator_service import ShareCoordinator
-from groupcoord.coordinator.share.records import StateBatch
 from groupcoord.coordinator.share.shard import WriteData
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.share.persister_answers import ReadState, StateSummary
 
 TopicIdPartition = tuple[uuid.UUID, int]
 
 
-@dataclass(frozen=True, slots=True)
-class StateSummary:
-    error: ErrorCode
-    start_offset: int
-    state_epoch: int
-    leader_epoch: int
-    delivery_complete_count: int = -1
+def __getattr__(name: str) -> object:
+    """``ReadState`` and ``StateSummary``, from persister_answers.py (made by the first read: see its docstring)."""
+    if name in ("ReadState", "StateSummary"):
+        from groupcoord.coordinator.share import persister_answers
 
-
-@dataclass(frozen=True, slots=True)
-class ReadState:
-    error: ErrorCode
-    state_epoch: int
-    start_offset: int
-    batches: tuple[StateBatch, ...]
+        return getattr(persister_answers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SharePersister:
@@ -45,6 +39,8 @@ class SharePersister:
         return dict(zip(partitions, results))
 
     async def read(self, group_id: str, topic_id: uuid.UUID, partition: int, leader_epoch: int = 0) -> ReadState:
+        from groupcoord.coordinator.share.persister_answers import ReadState
+
         answer = await self.coordinator.read((group_id, topic_id, partition), leader_epoch)
         return ReadState(ErrorCode(answer["error_code"]), answer["state_epoch"], answer["start_offset"],
                          tuple(answer["state_batches"]))
@@ -54,6 +50,8 @@ class SharePersister:
 
     async def read_summary(self, group_id: str,
                            partitions: list[TopicIdPartition]) -> dict[TopicIdPartition, StateSummary]:
+        from groupcoord.coordinator.share.persister_answers import StateSummary
+
         answers = await asyncio.gather(*(self.coordinator.read_summary((group_id, t, p)) for t, p in partitions))
         return {tp: StateSummary(ErrorCode(a["error_code"]), a["start_offset"], a["state_epoch"], a["leader_epoch"],
                                  a["delivery_complete_count"]) for tp, a in zip(partitions, answers)}

@@ -55,6 +55,7 @@ class ShareKey:
 
 @dataclass(frozen=True, slots=True)
 class ShareSnapshotValue:
+    """ShareSnapshotValue of __share_group_state: a share partition's whole state at a snapshot epoch."""
     snapshot_epoch: int
     state_epoch: int
     leader_epoch: int
@@ -67,6 +68,7 @@ class ShareSnapshotValue:
 
 @dataclass(frozen=True, slots=True)
 class ShareUpdateValue:
+    """ShareUpdateValue of __share_group_state: state batches changed since the snapshot."""
     snapshot_epoch: int
     leader_epoch: int
     start_offset: int

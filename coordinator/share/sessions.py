@@ -27,6 +27,7 @@ def next_epoch(epoch: int) -> int:
 
 @dataclass
 class ShareSession:
+    """A share session (KIP-932): its member, epoch, connection and the partitions it fetches."""
     group_id: str
     member_id: str
     epoch: int

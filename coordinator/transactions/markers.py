@@ -26,6 +26,7 @@ GIVE_UP = frozenset({ErrorCode.unknown_topic_or_partition, ErrorCode.unknown_top
 
 @dataclass(frozen=True, slots=True)
 class Marker:
+    """A transaction's end to write: commit or abort markers for its partitions, fenced by the coordinator epoch."""
     producer_id: int
     producer_epoch: int
     coordinator_epoch: int

@@ -32,6 +32,7 @@ TopicPartition = tuple[str, int]
 
 @dataclass(frozen=True, slots=True)
 class TransactionMetadata:
+    """A transactional id's state at the coordinator (TransactionMetadata in Kafka)."""
     transactional_id: str
     producer_id: int
     producer_epoch: int

@@ -34,11 +34,13 @@ class TransactionRecordError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TransactionLogKey:
+    """The key of a __transaction_state record: the transactional id."""
     transactional_id: str
 
 
 @dataclass(frozen=True, slots=True)
 class TransactionLogValue:
+    """The value of a __transaction_state record: producer id and epoch, timeout, state and partitions."""
     producer_id: int
     producer_epoch: int
     transaction_timeout_ms: int

@@ -75,3 +75,42 @@ def test_max_connections_per_ip_overrides_are_kafkas_host_colon_limit_list():
     assert cfg.max_connections_per_ip_overrides == {"127.0.0.1": 5, "broker.example": 200, "::1": 7}
     with pytest.raises(ValueError, match="max.connections.per.ip.overrides"):
         BrokerConfig().replace(max_connections_per_ip_overrides="127.0.0.1")
+
+
+def _generated_twin():
+    """BrokerConfig's base as the dataclass machinery would generate it (what config.py writes by hand)."""
+    import dataclasses
+    from typing import Any
+
+    fields = [(s.attr, Any, dataclasses.field(default=s.default)) for s in SETTINGS]
+    return dataclasses.make_dataclass("_BrokerConfigBase", fields, frozen=True)
+
+
+def test_the_config_base_behaves_as_the_generated_dataclass():
+    import dataclasses
+
+    from groupcoord.coordinator.config import BrokerConfig
+
+    twin = _generated_twin()
+    base = BrokerConfig.__mro__[1]
+    changed = {"listen": ("0.0.0.0", 1), "group_max_size": 7, "fsync": Fsync.NEVER}
+    for kwargs in ({}, changed):
+        ours, theirs = base(**kwargs), twin(**kwargs)
+        assert repr(ours) == repr(theirs)
+        assert hash(ours) == hash(theirs)
+        assert dataclasses.astuple(ours) == dataclasses.astuple(theirs)
+    assert base(**changed) == base(**changed) and base(**changed) != base() and base() != twin()
+    assert base("h", ("a", 1)) == base(listen="h", advertised=("a", 1))  # by position, as the generated one
+    assert [f.name for f in dataclasses.fields(base)] == [f.name for f in dataclasses.fields(twin)]
+    assert base.__match_args__ == twin.__match_args__
+    config = BrokerConfig().replace(group_max_size="9")
+    assert config.group_max_size == 9 and isinstance(config, BrokerConfig)
+    assert dataclasses.replace(config, node_id=3) == BrokerConfig(group_max_size=9, node_id=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.node_id = 2
+    for bad in (lambda cls: cls(nonsense=1), lambda cls: cls("h", listen="h"), lambda cls: cls(*range(500))):
+        with pytest.raises(TypeError) as ours:
+            bad(base)
+        with pytest.raises(TypeError) as theirs:
+            bad(twin)
+        assert str(ours.value) == str(theirs.value)

@@ -3,11 +3,13 @@
 Kafka hashes every subscribed topic's id, name, partitions and racks (MetadataHash in ShareGroupMetadataValue)
 to notice a topic change without storing the topics; this hashes (name, id, partition count) with BLAKE2b —
 not Kafka's value, but it changes exactly when those do, and it is persisted so a restart compares alike.
+
+hashlib is imported by the first hash, not with this module: it loads OpenSSL's _hashlib, ~0.6 % of the daemon's
+start-up to `listening on`; the warm-up after that imports it (coordinator/apis/warm_up.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import uuid
 from typing import Any, Iterable
@@ -18,6 +20,8 @@ __all__ = ["resolve", "name_of", "metadata_hash", "topic_ids"]
 
 
 def metadata_hash(topics: Any, names: Iterable[str]) -> int:
+    import hashlib  # not at the top: see the module docstring
+
     h = hashlib.blake2b(digest_size=8)
     found = False
     for name in sorted(set(names)):

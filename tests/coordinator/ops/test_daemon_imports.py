@@ -57,6 +57,13 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.server.secure_connection",
     "groupcoord.coordinator.share.share_partition",  # the first share partition loaded
     "groupcoord.coordinator.security.scram",  # read, made or checked credentials only (an empty store needs none)
+    "prometheus_client",  # the first metrics scrape (and the warm-up): metrics are plain numbers until then
+    "hashlib",  # a share group's metadata hash (and the warm-up)
+    "tempfile",  # an embedded broker's throw-away data dir
+    "groupcoord.coordinator.security.credential_changes",  # AlterUserScramCredentials' changes and answers
+    "groupcoord.coordinator.quotas.alterations",  # AlterClientQuotas' entries and answers
+    "groupcoord.coordinator.quotas.quota_filter",  # DescribeClientQuotas' filter
+    "groupcoord.coordinator.share.persister_answers",  # a share partition's first load, a state summary read
 )
 
 

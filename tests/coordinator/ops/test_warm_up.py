@@ -68,11 +68,12 @@ real_print("REPORT " + json.dumps({
 
 def _expected_modules() -> set[str]:
     """What the warm-up imports: each listed API's handler module, and kio's request and response schema
-    modules of each listed version; the consumer protocol's schemas; the consumer and share group records."""
+    modules of each listed version; the consumer protocol's schemas; the consumer and share group records;
+    hashlib; prometheus-client for the first metrics scrape."""
     from kio.schema.index import api_key_map
 
     expected = {"groupcoord.coordinator.groups.consumer_share_records",
-                "kio.schema.consumer_protocol_subscription.v3.data"}
+                "kio.schema.consumer_protocol_subscription.v3.data", "hashlib", *warm_up.METRICS_EXPOSITION}
     for name, key, versions in warm_up.WARM_UP:
         expected.add(f"groupcoord.coordinator.apis.{name}")
         for version in versions:
@@ -94,6 +95,7 @@ def test_after_listening_the_daemon_imports_the_listed_modules_and_answers_meanw
         "groupcoord.coordinator.apis.join_group", "groupcoord.coordinator.apis.sync_group"}  # eager: they bind codecs
     assert lazy_handlers and not lazy_handlers & set(report["at_listening"])  # not imported to listen
     assert "kio.schema.fetch.v16.request" not in report["at_listening"]
+    assert "prometheus_client" not in report["at_listening"]
     assert expected <= set(report["after"]), sorted(expected - set(report["after"]))
 
     # what the warm-up imported is frozen with the rest of start-up's heap once it is done (cli.settle_heap)
