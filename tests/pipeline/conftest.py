@@ -43,10 +43,12 @@ def spark(request):
     if _live_tests_selected(request.session):
         from groupcoord.pipeline.kafka_source import kafka_package
 
+        package = kafka_package()
         try:
-            session = start_session(replace(settings, extra={"spark.jars.packages": kafka_package()}))
+            session = start_session(replace(settings, extra={"spark.jars.packages": package}))
         except Exception as exc:  # Ivy could not resolve it (offline, no cache): only the live tests fail
-            KAFKA_SOURCE_MISSING.append(f"the session did not start with Spark's Kafka source: {exc}")
+            KAFKA_SOURCE_MISSING.append(f"the session did not start with Spark's Kafka source {package} (Ivy's "
+                                        f"reason is in the first pipeline test's captured stderr): {exc}")
     if session is None:
         session = start_session(settings)
     yield session
