@@ -1,9 +1,11 @@
-"""One SparkSession for every pipeline test (start-up is the slow part) and the story's log, read once."""
+"""One SparkSession for every pipeline test, live mode's included (start-up is the slow part), and the story's
+log, read once."""
 
 from __future__ import annotations
 
 import importlib.util
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,33 @@ if MISSING:
                       if p.name != "test_prerequisites.py"]
 
 
+KAFKA_SOURCE_MISSING: list[str] = []
+"""Why the session below has no Kafka source although test_live.py is selected (its tests fail with it)."""
+
+
+def _live_tests_selected(session: pytest.Session) -> bool:
+    here = Path(__file__).parent
+    return any(item.path.name == "test_live.py" and item.path.parent == here for item in session.items)
+
+
 @pytest.fixture(scope="session")
-def spark():
-    session = start_session(SessionSettings(master="local[2]", driver_memory="1g", shuffle_partitions=2))
+def spark(request):
+    """The suite's session. With test_live.py selected it also loads Spark's Kafka source (`spark.jars.packages`
+    with the connector `groupcoord pipeline` itself picks, resolved by Ivy as the session starts), so live
+    mode's commands run on this session too: one JVM start for every pipeline test, not a second driver."""
+    settings = SessionSettings(master="local[2]", driver_memory="1g", shuffle_partitions=2)
+    session = None
+    if _live_tests_selected(request.session):
+        from groupcoord.pipeline.kafka_source import kafka_package
+
+        package = kafka_package()
+        try:
+            session = start_session(replace(settings, extra={"spark.jars.packages": package}))
+        except Exception as exc:  # Ivy could not resolve it (offline, no cache): only the live tests fail
+            KAFKA_SOURCE_MISSING.append(f"the session did not start with Spark's Kafka source {package} (Ivy's "
+                                        f"reason is in the first pipeline test's captured stderr): {exc}")
+    if session is None:
+        session = start_session(settings)
     yield session
     session.stop()
 

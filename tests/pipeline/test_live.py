@@ -2,23 +2,28 @@
 from Apache Kafka 4.3.1, with no disk access. `snapshot --bootstrap-server` and `watch --once` must agree
 with what OffsetFetch answers for the same groups, and the watch's lag with ListOffsets.
 
-Every command, for both brokers, runs in one driver process started like a user's (the Kafka source's jars
-are resolved into the Ivy cache by `spark.jars.packages` when the session starts, so it cannot be this
-process's session; and that start is paid once).
+Every command, for both brokers, runs through `groupcoord pipeline ...` in this process, on the suite's
+session (tests/pipeline/conftest.py): the Kafka source's jars are resolved into the Ivy cache by
+`spark.jars.packages` only when a session starts, so with this module selected the suite's session starts
+with the connector the CLI picks (`kafka_source.kafka_package`), and no second driver JVM is started for it.
+test_the_live_commands_ask_for_the_kafka_source checks that the commands ask for it themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import csv
+import io
 import time
 import uuid
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from tests.pipeline.cli_runs import run_cli
+from tests.pipeline.conftest import KAFKA_SOURCE_MISSING
 
 pytestmark = pytest.mark.timeout(900)
 AT = "2100-01-01T00:00:00Z"
@@ -113,13 +118,30 @@ class LiveAnswers:
     out: Path
 
 
+def _run_commands(runs: list[list[str]]) -> SimpleNamespace:
+    """`groupcoord ...` for each argv in turn, in this process (on the suite's session), stopping at the first
+    that fails; its exit code and what it printed, as a child's would be."""
+    from groupcoord.coordinator.ops.cli import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        for argv in runs:
+            code = main(argv)
+            if code:
+                break
+    return SimpleNamespace(returncode=code, stdout=stdout.getvalue(), stderr=stderr.getvalue())
+
+
 @pytest.fixture(scope="module")
-def live(request, tmp_path_factory):
+def live(request, tmp_path_factory, spark):
     """The daemon and (when its test is selected and Kafka can run) the Kafka 4.3.1 reference, each given the
-    commit story, then every command for both in one driver process: a driver's JVM start and the Kafka
-    source's Ivy resolution are paid once. Yields {"daemon": LiveAnswers, "kafka": LiveAnswers or the skip
-    reason, "result": the CLI run}."""
+    commit story, then every command for both on the suite's session (which loaded the Kafka source for
+    them). Yields {"daemon": LiveAnswers, "kafka": LiveAnswers or the skip reason, "result": the CLI run}."""
     from tests.support.daemon import Daemon
+
+    if KAFKA_SOURCE_MISSING:
+        pytest.fail(KAFKA_SOURCE_MISSING[0])
 
     root = tmp_path_factory.mktemp("live")
     daemon = Daemon(root / "daemon").start()
@@ -139,7 +161,7 @@ def live(request, tmp_path_factory):
             committed, log_end = _offset_fetch(bootstrap, groups)
             answers[name] = LiveAnswers(groups, committed, log_end, root / name)
             runs += _live_runs(bootstrap, root / name)
-        answers["result"] = run_cli(runs)
+        answers["result"] = _run_commands(runs)
         yield answers
     finally:
         daemon.terminate()
@@ -190,3 +212,19 @@ def test_live_mode_against_the_daemon_agrees_with_offset_fetch(live):
 @pytest.mark.reference
 def test_live_mode_against_kafka_4_3_agrees_with_offset_fetch(live):
     _check_against_offset_fetch(live, "kafka")
+
+
+def test_the_live_commands_ask_for_the_kafka_source():
+    """The commands above run on a session that already has the connector; a user's run starts its own, and
+    the live commands are what put the connector in it (the data-directory commands do not)."""
+    from groupcoord.pipeline.cli import _session_settings, build_parser
+    from groupcoord.pipeline.kafka_source import kafka_package
+
+    parser = build_parser()
+    live = parser.parse_args(["snapshot", "--bootstrap-server", "h:9092", "--out", "o", "--at", AT,
+                              "--conf", "spark.jars.packages=org.example:extra:1"])
+    watch = parser.parse_args(["watch", "--bootstrap-server", "h:9092", "--once"])
+    files = parser.parse_args(["snapshot", "--data-dir", "d", "--out", "o", "--at", AT])
+    assert _session_settings(live, live=True).extra["spark.jars.packages"] == f"org.example:extra:1,{kafka_package()}"
+    assert _session_settings(watch, live=True).extra["spark.jars.packages"] == kafka_package()
+    assert "spark.jars.packages" not in _session_settings(files, live=False).extra
