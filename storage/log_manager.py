@@ -372,8 +372,16 @@ class LogManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for log in list(self._logs.values()) + self._offline:
-            await log.close()
+        # Side by side: each log's close is a few syncs (its segments' data, the clean-shutdown marker and its
+        # directory) in the storage threads, ~1-5 ms each here, and a broker has 50 offsets partitions at
+        # least; one after another that was 50-350 ms of every stop. Every log is closed even if one fails;
+        # the first failure is raised once all are done (the checkpoint below is then not written: the next
+        # start recovers more, it loses nothing).
+        closing = list(self._logs.values()) + self._offline
+        outcomes = await asyncio.gather(*(log.close() for log in closing), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
         try:
             await self._write_recovery_checkpoint()
         except OSError as exc:  # e.g. a full disk: the next start recovers more, it loses nothing

@@ -142,3 +142,26 @@ async def test_a_partition_corrupt_in_the_middle_goes_offline_alone(tmp_path):
         await reopened.get_or_create("orders", 0)
     assert next((tmp_path / "orders-0").glob("*.log")).read_bytes() == corrupted, "left as it was"
     await reopened.close()
+
+
+async def test_a_stop_closes_every_log_cleanly_even_when_one_fails_and_then_says_so(tmp_path, monkeypatch):
+    """Logs close side by side; one whose close fails does not leave the others without their clean-shutdown
+    marker, and the failure still reaches the caller (the broker's stop) once every log is done."""
+    manager = LogManager(tmp_path, FsyncPolicy.NEVER, LogConfig())
+    for partition in range(6):
+        log = await manager.get_or_create("t", partition)
+        await log.append(encode_batch([(b"k", b"v", ())]))
+    failing = manager.get("t", 3)
+
+    async def broken_close() -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(failing, "close", broken_close)
+    try:
+        await manager.close()
+    except OSError as exc:
+        assert exc.errno == 5
+    else:
+        raise AssertionError("the failed close was not reported")
+    marked = {p for p in range(6) if (tmp_path / f"t-{p}" / CLEAN_SHUTDOWN_MARKER).exists()}
+    assert marked == {0, 1, 2, 4, 5}
