@@ -139,15 +139,14 @@ class CoordinatorTimer(Generic[State]):
         self.next_deadline: Callable[[], int | None] = self._deadlines.next_deadline
         """The earliest live deadline, None when nothing is scheduled: the heap's own method, bound here because the
         runtime asks after every operation and a method of ours would only add a frame."""
+        self.extend: Callable[[Hashable, int], bool] = self._deadlines.extend
+        """Move the deadline of a scheduled key later, keeping its operation (see ``TimerHeap.extend``): the
+        earliest deadline does not change. False when the key is not scheduled or would move earlier. The
+        heap's own method, bound here for the same reason: every heartbeat calls it."""
 
     def schedule(self, key: Hashable, deadline_ms: int, operation: Operation | KeyedOperation) -> None:
         self._operations[key] = operation
         self._deadlines.schedule(key, deadline_ms)
-
-    def extend(self, key: Hashable, deadline_ms: int) -> bool:
-        """Move the deadline of a scheduled key later, keeping its operation (see ``TimerHeap.extend``):
-        the earliest deadline does not change. False when the key is not scheduled or would move earlier."""
-        return self._deadlines.extend(key, deadline_ms)
 
     def cancel(self, key: Hashable) -> None:
         self._deadlines.cancel(key)
