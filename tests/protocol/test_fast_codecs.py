@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.fast_codecs import (
-    HEARTBEAT, OFFSET_COMMIT, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
+    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
 )
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
@@ -197,6 +197,53 @@ def test_heartbeat_read_in_place_reads_as_kio_reads_it_and_never_past_its_frame(
                         getattr(kio_req, "group_instance_id", None))
     for cut in range(start, end):
         assert read_heartbeat_at(data, start, cut) is None
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, client_id=client_ids,
+       correlation=int32)
+def test_heartbeat_members_read_as_kio_reads_once_per_request(version, group, generation, member, instance, client_id,
+                                                               correlation):
+    """The lane's memo of a member's heartbeat (keyed by the frame past its correlation id): kio's values for a
+    dynamic member, None for a static one or where the in-place reader declines; the same again from memory,
+    whatever the correlation id; declined requests are not remembered."""
+    body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance}
+    frame = request_frame(12, version, body, client_id, correlation)
+    members = HeartbeatMembers(version)
+    read = members[frame[8:]]
+    in_place = read_heartbeat_at(frame, 0, len(frame))
+    if in_place is None or in_place[4] is not None:
+        assert read is None
+        assert len(members) == 0
+        return
+    _, kio_req = kio_read(frame, 12, version)
+    assert read == (kio_req.group_id, kio_req.generation_id, kio_req.member_id)
+    again = request_frame(12, version, body, client_id, correlation ^ 1)
+    if len(frame) - 8 <= HEARTBEAT_MEMBER_BYTES:
+        assert members[again[8:]] is read  # remembered
+    else:
+        assert members[again[8:]] == read and len(members) == 0  # read again: too long to be remembered
+    for cut in range(8, len(frame)):
+        assert members[frame[8:cut]] is None  # a frame cut short is declined, as in place
+
+
+def test_heartbeat_members_are_bounded():
+    from groupcoord.protocol import fast_codecs
+
+    members = HeartbeatMembers(4)
+    def body(n: int, member: str = "m") -> bytes:
+        return request_frame(12, 4, {"group_id": f"g{n}", "generation_id": 1, "member_id": member,
+                                     "group_instance_id": None}, "c")[8:]
+    for n in range(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 10):
+        assert members[body(n)] == (f"g{n}", 1, "m")
+    assert len(members) == fast_codecs.HEARTBEAT_MEMBERS_CACHED
+    assert body(0) not in members and body(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9) in members  # the oldest went
+    classic = HeartbeatMembers(3)
+    long = request_frame(12, 3, {"group_id": "g", "generation_id": 1, "member_id": "m" * 300,
+                                 "group_instance_id": None}, "c")[8:]
+    assert len(long) > fast_codecs.HEARTBEAT_MEMBER_BYTES
+    assert classic[long] == ("g", 1, "m" * 300) and len(classic) == 0  # read, not remembered
 
 
 @pytest.mark.parametrize("version", HEARTBEAT.versions)
