@@ -170,9 +170,13 @@ class KafkaConnection(asyncio.Protocol):
         laned = 0
         lane_api = ""
         started = 0.0
-        for i in range(0, len(bounds), 2):
-            start = bounds[i]
-            end = bounds[i + 1]
+        count = len(bounds)
+        i = 0
+        while i < count:  # i: the next frame's index in bounds (a lane may take several frames at once)
+            at = i
+            start = bounds[at]
+            end = bounds[at + 1]
+            i += 2
             if any_lanes and self._gate is None:
                 key = buffer[start:start + 4]
                 owed = deferred.get(key)
@@ -191,11 +195,11 @@ class KafkaConnection(asyncio.Protocol):
                         elif lane[1] != lane_api:
                             dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
                             laned, started = 0, time.perf_counter()
-                        answer = lane[0](buffer, start, end)
-                        if answer is not None:
-                            out.append(answer)
-                            laned += 1
+                        served = lane[0](buffer, bounds, at, out)  # the run of frames it takes from here
+                        if served > at:
+                            laned += (served - at) >> 1
                             lane_api = lane[1]
+                            i = served
                             continue
             frame = buffer[start:end]
             if self._gate is not None and _gated(self, frame):
