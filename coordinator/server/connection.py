@@ -395,8 +395,7 @@ class KafkaConnection(asyncio.Protocol):
             if slot.payload is not None:
                 out.append(slot.payload)
         if out:
-            if (type(out[0]) is FrameParts if len(out) == 1
-                    else any(type(answer) is FrameParts for answer in out)):
+            if type(out[0]) is FrameParts if len(out) == 1 else FrameParts in map(type, out):  # (no generator)
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
                 self.transport.writelines(opened(out))
