@@ -307,6 +307,20 @@ async def test_the_heartbeat_lane_answers_exactly_as_the_handler_and_in_order():
         assert a == b, f"answer {i} differs"
 
 
+async def test_the_heartbeat_lane_counts_its_requests_as_the_handler_does():
+    """Runs of laned heartbeats are observed as the ordinary way observes them: one request each, by error."""
+    counts = []
+    for fast in (True, False):
+        broker = await start(fast)
+        try:
+            await lane_scenario(broker)
+        finally:
+            await broker.stop()
+        counts.append({key: n for key, n in broker.metrics.request_stats.counts.items() if key[0] == "Heartbeat"})
+    assert counts[0] == counts[1]
+    assert counts[0][("Heartbeat", 0)] >= 9
+
+
 # --------------------------------------------------------------------------- the commit lane
 
 
