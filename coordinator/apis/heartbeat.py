@@ -56,14 +56,21 @@ def lane(services: Services) -> Lane | None:
         key = data[start:start + 4]  # the frame loop matched it: key 12, a version 0-4
         version = key[3]
         prefix, tail = answers[version]
-        read = members[version]
+        known = members[version]
         now = wall_ms()
         count = len(bounds)
         while True:
-            end = bounds[i + 1]
-            member = read[data[start + 8:end]]
-            if member is None or not beat(member[0], member[1], member[2], now):
+            body = data[start + 8:bounds[i + 1]]  # the request past its correlation id
+            member = known.get(body)
+            fresh = member is None
+            if fresh:  # the member's first heartbeat at this generation (or one left to the handler)
+                member = known.read(body)
+                if member is None:
+                    return i
+            if not beat(member[0], member[1], member[2], now):
                 return i
+            if fresh:
+                known.remember(body, member)
             out.append(prefix + data[start + 4:start + 8] + tail)
             i += 2
             if i == count:

@@ -205,45 +205,50 @@ def test_heartbeat_read_in_place_reads_as_kio_reads_it_and_never_past_its_frame(
        correlation=int32)
 def test_heartbeat_members_read_as_kio_reads_once_per_request(version, group, generation, member, instance, client_id,
                                                                correlation):
-    """The lane's memo of a member's heartbeat (keyed by the frame past its correlation id): kio's values for a
-    dynamic member, None for a static one or where the in-place reader declines; the same again from memory,
-    whatever the correlation id; declined requests are not remembered."""
+    """The lane's memory of a member's heartbeat (keyed by the frame past its correlation id): kio's values for
+    a dynamic member, None for a static one or where the in-place reader declines; once remembered, the same
+    again whatever the correlation id, unless too long to be kept."""
     body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance}
     frame = request_frame(12, version, body, client_id, correlation)
     members = HeartbeatMembers(version)
-    read = members[frame[8:]]
+    read = members.read(frame[8:])
     in_place = read_heartbeat_at(frame, 0, len(frame))
+    for cut in range(8, len(frame)):
+        assert members.read(frame[8:cut]) is None  # a frame cut short is declined, as in place
     if in_place is None or in_place[4] is not None:
         assert read is None
-        assert len(members) == 0
         return
     _, kio_req = kio_read(frame, 12, version)
     assert read == (kio_req.group_id, kio_req.generation_id, kio_req.member_id)
+    assert members.get(frame[8:]) is None  # read, not remembered until the lane says so
+    members.remember(frame[8:], read)
     again = request_frame(12, version, body, client_id, correlation ^ 1)
     if len(frame) - 8 <= HEARTBEAT_MEMBER_BYTES:
-        assert members[again[8:]] is read  # remembered
+        assert members.get(again[8:]) is read
     else:
-        assert members[again[8:]] == read and len(members) == 0  # read again: too long to be remembered
-    for cut in range(8, len(frame)):
-        assert members[frame[8:cut]] is None  # a frame cut short is declined, as in place
+        assert len(members) == 0  # too long to be kept
 
 
 def test_heartbeat_members_are_bounded():
     from groupcoord.protocol import fast_codecs
 
     members = HeartbeatMembers(4)
-    def body(n: int, member: str = "m") -> bytes:
-        return request_frame(12, 4, {"group_id": f"g{n}", "generation_id": 1, "member_id": member,
+    def body(n: int) -> bytes:
+        return request_frame(12, 4, {"group_id": f"g{n}", "generation_id": 1, "member_id": "m",
                                      "group_instance_id": None}, "c")[8:]
     for n in range(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 10):
-        assert members[body(n)] == (f"g{n}", 1, "m")
+        members.remember(body(n), members.read(body(n)))
     assert len(members) == fast_codecs.HEARTBEAT_MEMBERS_CACHED
-    assert body(0) not in members and body(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9) in members  # the oldest went
+    assert body(0) not in members and members[body(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9)] == (
+        f"g{fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9}", 1, "m")  # the oldest went
     classic = HeartbeatMembers(3)
     long = request_frame(12, 3, {"group_id": "g", "generation_id": 1, "member_id": "m" * 300,
                                  "group_instance_id": None}, "c")[8:]
     assert len(long) > fast_codecs.HEARTBEAT_MEMBER_BYTES
-    assert classic[long] == ("g", 1, "m" * 300) and len(classic) == 0  # read, not remembered
+    member = classic.read(long)
+    assert member == ("g", 1, "m" * 300)
+    classic.remember(long, member)
+    assert len(classic) == 0  # read, not kept
 
 
 @pytest.mark.parametrize("version", HEARTBEAT.versions)
