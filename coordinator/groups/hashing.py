@@ -44,3 +44,24 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     if len(group_id) <= CACHED_KEY_CHARS:
         return _cached_partition_for(group_id, num_partitions)
     return kafka_abs(java_string_hash(group_id)) % num_partitions
+
+
+class Partitions(dict):
+    """``partitions[group_id]`` is ``partition_for(group_id, num_partitions)``: the same bounded memory as the
+    cache above, but a hit is the dictionary's own look-up, with no Python call (the heartbeat lane asks once
+    per request; ``partition_for`` is two calls, the ``lru_cache`` one and its own). The oldest answer is
+    forgotten first; keys past ``CACHED_KEY_CHARS`` are hashed each time, as above."""
+
+    __slots__ = ("num_partitions",)
+
+    def __init__(self, num_partitions: int) -> None:
+        super().__init__()
+        self.num_partitions = num_partitions
+
+    def __missing__(self, group_id: str) -> int:
+        partition = kafka_abs(java_string_hash(group_id)) % self.num_partitions
+        if len(group_id) <= CACHED_KEY_CHARS:
+            if len(self) >= CACHED_KEYS:
+                del self[next(iter(self))]
+            self[group_id] = partition
+        return partition

@@ -23,7 +23,7 @@ from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbe
 from groupcoord.coordinator.groups.share import describe as share_describe, heartbeat as share_heartbeat
 from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
 from groupcoord.coordinator.groups import offsets_records
-from groupcoord.coordinator.groups.hashing import partition_for
+from groupcoord.coordinator.groups.hashing import Partitions, partition_for
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets.commit import lane_commit
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
@@ -171,22 +171,23 @@ class GroupCoordinatorService:
         return self._runtime.run_inline(partition_for(req.group_id, self.num_partitions),
                                         lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)
 
-    def heartbeat_lane(self) -> Callable[[str, int, str], bool]:
-        """``beat(group_id, generation, member_id) -> bool`` for the server's frame loop: True when the
+    def heartbeat_lane(self) -> tuple[Callable[[str, int, str, int], bool], Callable[[], int]]:
+        """``(beat, wall_ms)`` for the server's frame loop. ``beat(group_id, generation, member_id, now) -> bool``: True when the
         heartbeat of a dynamic member was the common success (a member of a Stable group at its generation,
-        its shard loaded with no write waiting to be made durable), its session extended and NONE the
-        answer; False when nothing was done and the request must go through `heartbeat_inline`, which
-        judges every other case. A few look-ups, no request object, no Effects."""
-        n = self.num_partitions
+        its shard loaded with no write waiting to be made durable), its session extended from ``now`` (the
+        wall clock in ms, read once per read of the socket: the frames of one read arrived together) and
+        NONE the answer; False when nothing was done and the request must go through `heartbeat_inline`,
+        which judges every other case. A few look-ups, no request object, no Effects. ``wall_ms``: the clock
+        ``now`` is read from (the shards' own)."""
+        partitions = Partitions(self.num_partitions)
         states = [shard.state for shard in self._shards]
         quiet = self._runtime.quiet
-        wall_ms = self._runtime.clock.wall_ms
 
-        def beat(group_id: str, generation: int, member_id: str) -> bool:
-            partition = partition_for(group_id, n)
-            return quiet(partition) and beat_stable(states[partition], group_id, generation, member_id, wall_ms())
+        def beat(group_id: str, generation: int, member_id: str, now: int) -> bool:
+            partition = partitions[group_id]
+            return quiet(partition) and beat_stable(states[partition], group_id, generation, member_id, now)
 
-        return beat
+        return beat, self._runtime.clock.wall_ms
 
     def commit_lane(self) -> Callable[..., bool]:
         """``commit(group_id, generation, member_id, instance, version, topics, reply, response) -> bool`` for

@@ -170,9 +170,13 @@ class KafkaConnection(asyncio.Protocol):
         laned = 0
         lane_api = ""
         started = 0.0
-        for i in range(0, len(bounds), 2):
-            start = bounds[i]
-            end = bounds[i + 1]
+        count = len(bounds)
+        i = 0
+        while i < count:  # i: the next frame's index in bounds (a lane may take several frames at once)
+            at = i
+            start = bounds[at]
+            end = bounds[at + 1]
+            i += 2
             if any_lanes and self._gate is None:
                 key = buffer[start:start + 4]
                 owed = deferred.get(key)
@@ -191,11 +195,11 @@ class KafkaConnection(asyncio.Protocol):
                         elif lane[1] != lane_api:
                             dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
                             laned, started = 0, time.perf_counter()
-                        answer = lane[0](buffer, start, end)
-                        if answer is not None:
-                            out.append(answer)
-                            laned += 1
+                        served = lane[0](buffer, bounds, at, out)  # the run of frames it takes from here
+                        if served > at:
+                            laned += (served - at) >> 1
                             lane_api = lane[1]
+                            i = served
                             continue
             frame = buffer[start:end]
             if self._gate is not None and _gated(self, frame):
@@ -391,8 +395,7 @@ class KafkaConnection(asyncio.Protocol):
             if slot.payload is not None:
                 out.append(slot.payload)
         if out:
-            if (type(out[0]) is FrameParts if len(out) == 1
-                    else any(type(answer) is FrameParts for answer in out)):
+            if type(out[0]) is FrameParts if len(out) == 1 else FrameParts in map(type, out):  # (no generator)
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
                 self.transport.writelines(opened(out))

@@ -91,20 +91,24 @@ Handler = Callable[[RequestContext, Any], Any]
 
 @dataclass(frozen=True, slots=True)
 class Lane:
-    """An API's answer from the server's frame loop itself, for its commonest request: ``answer(data,
-    start, end)`` reads the request frame ``data[start:end]`` in place (size prefix excluded) and returns
-    the whole answer frame, having done what the handler would have done; or None, having done nothing,
-    and the request takes the ordinary way (decode, handler, encoder) where every other case is judged.
-    Only answers with no error go this way, so the lane's requests are counted as NONE (see
-    ``Dispatcher.observe_lane``); a deferred lane's are observed one by one as they are given. Checked
-    against the ordinary way in the API's tests."""
+    """An API's answer from the server's frame loop itself, for its commonest request. ``answer(data, bounds,
+    i, out) -> j``: the read's frames are ``data[bounds[k]:bounds[k + 1]]`` for even ``k`` (size prefixes
+    excluded, as ``FrameDecoder.spans`` gives them), frame ``i`` one of the lane's (its api key and version);
+    the lane answers frames ``i, i + 2, ...`` for as long as it takes them, reading each in place, doing what
+    the handler would have done and appending each whole answer frame to ``out``, and returns the index of
+    the first frame it did not answer (``i``: none, nothing done). That frame takes the ordinary way (decode,
+    handler, encoder) where every other case is judged. A run, not a frame, so that what a lane does once per
+    read (the clock, its gates) is done once for the frames of its API that follow each other. Only answers
+    with no error go this way, so the lane's requests are counted as NONE (see ``Dispatcher.observe_lane``);
+    a deferred lane's are observed one by one as they are given. Checked against the ordinary way in the
+    API's tests."""
 
     api_key: int
     versions: range
     answer: Callable[..., Any]
     deferred: bool = False
-    """A lane whose answer waits (an OffsetCommit, for its write to be durable): ``answer(connection, data,
-    start, end)`` returns True having taken the request (its answer owed in request order, given later
+    """A lane whose answer waits (an OffsetCommit, for its write to be durable), one frame at a time:
+    ``answer(connection, data, start, end)`` returns True having taken the request (its answer owed in request order, given later
     through the connection's ``answer_later``, by an ``OwedAnswer`` for instance), or False having done nothing. Such a lane takes requests
     while earlier answers are still owed, since its answer is owed in line with them."""
 
@@ -237,7 +241,7 @@ class Dispatcher:
         self._fast: dict[bytes, tuple[Handler, FastCodec, int]] = {}
         self._heavy: dict[int, Handler] = {}  # api key -> the handler of its very large requests
         # api key and version bytes -> (lane, api name): what the connection's frame loop answers itself
-        self.lanes: dict[bytes, tuple[Callable[[bytes, int, int], bytes | None], str]] = {}
+        self.lanes: dict[bytes, tuple[Callable[[bytes, list[int], int, list[bytes]], int], str]] = {}
         # the same, for lanes whose answer is owed, not given at once (Lane.deferred)
         self.deferred_lanes: dict[bytes, tuple[Callable[[Any, bytes, int, int], bool], str]] = {}
         self.observer = observer

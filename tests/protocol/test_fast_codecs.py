@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.fast_codecs import (
-    HEARTBEAT, OFFSET_COMMIT, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
+    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
 )
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
@@ -197,6 +197,58 @@ def test_heartbeat_read_in_place_reads_as_kio_reads_it_and_never_past_its_frame(
                         getattr(kio_req, "group_instance_id", None))
     for cut in range(start, end):
         assert read_heartbeat_at(data, start, cut) is None
+
+
+@pytest.mark.parametrize("version", HEARTBEAT.versions)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, client_id=client_ids,
+       correlation=int32)
+def test_heartbeat_members_read_as_kio_reads_once_per_request(version, group, generation, member, instance, client_id,
+                                                               correlation):
+    """The lane's memory of a member's heartbeat (keyed by the frame past its correlation id): kio's values for
+    a dynamic member, None for a static one or where the in-place reader declines; once remembered, the same
+    again whatever the correlation id, unless too long to be kept."""
+    body = {"group_id": group, "generation_id": generation, "member_id": member, "group_instance_id": instance}
+    frame = request_frame(12, version, body, client_id, correlation)
+    members = HeartbeatMembers(version)
+    read = members.read(frame[8:])
+    in_place = read_heartbeat_at(frame, 0, len(frame))
+    for cut in range(8, len(frame)):
+        assert members.read(frame[8:cut]) is None  # a frame cut short is declined, as in place
+    if in_place is None or in_place[4] is not None:
+        assert read is None
+        return
+    _, kio_req = kio_read(frame, 12, version)
+    assert read == (kio_req.group_id, kio_req.generation_id, kio_req.member_id)
+    assert members.get(frame[8:]) is None  # read, not remembered until the lane says so
+    members.remember(frame[8:], read)
+    again = request_frame(12, version, body, client_id, correlation ^ 1)
+    if len(frame) - 8 <= HEARTBEAT_MEMBER_BYTES:
+        assert members.get(again[8:]) is read
+    else:
+        assert len(members) == 0  # too long to be kept
+
+
+def test_heartbeat_members_are_bounded():
+    from groupcoord.protocol import fast_codecs
+
+    members = HeartbeatMembers(4)
+    def body(n: int) -> bytes:
+        return request_frame(12, 4, {"group_id": f"g{n}", "generation_id": 1, "member_id": "m",
+                                     "group_instance_id": None}, "c")[8:]
+    for n in range(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 10):
+        members.remember(body(n), members.read(body(n)))
+    assert len(members) == fast_codecs.HEARTBEAT_MEMBERS_CACHED
+    assert body(0) not in members and members[body(fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9)] == (
+        f"g{fast_codecs.HEARTBEAT_MEMBERS_CACHED + 9}", 1, "m")  # the oldest went
+    classic = HeartbeatMembers(3)
+    long = request_frame(12, 3, {"group_id": "g", "generation_id": 1, "member_id": "m" * 300,
+                                 "group_instance_id": None}, "c")[8:]
+    assert len(long) > fast_codecs.HEARTBEAT_MEMBER_BYTES
+    member = classic.read(long)
+    assert member == ("g", 1, "m" * 300)
+    classic.remember(long, member)
+    assert len(classic) == 0  # read, not kept
 
 
 @pytest.mark.parametrize("version", HEARTBEAT.versions)

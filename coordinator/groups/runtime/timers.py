@@ -27,21 +27,22 @@ Operation = Callable[[State, int], Effects]
 class TimerHeap:
     """Deadlines by key. A deadline that only moves later (a heartbeat) is not pushed again: the key's
     live entry records the new deadline and the heap entry it already has is re-pushed only when it
-    reaches the top (lazy extension), so a heartbeat costs a dict update, not a push."""
+    reaches the top (lazy extension), so a heartbeat costs a store into that entry, not a push. (A live
+    entry is a list, changed in place by an extension: no tuple made and no dict insert per heartbeat.)"""
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Hashable]] = []
-        self._live: dict[Hashable, tuple[int, int, int]] = {}  # key -> (heap entry's deadline, its seq, deadline)
+        self._live: dict[Hashable, list[int]] = {}  # key -> [heap entry's deadline, its seq, deadline]
         self._seq = itertools.count()
 
     def schedule(self, key: Hashable, deadline_ms: int) -> None:
         """Set (or move) the deadline of ``key``."""
         live = self._live.get(key)
         if live is not None and live[0] <= deadline_ms:
-            self._live[key] = (live[0], live[1], deadline_ms)  # later: its heap entry still comes first
+            live[2] = deadline_ms  # later: its heap entry still comes first
             return
         seq = next(self._seq)
-        self._live[key] = (deadline_ms, seq, deadline_ms)
+        self._live[key] = [deadline_ms, seq, deadline_ms]
         heapq.heappush(self._heap, (deadline_ms, seq, key))
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._live):
             self._compact()
@@ -53,7 +54,7 @@ class TimerHeap:
         live = self._live.get(key)
         if live is None or live[0] > deadline_ms:
             return False
-        self._live[key] = (live[0], live[1], deadline_ms)
+        live[2] = deadline_ms
         return True
 
     def cancel(self, key: Hashable) -> None:
@@ -102,14 +103,14 @@ class TimerHeap:
                 heapq.heappop(heap)
             elif entry[2] != deadline:
                 seq = next(self._seq)
-                live[key] = (entry[2], seq, entry[2])
+                live[key] = [entry[2], seq, entry[2]]
                 heapq.heapreplace(heap, (entry[2], seq, key))
             else:
                 return
 
     def _compact(self) -> None:
         self._heap = [(d, s, k) for k, (_, s, d) in self._live.items()]
-        self._live = {k: (d, s, d) for d, s, k in self._heap}
+        self._live = {k: [d, s, d] for d, s, k in self._heap}
         heapq.heapify(self._heap)
 
 
@@ -139,15 +140,14 @@ class CoordinatorTimer(Generic[State]):
         self.next_deadline: Callable[[], int | None] = self._deadlines.next_deadline
         """The earliest live deadline, None when nothing is scheduled: the heap's own method, bound here because the
         runtime asks after every operation and a method of ours would only add a frame."""
+        self.extend: Callable[[Hashable, int], bool] = self._deadlines.extend
+        """Move the deadline of a scheduled key later, keeping its operation (see ``TimerHeap.extend``): the
+        earliest deadline does not change. False when the key is not scheduled or would move earlier. The
+        heap's own method, bound here for the same reason: every heartbeat calls it."""
 
     def schedule(self, key: Hashable, deadline_ms: int, operation: Operation | KeyedOperation) -> None:
         self._operations[key] = operation
         self._deadlines.schedule(key, deadline_ms)
-
-    def extend(self, key: Hashable, deadline_ms: int) -> bool:
-        """Move the deadline of a scheduled key later, keeping its operation (see ``TimerHeap.extend``):
-        the earliest deadline does not change. False when the key is not scheduled or would move earlier."""
-        return self._deadlines.extend(key, deadline_ms)
 
     def cancel(self, key: Hashable) -> None:
         self._deadlines.cancel(key)

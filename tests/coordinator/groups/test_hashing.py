@@ -35,3 +35,26 @@ def test_the_routing_cache_is_bounded_and_holds_no_long_keys():
         hashing.partition_for(f"group-{n}", 50)
     assert hashing._cached_partition_for.cache_info().currsize == hashing.CACHED_KEYS
     hashing._cached_partition_for.cache_clear()
+
+
+@pytest.mark.parametrize("group_id", ["", "a", "my-group", "group-\u00e9", "\U0001F600", "polygenelubricants"])
+def test_the_partitions_mapping_answers_as_partition_for(group_id):
+    from groupcoord.coordinator.groups.hashing import Partitions
+
+    partitions = Partitions(50)
+    assert partitions[group_id] == partition_for(group_id, 50)
+    assert partitions[group_id] == partition_for(group_id, 50)  # remembered, the same
+
+
+def test_the_partitions_mapping_is_bounded_and_holds_no_long_keys():
+    from groupcoord.coordinator.groups import hashing
+
+    partitions = hashing.Partitions(50)
+    long_id = "g" * (hashing.CACHED_KEY_CHARS + 1)
+    assert partitions[long_id] == partition_for(long_id, 50)
+    assert len(partitions) == 0
+    for n in range(hashing.CACHED_KEYS + 100):
+        assert partitions[f"group-{n}"] == partition_for(f"group-{n}", 50)
+    assert len(partitions) == hashing.CACHED_KEYS
+    assert "group-0" not in partitions and f"group-{hashing.CACHED_KEYS + 99}" in partitions  # the oldest went
+    hashing._cached_partition_for.cache_clear()
