@@ -21,6 +21,7 @@ import gc
 import threading
 import time
 from collections import deque
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -500,6 +501,27 @@ class CoordinatorRuntime:
         self._reschedule(rt)
         if not future.done():
             self._track_if_parked(rt, future, fx, on_error)
+        return future
+
+    def run_request(self, partition: int, handler: Callable[[Any, Any, Any, int], Effects], request: Any,
+                    error_of: Callable[[Any, ErrorCode], dict], reply: Any = None) -> Any:
+        """`run` for an operation that is one shard method applied to one request: ``handler(shard, request,
+        reply, now)`` (an unbound method of the shard's class), and ``error_of(request, code)`` the error
+        answer should the reply stay parked when the shard stops or reloads. The same as ``run(partition,
+        lambda s, t, now: handler(s, request, t, now), lambda e: error_of(request, e), reply)``, without
+        those two closures per request and the frame between: JoinGroup and SyncGroup come this way, six
+        and three per group formed, and most are answered without being parked (the error shape is bound
+        to its request only for those that are)."""
+        rt = self._runtimes[partition]
+        future = reply if reply is not None else (self._loop or asyncio.get_running_loop()).create_future()
+        fx = handler(rt.shard, request, future, self.clock.wall_ms())
+        self._submit(rt, fx)
+        self._reschedule(rt)
+        if not future.done():
+            for token, _ in fx.replies:
+                if token is future:
+                    return future
+            rt.outstanding.add(future, partial(error_of, request))
         return future
 
     def queue_lane_write(self, partition: int, records: list[tuple[Any, Any]], reply: Any, response: dict) -> None:
