@@ -157,6 +157,28 @@ class _ShardRuntime:
     """The Effects `queue_lane_write` last queued: lane writes join it while it is still the queue's last."""
 
 
+def _any_writes(queue: list[Effects]) -> bool:
+    """Whether any queued Effects has records or batches to append (a loop, not ``any()`` over a generator: the
+    write loop asks on every turn, and on CPython 3.11 a generator expression is a function object, a frame and a
+    generator each time)."""
+    for fx in queue:
+        if fx.records or fx.batches:
+            return True
+    return False
+
+
+def _writes_of(batch: list[Effects]) -> list:
+    """Everything a turn's Effects append, in order. Most turns of a busy shard are one Effects of plain records (a
+    group's record, a lane's commits): its records list is handed over as it is (nothing appends to an Effects
+    once it is taken off the queue)."""
+    if len(batch) == 1 and not batch[0].batches:
+        return batch[0].records
+    out: list = []
+    for fx in batch:
+        out.extend(fx.writes())
+    return out
+
+
 def fail_response(response: dict, code: ErrorCode) -> dict:
     """The same answer with every error field set to ``code`` (used when its write could not be made durable)."""
     out = dict(response)
@@ -601,7 +623,7 @@ class CoordinatorRuntime:
             if not inflight and rt.expiry is not None:
                 rt.expiry.cancel()
                 rt.expiry = None
-            if rt.queue and not any(fx.records or fx.batches for fx in rt.queue):
+            if rt.queue and not _any_writes(rt.queue):
                 # Replies only (a heartbeat or a parked member's answer that came in behind a write): nothing
                 # to append, so no append of their own. They wait for every write before them: behind the
                 # last append under way they are released with it (or failed with it), else now.
@@ -617,8 +639,7 @@ class CoordinatorRuntime:
                     await asyncio.sleep(linger)
                 batch, rt.queue = rt.queue, []
                 rt.writing = True
-                task = (self._loop or asyncio.get_running_loop()).create_task(
-                    self._append(rt, [w for fx in batch for w in fx.writes()]))
+                task = (self._loop or asyncio.get_running_loop()).create_task(self._append(rt, _writes_of(batch)))
                 task.add_done_callback(lambda _t: wakeup.set())
                 inflight.append((task, batch))
                 if self.write_timeout_s is not None and rt.expiry is None:
