@@ -97,18 +97,12 @@ def _join_new_member(state: ShardState, group: ClassicGroup, req: JoinGroup, tok
 
 
 def _add_member_and_rebalance(state: ShardState, group: ClassicGroup, req: JoinGroup, member_id: str, token: Any, now: int, fx: Effects) -> None:
-    member = ClassicMember(
-        member_id=member_id,
-        group_instance_id=req.group_instance_id,
-        client_id=req.client_id,
-        client_host=req.client_host,
-        rebalance_timeout_ms=req.rebalance_timeout_ms,
-        session_timeout_ms=req.session_timeout_ms,
-        protocol_type=req.protocol_type,
-        protocols=req.protocols,
-        is_new=True,
-        joined_at_ms=now,
-    )
+    # Positional up to the protocols (a class called with keywords is handed a dict of them), then the two
+    # fields that differ from their defaults.
+    member = ClassicMember(member_id, req.group_instance_id, req.client_id, req.client_host, req.rebalance_timeout_ms,
+                           req.session_timeout_ms, req.protocol_type, req.protocols)
+    member.is_new = True
+    member.joined_at_ms = now
     if group.state is PREPARING_REBALANCE and group.generation == 0:
         group.new_member_added = True
     rebalance.cancel_pending_member(state, group, member_id)
