@@ -32,6 +32,7 @@ from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.file_pool import FilePool
 from groupcoord.storage.group_commit import SYNCFS_MIN_FILES, GroupCommit
+from groupcoord.storage.write_rounds import WriteRounds
 from groupcoord.storage.log import PartitionLog, parse_partition_dir
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.log_start_checkpoint import LogStartOffsetCheckpoint
@@ -82,6 +83,8 @@ class LogManager:
         self.group_commit = (GroupCommit(self.data_dir, self._executor, syncfs_min_files=syncfs_min_files)
                              if fsync is FsyncPolicy.BATCH else None)
         """fsync=batch: one write-and-sync round for every log with appends ready in a loop turn (group_commit)."""
+        self.write_rounds = WriteRounds(self._executor) if fsync is not FsyncPolicy.BATCH else None
+        """Any other policy: one write job for every log with appends ready in a loop turn (write_rounds)."""
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._creating: dict[tuple[str, int], asyncio.Future[PartitionLog]] = {}
         self.refused: dict[tuple[str, int], CorruptLogError] = {}
@@ -168,7 +171,7 @@ class LogManager:
         points = await self._known_recovery_points()
         log = await PartitionLog.open(path, config, self.fsync, executor=self._executor, observer=self.observer,
                                       files=self.files, recovery_point=points.get(key, 0),
-                                      group_commit=self._group_commit_for(path))
+                                      group_commit=self._group_commit_for(path), write_rounds=self.write_rounds)
         log.add_corruption_listener(self._take_offline)
         starts = await self._known_log_starts()
         if key in starts:

@@ -56,19 +56,9 @@ def group_join(version: int, client_id: str | None, host: str, group_id: str, me
     gives it)."""
     if version == 0 or rebalance < 0:
         rebalance = session  # JoinGroup v0 has no rebalance timeout: Kafka uses the session timeout
-    return JoinGroup(
-        group_id=group_id,
-        member_id=member_id,
-        protocol_type=protocol_type,
-        protocols=protocols,
-        session_timeout_ms=session,
-        rebalance_timeout_ms=rebalance,
-        group_instance_id=group_instance_id,
-        client_id=client_id or "",
-        client_host=host,
-        reason=reason,
-        version=version,
-    )
+    # Positional, in the fields' order: a class called with keywords is handed a dict of them (every JoinGroup).
+    return JoinGroup(group_id, member_id, protocol_type, protocols, session, rebalance, group_instance_id,
+                     client_id or "", host, reason, version)
 
 
 def handle(services: Services, ctx: RequestContext, request: Any) -> Any:

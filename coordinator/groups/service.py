@@ -48,6 +48,16 @@ def _heartbeat_error(e: ErrorCode) -> dict:
     return {"throttle_time": 0, "error_code": e}
 
 
+def _join_error_of(req: JoinGroup, e: ErrorCode) -> dict:
+    """A parked JoinGroup's answer when its shard stops or reloads first."""
+    return join_error(req.member_id, e)
+
+
+def _sync_error_of(_req: SyncGroup, e: ErrorCode) -> dict:
+    """A parked SyncGroup's answer when its shard stops or reloads first."""
+    return sync_error(e)
+
+
 class GroupCoordinatorService:
     def __init__(
         self,
@@ -147,12 +157,13 @@ class GroupCoordinatorService:
 
     def join_group(self, req: JoinGroup, reply: Any = None) -> asyncio.Future[dict]:
         """``reply``: answered instead of a new future (the server's JoinGroup lane hands its ``OwedAnswer``)."""
-        return self._run(req.group_id, lambda s, t, now: s.handle_join(req, t, now),
-                         lambda e: join_error(req.member_id, e), reply)
+        return self._runtime.run_request(partition_for(req.group_id, self.num_partitions), GroupShard.handle_join,
+                                         req, _join_error_of, reply)
 
     def sync_group(self, req: SyncGroup, reply: Any = None) -> asyncio.Future[dict]:
         """``reply``: as for `join_group` (the SyncGroup lane's)."""
-        return self._run(req.group_id, lambda s, t, now: s.handle_sync(req, t, now), sync_error, reply)
+        return self._runtime.run_request(partition_for(req.group_id, self.num_partitions), GroupShard.handle_sync,
+                                         req, _sync_error_of, reply)
 
     def join_lane(self) -> Callable[[JoinGroup, Any], Any]:
         """``join(req, reply)`` for the server's JoinGroup lane: `join_group`, its reply given to ``reply``."""

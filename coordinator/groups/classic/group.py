@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.protocol_vote import select_protocol, supports_protocols
 from groupcoord.coordinator.groups.classic.shared_sets import shared_frozenset
-from groupcoord.coordinator.groups.classic.state import GroupState, check_transition
+from groupcoord.coordinator.groups.classic.state import EMPTY, GroupState, check_transition
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.protocol.consumer_protocol import subscribed_topics
 
@@ -21,7 +21,7 @@ from groupcoord.protocol.consumer_protocol import subscribed_topics
 @dataclass(slots=True, eq=False)
 class ClassicGroup:
     group_id: str
-    state: GroupState = GroupState.EMPTY
+    state: GroupState = EMPTY
     protocol_type: str | None = None
     protocol_name: str | None = None
     generation: int = 0
@@ -179,7 +179,7 @@ class ClassicGroup:
 
     def reset_to_empty_shell(self) -> None:
         """What is left of a group after its metadata tombstone while offsets survive: a standalone group."""
-        self.state = GroupState.EMPTY
+        self.state = EMPTY
         self.members.clear()
         self.static_members.clear()
         self.pending_members.clear()

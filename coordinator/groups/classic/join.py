@@ -9,7 +9,7 @@ from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.records import group_metadata_record
 from groupcoord.coordinator.groups.classic.responses import join_error, join_result, sync_result
-from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from groupcoord.coordinator.groups.requests import JoinGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -66,16 +66,16 @@ def _validate(state: ShardState, req: JoinGroup) -> ErrorCode | None:
 
 def _accept_joining_member(state: ShardState, group: ClassicGroup, member_id: str) -> bool:
     max_size = state.config.group_max_size
-    if group.state in (GroupState.EMPTY, GroupState.DEAD):
+    if group.state in (EMPTY, DEAD):
         return True
-    if group.state is GroupState.PREPARING_REBALANCE:
+    if group.state is PREPARING_REBALANCE:
         member = group.members.get(member_id)
         return (member is not None and member.is_awaiting_join) or group.awaiting_join < max_size
     return member_id in group.members or group.size < max_size
 
 
 def _join_new_member(state: ShardState, group: ClassicGroup, req: JoinGroup, token: Any, now: int, fx: Effects) -> None:
-    if group.state is GroupState.DEAD:
+    if group.state is DEAD:
         fx.reply(token, join_error("", ErrorCode.coordinator_not_available))
         return
     names = frozenset(name for name, _ in req.protocols)
@@ -97,19 +97,13 @@ def _join_new_member(state: ShardState, group: ClassicGroup, req: JoinGroup, tok
 
 
 def _add_member_and_rebalance(state: ShardState, group: ClassicGroup, req: JoinGroup, member_id: str, token: Any, now: int, fx: Effects) -> None:
-    member = ClassicMember(
-        member_id=member_id,
-        group_instance_id=req.group_instance_id,
-        client_id=req.client_id,
-        client_host=req.client_host,
-        rebalance_timeout_ms=req.rebalance_timeout_ms,
-        session_timeout_ms=req.session_timeout_ms,
-        protocol_type=req.protocol_type,
-        protocols=req.protocols,
-        is_new=True,
-        joined_at_ms=now,
-    )
-    if group.state is GroupState.PREPARING_REBALANCE and group.generation == 0:
+    # Positional up to the protocols (a class called with keywords is handed a dict of them), then the two
+    # fields that differ from their defaults.
+    member = ClassicMember(member_id, req.group_instance_id, req.client_id, req.client_host, req.rebalance_timeout_ms,
+                           req.session_timeout_ms, req.protocol_type, req.protocols)
+    member.is_new = True
+    member.joined_at_ms = now
+    if group.state is PREPARING_REBALANCE and group.generation == 0:
         group.new_member_added = True
     rebalance.cancel_pending_member(state, group, member_id)
     group.add(member, token, req.version)
@@ -136,7 +130,7 @@ def _replace_static_member(state: ShardState, group: ClassicGroup, req: JoinGrou
     protocols_changed = not member.matches(req.protocols)
     group.update_member(member, req.protocols, req.rebalance_timeout_ms, req.session_timeout_ms)
     rebalance.schedule_heartbeat(state, group, member, now)
-    if group.state is GroupState.STABLE:
+    if group.state is STABLE:
         if not protocols_changed or group.select_protocol() == group.protocol_name:
             # Nothing the assignment depends on changed: persist the new member id and answer without a rebalance.
             is_leader = group.is_leader(new_id)
@@ -151,7 +145,7 @@ def _replace_static_member(state: ShardState, group: ClassicGroup, req: JoinGrou
             return
         group.set_join_token(member, token, req.version)
         rebalance.maybe_prepare_rebalance(state, group, _reason(f"static member {new_id} rejoined with a change of protocol", req), now, fx)
-    elif group.state is GroupState.COMPLETING_REBALANCE:
+    elif group.state is COMPLETING_REBALANCE:
         # The leader may already be assigning to the old id; only a new rebalance keeps ids and assignment consistent.
         group.set_join_token(member, token, req.version)
         rebalance.prepare_rebalance(state, group, _reason(f"updating metadata for static member {new_id}", req), now, fx)
@@ -160,7 +154,7 @@ def _replace_static_member(state: ShardState, group: ClassicGroup, req: JoinGrou
 
 
 def _join_existing_member(state: ShardState, group: ClassicGroup, req: JoinGroup, token: Any, now: int, fx: Effects) -> None:
-    if group.state is GroupState.DEAD:
+    if group.state is DEAD:
         fx.reply(token, join_error(req.member_id, ErrorCode.coordinator_not_available))
         return
     names = frozenset(name for name, _ in req.protocols)
@@ -179,15 +173,15 @@ def _join_existing_member(state: ShardState, group: ClassicGroup, req: JoinGroup
         return
     member = group.members[req.member_id]
     group_state = group.state
-    if group_state is GroupState.PREPARING_REBALANCE:
+    if group_state is PREPARING_REBALANCE:
         _update_member_and_rebalance(state, group, member, req, token, now, fx, f"member {member.member_id} joining group during {group_state.value}")
-    elif group_state is GroupState.COMPLETING_REBALANCE:
+    elif group_state is COMPLETING_REBALANCE:
         if member.matches(req.protocols):
             # Same metadata (it probably missed the JoinGroup response): hand back the current generation.
             fx.reply(token, join_result(group, member.member_id, as_leader=group.is_leader(member.member_id)))
         else:
             _update_member_and_rebalance(state, group, member, req, token, now, fx, f"updating metadata for member {member.member_id} during {group_state.value}")
-    elif group_state is GroupState.STABLE:
+    elif group_state is STABLE:
         if group.is_leader(member.member_id):
             # A leader rejoining forces a rebalance: that is how it reacts to changes outside member metadata.
             _update_member_and_rebalance(state, group, member, req, token, now, fx, f"leader {member.member_id} re-joining group during Stable")

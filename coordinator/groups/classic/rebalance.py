@@ -15,8 +15,10 @@ from typing import Callable
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.records import group_metadata_record
-from groupcoord.coordinator.groups.classic.responses import join_error, join_result, sync_result
-from groupcoord.coordinator.groups.classic.state import CAN_REBALANCE, GroupState
+from groupcoord.coordinator.groups.classic.responses import NO_ERROR, join_error, join_result, sync_result
+from groupcoord.coordinator.groups.classic.state import (
+    CAN_REBALANCE, COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, GroupState,
+)
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime.timers import KeyedOperation
 from groupcoord.coordinator.groups.shard_state import ShardState
@@ -132,13 +134,13 @@ def maybe_prepare_rebalance(state: ShardState, group: ClassicGroup, reason: str,
 
 
 def prepare_rebalance(state: ShardState, group: ClassicGroup, reason: str, now: int, fx: Effects) -> None:
-    if group.state is GroupState.COMPLETING_REBALANCE:
+    if group.state is COMPLETING_REBALANCE:
         reset_and_propagate_assignment_error(state, group, ErrorCode.rebalance_in_progress, now, fx)
     state.timer.cancel((PENDING_SYNC, group.group_id))
-    was_empty = group.state is GroupState.EMPTY
+    was_empty = group.state is EMPTY
     group.rebalance_started_ms = now
     group.rebalance_reason = reason
-    transition(state, group, GroupState.PREPARING_REBALANCE, now, reason)
+    transition(state, group, PREPARING_REBALANCE, now, reason)
     if was_empty:
         # Kafka's InitialDelayedJoin: wait for more members, extended while they keep coming, bounded by the rebalance timeout.
         delay = state.config.group_initial_rebalance_delay_ms
@@ -153,12 +155,12 @@ def prepare_rebalance(state: ShardState, group: ClassicGroup, reason: str, now: 
 
 def try_complete_join(state: ShardState, group: ClassicGroup, now: int, fx: Effects) -> None:
     """Re-checked after every membership change: the join phase ends once every known member has rejoined."""
-    if group.state is GroupState.PREPARING_REBALANCE and group.join_kind == NORMAL_JOIN and group.has_all_members_joined():
+    if group.state is PREPARING_REBALANCE and group.join_kind == NORMAL_JOIN and group.has_all_members_joined():
         complete_join(state, group, now, fx)
 
 
 def on_join_deadline(state: ShardState, group: ClassicGroup, now: int, fx: Effects) -> None:
-    if group.state is not GroupState.PREPARING_REBALANCE:
+    if group.state is not PREPARING_REBALANCE:
         return
     if group.join_kind == INITIAL_JOIN and group.new_member_added and group.initial_remaining_ms > 0:
         group.new_member_added = False
@@ -177,7 +179,7 @@ def complete_join(state: ShardState, group: ClassicGroup, now: int, fx: Effects)
             state.log_member(group, member.member_id, "left", "did not rejoin before the rebalance timeout")
             cancel_heartbeat(state, group, member.member_id)
             _drop_member(state, group, member, now, fx)
-    if group.state is GroupState.DEAD:
+    if group.state is DEAD:
         return
     if group.members and not group.maybe_elect_new_joined_leader():
         # Nobody rejoined (only static members that did not come back): wait another round for their sessions to expire.
@@ -187,15 +189,15 @@ def complete_join(state: ShardState, group: ClassicGroup, now: int, fx: Effects)
     group.generation += 1
     if group.members:
         group.protocol_name = group.select_protocol()
-        target = GroupState.COMPLETING_REBALANCE
+        target = COMPLETING_REBALANCE
     else:
         group.protocol_name = None
-        target = GroupState.EMPTY
+        target = EMPTY
     transition(state, group, target, now, f"join phase of generation {group.generation} complete")
     group.subscribed = group.compute_subscribed_topics()
     group.pending_sync.clear()
     state.observer.on_rebalance(group.group_id, group.generation, (now - group.rebalance_started_ms) / 1000.0, group.rebalance_reason)
-    if target is GroupState.EMPTY:
+    if target is EMPTY:
         fx.write(*group_metadata_record(group, {}))
         return
     for member in group.members.values():
@@ -215,7 +217,7 @@ def complete_join(state: ShardState, group: ClassicGroup, now: int, fx: Effects)
 def propagate_assignment(state: ShardState, group: ClassicGroup, error: ErrorCode, now: int, fx: Effects) -> None:
     for member in group.members.values():
         if member.is_awaiting_sync:
-            fx.reply(member.sync_token, sync_result(group, error, member.assignment if error == ErrorCode.none else b""))
+            fx.reply(member.sync_token, sync_result(group, error, member.assignment if error == NO_ERROR else b""))
             member.sync_token = None
             schedule_heartbeat(state, group, member, now)
 
@@ -242,16 +244,16 @@ def _drop_member(state: ShardState, group: ClassicGroup, member: ClassicMember, 
 def remove_member_and_update_group(state: ShardState, group: ClassicGroup, member: ClassicMember, reason: str, now: int, fx: Effects) -> None:
     cancel_heartbeat(state, group, member.member_id)
     _drop_member(state, group, member, now, fx)
-    if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+    if group.state in (STABLE, COMPLETING_REBALANCE):
         maybe_prepare_rebalance(state, group, reason, now, fx)
-    elif group.state is GroupState.PREPARING_REBALANCE:
+    elif group.state is PREPARING_REBALANCE:
         try_complete_join(state, group, now, fx)
 
 
 def remove_pending_member_and_update_group(state: ShardState, group: ClassicGroup, member_id: str, now: int, fx: Effects) -> None:
     group.pending_members.discard(member_id)
     cancel_pending_member(state, group, member_id)
-    if group.state is GroupState.PREPARING_REBALANCE:
+    if group.state is PREPARING_REBALANCE:
         try_complete_join(state, group, now, fx)
 
 
@@ -263,7 +265,7 @@ def on_pending_member_deadline(state: ShardState, group: ClassicGroup, member_id
 
 def on_heartbeat_deadline(state: ShardState, group: ClassicGroup, member_id: str, now: int, fx: Effects) -> None:
     member = group.members.get(member_id)
-    if member is None or group.state is GroupState.DEAD:
+    if member is None or group.state is DEAD:
         return
     if member.has_satisfied_heartbeat():
         return
@@ -274,7 +276,7 @@ def on_heartbeat_deadline(state: ShardState, group: ClassicGroup, member_id: str
 
 def on_pending_sync_deadline(state: ShardState, group: ClassicGroup, now: int, fx: Effects) -> None:
     """Members that joined but never sent SyncGroup are removed and the group rebalances (Kafka's pending-sync timeout)."""
-    if group.state not in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or not group.pending_sync:
+    if group.state not in (COMPLETING_REBALANCE, STABLE) or not group.pending_sync:
         return
     missing = sorted(group.pending_sync)
     for member_id in missing:

@@ -5,6 +5,10 @@ from __future__ import annotations
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.protocol.errors import ErrorCode
 
+NO_ERROR = ErrorCode.none
+"""``ErrorCode.none`` as a module global: an Enum class attribute is read through EnumType's lookup hook (~0.5 µs
+on CPython 3.11), and every join and sync answer of a group forming reads it."""
+
 
 def join_error(member_id: str, error: ErrorCode) -> dict:
     return {
@@ -23,7 +27,7 @@ def join_error(member_id: str, error: ErrorCode) -> dict:
 def join_result(group: ClassicGroup, member_id: str, *, as_leader: bool, leader: str | None = None, skip_assignment: bool = False) -> dict:
     return {
         "throttle_time": 0,
-        "error_code": ErrorCode.none,
+        "error_code": NO_ERROR,
         "generation_id": group.generation,
         "protocol_type": group.protocol_type,
         "protocol_name": group.protocol_name,
@@ -39,7 +43,7 @@ def sync_error(error: ErrorCode) -> dict:
 
 
 def sync_result(group: ClassicGroup, error: ErrorCode, assignment: bytes = b"") -> dict:
-    if error != ErrorCode.none:
+    if error != NO_ERROR:
         return sync_error(error)
     return {
         "throttle_time": 0,

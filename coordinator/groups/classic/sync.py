@@ -7,8 +7,8 @@ from typing import Any
 from groupcoord.coordinator.groups.classic import rebalance
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.records import group_metadata_record
-from groupcoord.coordinator.groups.classic.responses import sync_error, sync_result
-from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.classic.responses import NO_ERROR, sync_error, sync_result
+from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupcoord.coordinator.groups.classic.validation import member_group, validate_member
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from groupcoord.coordinator.groups.requests import SyncGroup
@@ -40,11 +40,11 @@ def handle_sync(state: ShardState, req: SyncGroup, token: Any, now: int) -> Effe
         fx.reply(token, sync_error(error))
         return fx
     group_state = group.state
-    if group_state is GroupState.EMPTY:
+    if group_state is EMPTY:
         fx.reply(token, sync_error(ErrorCode.unknown_member_id))
-    elif group_state is GroupState.PREPARING_REBALANCE:
+    elif group_state is PREPARING_REBALANCE:
         fx.reply(token, sync_error(ErrorCode.rebalance_in_progress))
-    elif group_state is GroupState.COMPLETING_REBALANCE:
+    elif group_state is COMPLETING_REBALANCE:
         member = group.members[req.member_id]
         if member.is_awaiting_sync:
             fx.reply(member.sync_token, sync_error(ErrorCode.rebalance_in_progress))
@@ -55,7 +55,7 @@ def handle_sync(state: ShardState, req: SyncGroup, token: Any, now: int) -> Effe
     else:  # STABLE: a follower arriving after the leader still gets its assignment
         group.pending_sync.discard(req.member_id)
         member = group.members[req.member_id]
-        fx.reply(token, sync_result(group, ErrorCode.none, member.assignment))
+        fx.reply(token, sync_result(group, NO_ERROR, member.assignment))
         rebalance.schedule_heartbeat(state, group, member, now)
     return fx
 
@@ -84,6 +84,6 @@ def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGr
         members=group.size,
         static_members=len(group.static_members),
     )
-    rebalance.transition(state, group, GroupState.STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
+    rebalance.transition(state, group, STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
     fx.write(*group_metadata_record(group, assignment))
-    rebalance.propagate_assignment(state, group, ErrorCode.none, now, fx)
+    rebalance.propagate_assignment(state, group, NO_ERROR, now, fx)

@@ -5,7 +5,7 @@ and the member's identity (Kafka's validateMember). The request's own group id a
 from __future__ import annotations
 
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
-from groupcoord.coordinator.groups.classic.state import GroupState
+from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
 
@@ -19,7 +19,7 @@ def member_group(state: ShardState, group_id: str) -> ClassicGroup | ErrorCode:
     group = state.groups.get(group_id)
     if group is None:
         return ErrorCode.unknown_member_id
-    if group.state is GroupState.DEAD:
+    if group.state is DEAD:
         return ErrorCode.coordinator_not_available
     return group
 
@@ -42,9 +42,9 @@ def offset_commit_error(group: ClassicGroup, generation_id: int, member_id: str,
                         transactional: bool) -> ErrorCode | None:
     """Kafka's ClassicGroup.validateOffsetCommit. A transactional commit (TxnOffsetCommit) has no rebalance
     check and needs no member when it names none (a producer committing for a group it is not a member of)."""
-    if group.state is GroupState.DEAD:
+    if group.state is DEAD:
         return ErrorCode.coordinator_not_available
-    if generation_id < 0 and group.state is GroupState.EMPTY:
+    if generation_id < 0 and group.state is EMPTY:
         return None  # a simple group: standalone consumer or admin
     if generation_id >= 0 or member_id or group_instance_id is not None:
         error = validate_member(group, member_id, group_instance_id)
@@ -52,10 +52,10 @@ def offset_commit_error(group: ClassicGroup, generation_id: int, member_id: str,
             return error
         if generation_id != group.generation:
             return ErrorCode.illegal_generation
-    elif not transactional and group.state is not GroupState.EMPTY:
+    elif not transactional and group.state is not EMPTY:
         # No member id and no generation: only accepted while nobody is a member of the group.
         return ErrorCode.unknown_member_id
-    if not transactional and group.state is GroupState.COMPLETING_REBALANCE:
+    if not transactional and group.state is COMPLETING_REBALANCE:
         # The member has the new generation but not its assignment yet: tell it to finish the rebalance first.
         return ErrorCode.rebalance_in_progress
     return None

@@ -21,6 +21,7 @@ import gc
 import threading
 import time
 from collections import deque
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -154,6 +155,28 @@ class _ShardRuntime:
     """The write timeout's timer, armed while appends are under way."""
     lane_fx: Effects | None = None
     """The Effects `queue_lane_write` last queued: lane writes join it while it is still the queue's last."""
+
+
+def _any_writes(queue: list[Effects]) -> bool:
+    """Whether any queued Effects has records or batches to append (a loop, not ``any()`` over a generator: the
+    write loop asks on every turn, and on CPython 3.11 a generator expression is a function object, a frame and a
+    generator each time)."""
+    for fx in queue:
+        if fx.records or fx.batches:
+            return True
+    return False
+
+
+def _writes_of(batch: list[Effects]) -> list:
+    """Everything a turn's Effects append, in order. Most turns of a busy shard are one Effects of plain records (a
+    group's record, a lane's commits): its records list is handed over as it is (nothing appends to an Effects
+    once it is taken off the queue)."""
+    if len(batch) == 1 and not batch[0].batches:
+        return batch[0].records
+    out: list = []
+    for fx in batch:
+        out.extend(fx.writes())
+    return out
 
 
 def fail_response(response: dict, code: ErrorCode) -> dict:
@@ -502,6 +525,27 @@ class CoordinatorRuntime:
             self._track_if_parked(rt, future, fx, on_error)
         return future
 
+    def run_request(self, partition: int, handler: Callable[[Any, Any, Any, int], Effects], request: Any,
+                    error_of: Callable[[Any, ErrorCode], dict], reply: Any = None) -> Any:
+        """`run` for an operation that is one shard method applied to one request: ``handler(shard, request,
+        reply, now)`` (an unbound method of the shard's class), and ``error_of(request, code)`` the error
+        answer should the reply stay parked when the shard stops or reloads. The same as ``run(partition,
+        lambda s, t, now: handler(s, request, t, now), lambda e: error_of(request, e), reply)``, without
+        those two closures per request and the frame between: JoinGroup and SyncGroup come this way, six
+        and three per group formed, and most are answered without being parked (the error shape is bound
+        to its request only for those that are)."""
+        rt = self._runtimes[partition]
+        future = reply if reply is not None else (self._loop or asyncio.get_running_loop()).create_future()
+        fx = handler(rt.shard, request, future, self.clock.wall_ms())
+        self._submit(rt, fx)
+        self._reschedule(rt)
+        if not future.done():
+            for token, _ in fx.replies:
+                if token is future:
+                    return future
+            rt.outstanding.add(future, partial(error_of, request))
+        return future
+
     def queue_lane_write(self, partition: int, records: list[tuple[Any, Any]], reply: Any, response: dict) -> None:
         """What `run` does with an operation's Effects, for one the server's lane has already applied to the
         shard (``records`` written to its state, ``response`` the answer once they are durable): the
@@ -579,7 +623,7 @@ class CoordinatorRuntime:
             if not inflight and rt.expiry is not None:
                 rt.expiry.cancel()
                 rt.expiry = None
-            if rt.queue and not any(fx.records or fx.batches for fx in rt.queue):
+            if rt.queue and not _any_writes(rt.queue):
                 # Replies only (a heartbeat or a parked member's answer that came in behind a write): nothing
                 # to append, so no append of their own. They wait for every write before them: behind the
                 # last append under way they are released with it (or failed with it), else now.
@@ -595,8 +639,7 @@ class CoordinatorRuntime:
                     await asyncio.sleep(linger)
                 batch, rt.queue = rt.queue, []
                 rt.writing = True
-                task = (self._loop or asyncio.get_running_loop()).create_task(
-                    self._append(rt, [w for fx in batch for w in fx.writes()]))
+                task = (self._loop or asyncio.get_running_loop()).create_task(self._append(rt, _writes_of(batch)))
                 task.add_done_callback(lambda _t: wakeup.set())
                 inflight.append((task, batch))
                 if self.write_timeout_s is not None and rt.expiry is None:

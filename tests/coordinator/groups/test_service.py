@@ -222,6 +222,25 @@ async def test_purgatory_sizes_count_parked_joins_and_syncs():
     assert (await parked)["error_code"] == ErrorCode.coordinator_not_available
 
 
+async def test_parked_joins_and_syncs_are_answered_in_their_own_shape_when_the_shard_stops():
+    logs = {p: GateLog() for p in range(PARTITIONS)}
+    service = GroupCoordinatorService(config(), GateManager(logs), FakeTopics(orders=1))
+    await service.start()
+    members = await form_group(service, "g", "a", "b")
+    parked_join = asyncio.ensure_future(service.join_group(join_req("g", members[0], "a")))  # waits for "b" to rejoin
+    firsts = [await service.join_group(join_req("h", client=c)) for c in ("a", "b")]
+    joined = await asyncio.gather(*(service.join_group(join_req("h", r["member_id"], c)) for r, c in zip(firsts, "ab")))
+    follower = next(r for r in joined if not r["members"])
+    parked_sync = asyncio.ensure_future(service.sync_group(SyncGroup("h", follower["generation_id"], follower["member_id"], ())))
+    await asyncio.sleep(0.01)
+    assert not parked_join.done() and not parked_sync.done()
+    await service.stop()
+    join_answer = await parked_join
+    assert join_answer["error_code"] == ErrorCode.coordinator_not_available
+    assert join_answer["member_id"] == members[0] and join_answer["generation_id"] == -1
+    assert (await parked_sync)["error_code"] == ErrorCode.coordinator_not_available
+
+
 def test_groups_are_routed_to_the_shard_kafka_would_use():
     service = GroupCoordinatorService(BrokerConfig(), GateManager({}), FakeTopics())
     assert service.num_partitions == 50

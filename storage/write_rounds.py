@@ -1,0 +1,91 @@
+"""fsync=never (and always) across partitions: the writes of every log that are ready in one event-loop turn go to
+the storage thread as one job, not one job per log.
+
+Why: each ``__consumer_offsets`` partition is a log of its own, and a loop turn of a busy group coordinator appends
+to several of them (one record batch per shard that wrote). A ``run_in_executor`` hop is the dearest part of a
+small append: the work item, the queue, the thread's wake-up and GIL hand-off, the concurrent future and its
+callback back into the loop, about as many instructions as the rest of the append (``bench.group_hotpath`` under
+callgrind: writing in place of the hop took ~6 % of the instructions per classic group formed). A round costs one
+hop however many logs it writes; fsync=batch has the same sharing, with the sync, in ``storage.group_commit``.
+
+Nothing about durability changes: each log's writes are the same ``pwrite``/``pwritev`` calls in the same order
+(a log's writer awaits its round before it drains more, so a log never has two rounds in flight), and a write that
+fails fails that log's appends alone, as before. Rounds are not limited in number: with nothing to wait for
+(no fsync) a round only adds the loop turn it waits to be gathered in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+
+from groupcoord.storage.group_commit import Runs, write_runs
+
+__all__ = ["WriteRounds"]
+
+
+class WriteRounds:
+    """The write path of every log under one data directory whose fsync policy is not batch: ``write(runs)`` is
+    awaited by a log's writer with the writes of its queued appends and returns once they are written (or raises
+    that log's write error)."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self._waiting: list[tuple[Runs, asyncio.Future[None]]] = []
+        self._scheduled = False
+        self.rounds = 0
+        """Rounds started (tests read it)."""
+
+    async def write(self, runs: Runs) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._waiting.append((runs, done))
+        if not self._scheduled:
+            # Start at the end of this loop turn, so every log whose appends are ready now joins the round.
+            self._scheduled = True
+            loop.call_soon(self._start_round)
+        await done
+
+    def _start_round(self) -> None:
+        self._scheduled = False
+        waiting, self._waiting = self._waiting, []
+        if not waiting:
+            return
+        self.rounds += 1
+        try:
+            job = asyncio.get_running_loop().run_in_executor(self.executor, _write_all, [runs for runs, _ in waiting])
+        except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
+            _finish(waiting, [exc] * len(waiting))
+            return
+        job.add_done_callback(lambda done: _finish(waiting, _outcomes(done, len(waiting))))
+
+
+def _write_all(all_runs: list[Runs]) -> list[BaseException | None]:
+    """One job: every log's writes, in the order they joined; a failed one fails only its own log."""
+    errors: list[BaseException | None] = []
+    for runs in all_runs:
+        try:
+            write_runs(runs)
+        except BaseException as exc:  # noqa: BLE001 - handed to that log's append
+            errors.append(exc)
+        else:
+            errors.append(None)
+    return errors
+
+
+def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> list[BaseException | None]:
+    """A round job's outcome per log; a job that failed as a whole (its executor shut down) fails every log."""
+    try:
+        return job.result()
+    except BaseException as exc:  # noqa: BLE001
+        return [exc] * count
+
+
+def _finish(waiting: list[tuple[Runs, asyncio.Future[None]]], outcomes: list[BaseException | None]) -> None:
+    for (_, done), outcome in zip(waiting, outcomes):
+        if done.done():
+            continue  # the log's writer was cancelled meanwhile
+        if outcome is None:
+            done.set_result(None)
+        else:
+            done.set_exception(outcome)
