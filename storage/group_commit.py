@@ -208,9 +208,9 @@ class GroupCommit:
             asyncio.get_running_loop().call_soon(self._start_round)
 
 
-def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseException | float]:
-    """One job: every log's writes (a failed one fails only its log), then one syncfs for all of them. Each log's
-    outcome: its write's error, ``FlushFailed`` from the syncfs, or the seconds the syncfs took."""
+def write_every_log(all_runs: list[Runs]) -> list[BaseException | None]:
+    """Every log's writes in one storage job, in the order they joined (a round's: here and in
+    write_rounds.py); a failed one fails only its own log: its error, else None, per log."""
     errors: list[BaseException | None] = []
     for runs in all_runs:
         try:
@@ -219,6 +219,13 @@ def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseExcepti
             errors.append(exc)
         else:
             errors.append(None)
+    return errors
+
+
+def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseException | float]:
+    """One job: every log's writes (a failed one fails only its log), then one syncfs for all of them. Each log's
+    outcome: its write's error, ``FlushFailed`` from the syncfs, or the seconds the syncfs took."""
+    errors = write_every_log(all_runs)
     if all(errors):
         return errors  # type: ignore[return-value]  # nothing written: nothing to sync
     started = time.perf_counter()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import Executor
 
-from groupcoord.storage.group_commit import Runs, write_runs
+from groupcoord.storage.group_commit import Runs, write_every_log
 
 __all__ = ["WriteRounds"]
 
@@ -53,24 +53,11 @@ class WriteRounds:
             return
         self.rounds += 1
         try:
-            job = asyncio.get_running_loop().run_in_executor(self.executor, _write_all, [runs for runs, _ in waiting])
+            job = asyncio.get_running_loop().run_in_executor(self.executor, write_every_log, [runs for runs, _ in waiting])
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             _finish(waiting, [exc] * len(waiting))
             return
         job.add_done_callback(lambda done: _finish(waiting, _outcomes(done, len(waiting))))
-
-
-def _write_all(all_runs: list[Runs]) -> list[BaseException | None]:
-    """One job: every log's writes, in the order they joined; a failed one fails only its own log."""
-    errors: list[BaseException | None] = []
-    for runs in all_runs:
-        try:
-            write_runs(runs)
-        except BaseException as exc:  # noqa: BLE001 - handed to that log's append
-            errors.append(exc)
-        else:
-            errors.append(None)
-    return errors
 
 
 def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> list[BaseException | None]:
