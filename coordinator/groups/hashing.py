@@ -7,8 +7,6 @@ the other, so Java's ``String.hashCode`` is reproduced bit for bit.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 _INT_MIN = -(2**31)
 
 
@@ -35,22 +33,11 @@ CACHED_KEYS = 16_384
 CACHED_KEY_CHARS = 128
 
 
-@lru_cache(maxsize=CACHED_KEYS)
-def _cached_partition_for(group_id: str, num_partitions: int) -> int:
-    return kafka_abs(java_string_hash(group_id)) % num_partitions
-
-
-def partition_for(group_id: str, num_partitions: int) -> int:
-    if len(group_id) <= CACHED_KEY_CHARS:
-        return _cached_partition_for(group_id, num_partitions)
-    return kafka_abs(java_string_hash(group_id)) % num_partitions
-
-
 class Partitions(dict):
-    """``partitions[group_id]`` is ``partition_for(group_id, num_partitions)``: the same bounded memory as the
-    cache above, but a hit is the dictionary's own look-up, with no Python call (the heartbeat lane asks once
-    per request; ``partition_for`` is two calls, the ``lru_cache`` one and its own). The oldest answer is
-    forgotten first; keys past ``CACHED_KEY_CHARS`` are hashed each time, as above."""
+    """``partitions[group_id]``: the partition of ``group_id`` among ``num_partitions``, hashed once and then
+    remembered, at most ``CACHED_KEYS`` keys of at most ``CACHED_KEY_CHARS`` (longer ones are hashed each time),
+    the oldest forgotten first. A hit is the dictionary's own look-up, no Python call: the heartbeat lane holds
+    the table itself (``partitions``); everyone else asks ``partition_for``."""
 
     __slots__ = ("num_partitions",)
 
@@ -65,3 +52,22 @@ class Partitions(dict):
                 del self[next(iter(self))]
             self[group_id] = partition
         return partition
+
+
+_TABLES: dict[int, Partitions] = {}
+
+
+def partitions(num_partitions: int) -> Partitions:
+    """The one table of answers for ``num_partitions`` (a broker has one or two counts: its offsets and
+    transaction-state topics), shared by every caller."""
+    table = _TABLES.get(num_partitions)
+    if table is None:
+        table = _TABLES[num_partitions] = Partitions(num_partitions)
+    return table
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    table = _TABLES.get(num_partitions)
+    if table is None:
+        table = partitions(num_partitions)
+    return table[group_id]

@@ -23,7 +23,7 @@ from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbe
 from groupcoord.coordinator.groups.share import describe as share_describe, heartbeat as share_heartbeat
 from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
 from groupcoord.coordinator.groups import offsets_records
-from groupcoord.coordinator.groups.hashing import Partitions, partition_for
+from groupcoord.coordinator.groups.hashing import partition_for, partitions as partition_table
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets.commit import lane_commit
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
@@ -190,7 +190,7 @@ class GroupCoordinatorService:
         NONE the answer; False when nothing was done and the request must go through `heartbeat_inline`,
         which judges every other case. A few look-ups, no request object, no Effects. ``wall_ms``: the clock
         ``now`` is read from (the shards' own)."""
-        partitions = Partitions(self.num_partitions)
+        partitions = partition_table(self.num_partitions)
         states = [shard.state for shard in self._shards]
         quiet = self._runtime.quiet
 

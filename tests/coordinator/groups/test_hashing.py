@@ -24,37 +24,31 @@ def test_group_partition_matches_kafka(group_id, hash_code, partition):
 
 
 def test_the_routing_cache_is_bounded_and_holds_no_long_keys():
-    """A million fuzzed frames grew the daemon's RSS by 24 % through this cache (65,536 client strings)."""
+    """A million fuzzed frames grew the daemon's RSS by 24 % through this cache (65,536 client strings). One table
+    per partition count, shared by partition_for and the heartbeat lane, at most CACHED_KEYS short keys, the
+    oldest forgotten first."""
     from groupcoord.coordinator.groups import hashing
 
-    hashing._cached_partition_for.cache_clear()
+    table = hashing.partitions(37)  # a count no other test routes by: this table starts empty
+    assert hashing.partitions(37) is table
     long_id = "g" * (hashing.CACHED_KEY_CHARS + 1)
-    assert hashing.partition_for(long_id, 50) == hashing.kafka_abs(hashing.java_string_hash(long_id)) % 50
-    assert hashing._cached_partition_for.cache_info().currsize == 0
+    assert hashing.partition_for(long_id, 37) == hashing.kafka_abs(hashing.java_string_hash(long_id)) % 37
+    assert len(table) == 0
     for n in range(hashing.CACHED_KEYS + 100):
-        hashing.partition_for(f"group-{n}", 50)
-    assert hashing._cached_partition_for.cache_info().currsize == hashing.CACHED_KEYS
-    hashing._cached_partition_for.cache_clear()
+        group_id = f"group-{n}"
+        assert hashing.partition_for(group_id, 37) == hashing.kafka_abs(hashing.java_string_hash(group_id)) % 37
+    assert len(table) == hashing.CACHED_KEYS
+    assert "group-0" not in table and f"group-{hashing.CACHED_KEYS + 99}" in table  # the oldest went
+    hashing._TABLES.pop(37)
 
 
-@pytest.mark.parametrize("group_id", ["", "a", "my-group", "group-\u00e9", "\U0001F600", "polygenelubricants"])
-def test_the_partitions_mapping_answers_as_partition_for(group_id):
+@pytest.mark.parametrize(
+    "group_id, partition",
+    [("", 0), ("a", 47), ("my-group", 12), ("group-\u00e9", 33), ("\U0001F600", 49), ("polygenelubricants", 0)],
+)
+def test_the_heartbeat_lane_s_table_answers_kafka_s_partition(group_id, partition):
     from groupcoord.coordinator.groups.hashing import Partitions
 
     partitions = Partitions(50)
-    assert partitions[group_id] == partition_for(group_id, 50)
-    assert partitions[group_id] == partition_for(group_id, 50)  # remembered, the same
-
-
-def test_the_partitions_mapping_is_bounded_and_holds_no_long_keys():
-    from groupcoord.coordinator.groups import hashing
-
-    partitions = hashing.Partitions(50)
-    long_id = "g" * (hashing.CACHED_KEY_CHARS + 1)
-    assert partitions[long_id] == partition_for(long_id, 50)
-    assert len(partitions) == 0
-    for n in range(hashing.CACHED_KEYS + 100):
-        assert partitions[f"group-{n}"] == partition_for(f"group-{n}", 50)
-    assert len(partitions) == hashing.CACHED_KEYS
-    assert "group-0" not in partitions and f"group-{hashing.CACHED_KEYS + 99}" in partitions  # the oldest went
-    hashing._cached_partition_for.cache_clear()
+    assert partitions[group_id] == partition
+    assert partitions[group_id] == partition  # remembered, the same
