@@ -506,8 +506,8 @@ class CoordinatorRuntime:
         fx.replies = [(future if token is _INLINE else token, response) for token, response in replies]
         self._submit(rt, fx)
         self._reschedule(rt)
-        if not future.done():
-            self._track_if_parked(rt, future, fx, on_error)
+        if not future.done() and self._parked(future, fx):
+            rt.outstanding.add(future, on_error)
         return future
 
     def run(self, partition: int, op: Operation, on_error: ErrorShape, reply: Any = None) -> asyncio.Future[dict]:
@@ -521,8 +521,8 @@ class CoordinatorRuntime:
         fx = op(rt.shard, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
-        if not future.done():
-            self._track_if_parked(rt, future, fx, on_error)
+        if not future.done() and self._parked(future, fx):
+            rt.outstanding.add(future, on_error)
         return future
 
     def run_request(self, partition: int, handler: Callable[[Any, Any, Any, int], Effects], request: Any,
@@ -539,10 +539,7 @@ class CoordinatorRuntime:
         fx = handler(rt.shard, request, future, self.clock.wall_ms())
         self._submit(rt, fx)
         self._reschedule(rt)
-        if not future.done():
-            for token, _ in fx.replies:
-                if token is future:
-                    return future
+        if not future.done() and self._parked(future, fx):
             rt.outstanding.add(future, partial(error_of, request))
         return future
 
@@ -573,15 +570,16 @@ class CoordinatorRuntime:
         # No _reschedule: a lane write only stores offsets, which sets no timer of the shard.
 
     @staticmethod
-    def _track_if_parked(rt: _ShardRuntime, future: asyncio.Future, fx: Effects, on_error: ErrorShape) -> None:
-        """A reply waiting in the shard's queue for its write is always answered by the write loop (its
-        reply, or the same with errors if the write fails). One the operation parked (a join waiting
-        for the rest of the group) is answered with `on_error` if the shard stops or reloads first:
-        only those need tracking, so a commit costs no extra callback."""
+    def _parked(future: asyncio.Future, fx: Effects) -> bool:
+        """Whether ``future``, not answered yet, was parked by its operation (a join waiting for the rest of
+        the group) rather than queued with ``fx``'s write. A queued reply is always answered by the write loop
+        (its reply, or the same with errors if the write fails); a parked one must be answered with its
+        error shape if the shard stops or reloads first (``rt.outstanding``): only those need tracking, so a
+        commit costs no extra callback."""
         for token, _ in fx.replies:
             if token is future:
-                return
-        rt.outstanding.add(future, on_error)
+                return False
+        return True
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
         if not fx:
