@@ -155,12 +155,14 @@ def _expect(proc: subprocess.Popen[str], word: str) -> str:
 
 
 def one_run(tree: Path, python: str, requests: int, connections: int, depth: int, warm_rounds: int,
-            valgrind: bool = True, keep: str | None = None) -> tuple[float | None, float, float]:
+            valgrind: bool = True, keep: str | None = None, script: Path = HERE,
+            extra: tuple[str, ...] = ()) -> tuple[float | None, float, float]:
     """(instructions per heartbeat or None without valgrind, wall µs, CPU µs per heartbeat of the child).
-    ``keep``: a path to copy the measured dump to (for ``callgrind_annotate``)."""
-    child = [python, "-c", f"import runpy; runpy.run_path({str(HERE)!r}, run_name='__main__')", "--child",
+    ``keep``: a path to copy the measured dump to (for ``callgrind_annotate``). ``script`` and ``extra``: another
+    bench's child run the same way, with its own arguments (bench.commit_instructions: per OffsetCommit)."""
+    child = [python, "-c", f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')", "--child",
              "--requests", str(requests), "--connections", str(connections), "--depth", str(depth),
-             "--warm-rounds", str(warm_rounds)]
+             "--warm-rounds", str(warm_rounds), *extra]
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts run to run
     env.pop("PYTHONPATH", None)
     with tempfile.TemporaryDirectory(prefix="groupcoord-callgrind-") as dumps:
