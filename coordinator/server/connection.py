@@ -280,18 +280,19 @@ class KafkaConnection(asyncio.Protocol):
 
     def _flush_now_or_soon(self) -> None:
         """An answer was just given outside the frame loop (a parked request's, a deferred lane's)."""
-        pending = self._pending
-        if (len(pending) == 1 and pending[0].done) or all(owed.done for owed in reversed(pending)):
-            # (One slot: this answer's, the usual case of a member with one request in flight. Else newest
-            # first: those are the ones still owed.)
-            # Nothing else is owed on this connection, so no other answer can join this one's write in this
-            # loop turn (answers released together are each owed until they are given, and the last of them
-            # gets here): written now, without a loop turn of its own. Most parked requests (a join, a sync,
-            # a member's only request in flight) end here.
-            self._flush()
-            self._update_reading()
-        elif not self._flush_scheduled:
-            self._flush_soon()
+        # Newest first: those are the ones still owed. A loop, not all() over a generator: this runs once per
+        # answer released (each of a durable release's commits), and a generator is a frame and an object.
+        for owed in reversed(self._pending):
+            if not owed.done:
+                if not self._flush_scheduled:
+                    self._flush_soon()
+                return
+        # Nothing else is owed on this connection, so no other answer can join this one's write in this loop
+        # turn (answers released together are each owed until they are given, and the last of them gets
+        # here): written now, without a loop turn of its own. Most parked requests (a join, a sync, a
+        # member's only request in flight) end here.
+        self._flush()
+        self._update_reading()
 
     def _flush_soon(self) -> None:
         # Answers released together (a group commit made durable) complete in one loop turn: the
@@ -313,9 +314,20 @@ class KafkaConnection(asyncio.Protocol):
         by then (written at once when it is the last owed, else at the end of this loop turn). One given while
         this connection's frame loop runs (the lane's request answered at once) leaves with that loop's own
         write."""
-        self._fill(slot, payload)
-        if not self._in_frame_loop:
-            self._flush_now_or_soon()
+        slot.payload = payload  # _fill's, in line: once per answer of every deferred lane
+        slot.done = True
+        size = slot.size = len(payload) if payload else 0
+        self._ready_bytes += size
+        if self._in_frame_loop:
+            return
+        pending = self._pending
+        if pending and not pending[-1].done:
+            # A later answer is still owed (the commonest case of a durable release, which answers a
+            # connection's commits one by one, oldest first): the write waits for it or for the end of the turn.
+            if not self._flush_scheduled:
+                self._flush_soon()
+            return
+        self._flush_now_or_soon()
 
     def _deferred_flush(self) -> None:
         self._flush_scheduled = False
