@@ -624,21 +624,34 @@ def offset_commit_ok_frame(correlation_id: bytes, topics: list[tuple[str, list[t
     them, around the request's 4 correlation id bytes: what ``_write_offset_commit`` writes for it."""
     if len(topics) == 1 and len(topics[0][1]) == 1:  # the commonest: one partition
         name, ((index, _, _, _),) = topics[0]
-        encoded = _compact_names.get(name)
-        if encoded is not None:
-            tail = _ONE_PARTITION_TAILS.get((encoded, index))
-            if tail is None:
-                tail = b"\x00\x00\x00\x00\x02" + encoded + b"\x02" + _I32_I16_TAG.pack(index, 0, 0) + b"\x00\x00"
-                if len(_ONE_PARTITION_TAILS) < 4096:
-                    _ONE_PARTITION_TAILS[(encoded, index)] = tail
-            return _I32.pack(len(tail) + 5) + correlation_id + b"\x00" + tail
+        parts = offset_commit_ok_parts(name, index)
+        if parts is not None:
+            return parts[0] + correlation_id + parts[1]
     frame = _write_offset_commit(8, _unpack_i32(correlation_id, 0)[0], {"throttle_time": 0, "topics": [
         {"name": name, "partitions": [{"partition_index": p[0], "error_code": 0} for p in partitions]}
         for name, partitions in topics]})
     return frame
 
 
-_ONE_PARTITION_TAILS: dict[tuple[bytes, int], bytes] = {}
+def offset_commit_ok_parts(name: str, index: int) -> tuple[bytes, bytes] | None:
+    """The successful v8-v9 answer to a commit of partition ``index`` of topic ``name`` alone, around its
+    correlation id: (size prefix, header tag buffer and body); the answer is ``prefix + the request's 4
+    correlation id bytes + tail``, as the lane writes it once the commit is durable. Remembered per partition
+    (at most 4096). None until the topic's name has been written once by ``_write_offset_commit`` (which
+    knows whether it fits a one-byte length): ``offset_commit_ok_frame`` writes it then."""
+    encoded = _compact_names.get(name)
+    if encoded is None:
+        return None
+    parts = _ONE_PARTITION_PARTS.get((encoded, index))
+    if parts is None:
+        tail = b"\x00\x00\x00\x00\x00\x02" + encoded + b"\x02" + _I32_I16_TAG.pack(index, 0, 0) + b"\x00\x00"
+        parts = (_I32.pack(len(tail) + 4), tail)
+        if len(_ONE_PARTITION_PARTS) < 4096:
+            _ONE_PARTITION_PARTS[(encoded, index)] = parts
+    return parts
+
+
+_ONE_PARTITION_PARTS: dict[tuple[bytes, int], tuple[bytes, bytes]] = {}
 
 # --------------------------------------------------------------------------- shared by JoinGroup and SyncGroup
 

@@ -16,7 +16,7 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.fast_codecs import (
-    OFFSET_COMMIT, OffsetCommitRequestView, offset_commit_ok_frame, read_offset_commit_at,
+    OFFSET_COMMIT, OffsetCommitRequestView, offset_commit_ok_frame, offset_commit_ok_parts, read_offset_commit_at,
 )
 from groupcoord.protocol.registry import api_name
 from groupcoord.protocol.sliced_requests import OffsetCommitAnswer, OffsetCommitSlices
@@ -188,7 +188,10 @@ def _answer(topics: list) -> dict:
         for name, parts in topics]}
 
 
-_ONE_PARTITION: dict[tuple[str, int], dict] = {}
+_ONE_PARTITION: dict[tuple[str, int], tuple[dict, tuple[bytes, bytes] | None]] = {}
+"""(topic, partition) -> the handler's answer to an accepted commit of that partition alone, and the
+successful answer's bytes around the correlation id (``offset_commit_ok_parts``). The runtime copies, never
+changes, a response (should the write fail), so one answer serves every commit of the partition."""
 _API_NAME = api_name(ApiKey.OFFSET_COMMIT)
 
 
@@ -196,40 +199,28 @@ class _LaneReply:
     """A lane commit's owed answer, answered by the group runtime as it answers a future: ``response`` (the
     handler's answer, every partition NONE) once the records are durable, else the same with errors."""
 
-    __slots__ = ("connection", "slot", "correlation", "version", "topics", "response", "started", "observer")
+    __slots__ = ("connection", "slot", "correlation", "version", "topics", "response", "ok", "started", "observer")
 
-    def __init__(self, connection: Any, correlation: bytes, version: int, topics: list, started: float,
-                 observer: Any) -> None:
-        self.started = started
-        self.observer = observer
+    def __init__(self, connection: Any, correlation: bytes, version: int, topics: list, response: dict,
+                 ok: tuple[bytes, bytes] | None, started: float, observer: Any) -> None:
         self.connection = connection
         self.slot: Any = None
         self.correlation = correlation
         self.version = version
         self.topics = topics
-        self.response: dict | None = None
-
-    def response_for(self, topics: list) -> dict:
-        """The handler's answer to the accepted commit (what the runtime fails, should the write fail: it
-        copies, never changes it, so one partition's answer is shared by every commit of that partition)."""
-        if len(topics) == 1 and len(topics[0][1]) == 1:
-            key = (topics[0][0], topics[0][1][0][0])
-            response = _ONE_PARTITION.get(key)
-            if response is None:
-                response = _answer(topics)
-                if len(_ONE_PARTITION) < 4096:
-                    _ONE_PARTITION[key] = response
-        else:
-            response = _answer(topics)
         self.response = response
-        return response
+        self.ok = ok
+        self.started = started
+        self.observer = observer
 
     def done(self) -> bool:
         return self.slot is not None and self.slot.done
 
     def set_result(self, response: dict) -> None:
         if response is self.response:
-            payload = offset_commit_ok_frame(self.correlation, self.topics)
+            ok = self.ok
+            payload = (ok[0] + self.correlation + ok[1] if ok is not None
+                       else offset_commit_ok_frame(self.correlation, self.topics))
         else:  # the write failed or timed out: the same answer with its errors, as the handler's would be
             correlation_id = int.from_bytes(self.correlation, "big", signed=True)
             payload = OFFSET_COMMIT.write(self.version, correlation_id, response)
@@ -255,6 +246,8 @@ def lane(services: Services) -> Lane | None:
         return None
     commit = make_commit()
     auth = services.authorizer
+    perf_counter = time.perf_counter
+    one_partition = _ONE_PARTITION
 
     def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
         if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:
@@ -264,10 +257,24 @@ def lane(services: Services) -> Lane | None:
             return False
         group_id, generation, member_id, instance, topics = read
         version = data[start + 3]
-        reply = _LaneReply(connection, data[start + 4:start + 8], version, topics, time.perf_counter(),
+        # The answer, looked up (built, for a partition not seen yet) before the commit: the shard queues it
+        # with the records. Only an accepted commit's is remembered.
+        cached = None
+        if len(topics) == 1 and len(topics[0][1]) == 1:
+            key = (topics[0][0], topics[0][1][0][0])
+            cached = one_partition.get(key)
+            if cached is None:
+                response, ok = _answer(topics), offset_commit_ok_parts(*key)
+            else:
+                response, ok = cached
+        else:
+            response, ok = _answer(topics), None
+        reply = _LaneReply(connection, data[start + 4:start + 8], version, topics, response, ok, perf_counter(),
                            connection.server.dispatcher.observer)
-        if not commit(group_id, generation, member_id, instance, version, topics, reply, reply.response_for):
+        if not commit(group_id, generation, member_id, instance, version, topics, reply, response):
             return False
+        if cached is None and ok is not None and len(one_partition) < 4096:
+            one_partition[key] = (response, ok)
         reply.slot = connection.owe()
         return True
 

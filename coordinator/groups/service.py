@@ -206,19 +206,19 @@ class GroupCoordinatorService:
         (``offsets.commit.lane_commit``), its records applied and queued with ``(reply, response)`` like any
         operation's (answered once durable); False when nothing was done and the request must go the ordinary
         way, which judges every other case."""
-        n = self.num_partitions
+        partitions = partition_table(self.num_partitions)  # the dictionary itself: a hit costs no Python call
         states = [shard.state for shard in self._shards]
         queue = self._runtime.queue_lane_write
         wall_ms = self._runtime.clock.wall_ms
 
         def commit(group_id: str, generation: int, member_id: str, instance: str | None, version: int,
-                   topics: list, reply: Any, response: Any) -> bool:
-            partition = partition_for(group_id, n)
+                   topics: list, reply: Any, response: dict) -> bool:
+            partition = partitions[group_id]
             records = lane_commit(states[partition], group_id, generation, member_id, instance, version, topics,
                                   wall_ms())
             if records is None:
                 return False
-            queue(partition, records, reply, response(topics))
+            queue(partition, records, reply, response)
             return True
 
         return commit

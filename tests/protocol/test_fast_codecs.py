@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.fast_codecs import (
-    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, read_heartbeat_at, read_offset_commit_at,
+    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, offset_commit_ok_parts, read_heartbeat_at, read_offset_commit_at,
 )
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
@@ -306,3 +306,23 @@ def test_offset_commit_lane_answer_is_byte_for_byte_the_general_one(version, top
     correlation_bytes = struct.pack(">i", correlation)
     for _ in range(2 if repeat else 1):
         assert offset_commit_ok_frame(correlation_bytes, topics) == general_answer(8, version, correlation, body)
+
+
+@pytest.mark.parametrize("version", LANE_VERSIONS)
+@SETTINGS
+@given(name=st.one_of(short_text, st.text(min_size=120, max_size=140)), index=int32, correlation=int32)
+def test_offset_commit_one_partition_answer_parts_are_byte_for_byte_the_general_answer(version, name, index,
+                                                                                       correlation):
+    """What the lane writes around a commit's correlation id: None until the topic's name was written once,
+    then kio's answer, byte for byte; never for a name too long for a one-byte length (which the lane's reader
+    does not take either)."""
+    body = {"throttle_time": 0, "topics": [{"name": name, "partitions": [{"partition_index": index, "error_code": 0}]}]}
+    correlation_bytes = struct.pack(">i", correlation)
+    frame = offset_commit_ok_frame(correlation_bytes, [(name, [(index, 0, -1, None)])])
+    parts = offset_commit_ok_parts(name, index)
+    if len(name.encode("utf-8")) >= 0x7F:
+        assert frame is None and parts is None
+    else:
+        expected = general_answer(8, version, correlation, body)
+        assert frame == expected
+        assert parts is not None and parts[0] + correlation_bytes + parts[1] == expected
