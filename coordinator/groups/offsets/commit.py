@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from groupcoord.coordinator.groups.classic.state import EMPTY
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer import offset_checks
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
@@ -38,6 +39,12 @@ def commit_group_error(state: ShardState, group_id: str, generation: int, member
     return offset_commit_error(group, generation, member_id, group_instance_id, transactional=False)
 
 
+OFFSET_KEYS_KEPT = 16384
+"""Key objects the lane reuses, by (group, topic, partition): a committer commits the same partitions over and
+over (a frozen key is shared safely; later keys are built each time once it is full)."""
+_lane_keys: dict[tuple[str, str, int], OffsetCommitKey] = {}
+
+
 def lane_commit(state: ShardState, group_id: str, generation: int, member_id: str, group_instance_id: str | None,
                 version: int, topics: list[tuple[str, list[tuple[int, int, int, str | None]]]],
                 now: int) -> list[tuple[OffsetCommitKey, OffsetCommitValue]] | None:
@@ -45,7 +52,15 @@ def lane_commit(state: ShardState, group_id: str, generation: int, member_id: st
     topics as ``read_offset_commit_at`` reads them): its records, written to state as that would (the same
     appliers, the same observer call), for the caller to queue with the request's answer. None, having done
     nothing, for anything else (any partition answering an error, nothing to commit): the handler judges it."""
-    if commit_group_error(state, group_id, generation, member_id, group_instance_id, version) is not None:
+    if (generation < 0 and group_id and not state.loading and state.unavailable is None
+            and group_id not in state.share_groups and group_id not in state.consumer_groups):
+        # A standalone commit on a serving shard: `commit_group_error` accepts it at once when the group is
+        # none yet or an empty classic one (ClassicGroup.validateOffsetCommit's first checks), without its calls.
+        group = state.groups.get(group_id)
+        if group is not None and group.state is not EMPTY and commit_group_error(
+                state, group_id, generation, member_id, group_instance_id, version) is not None:
+            return None
+    elif commit_group_error(state, group_id, generation, member_id, group_instance_id, version) is not None:
         return None
     catalog = state.topics
     if catalog is None:
@@ -61,10 +76,17 @@ def lane_commit(state: ShardState, group_id: str, generation: int, member_id: st
     if not topics:
         return None
     records = []
+    keys = _lane_keys
     for topic, partitions in topics:
         for index, offset, epoch, metadata in partitions:
             value = OffsetCommitValue(offset, epoch, metadata or "", now, None)
-            records.append((OffsetCommitKey(group_id, topic, index), value))
+            where = (group_id, topic, index)
+            key = keys.get(where)
+            if key is None:
+                key = OffsetCommitKey(group_id, topic, index)
+                if len(keys) < OFFSET_KEYS_KEPT:
+                    keys[where] = key
+            records.append((key, value))
             apply_offset_fields(state, group_id, topic, index, value, now)  # what apply_record does with it
     state.observer.on_offsets_committed(group_id, len(records))
     return records

@@ -1,0 +1,65 @@
+"""The commit lane's check (offsets.commit.lane_commit) takes a commit exactly when the handler's group check
+(commit_group_error) accepts it: its standalone fast path (no group, or an empty classic one, on a serving shard)
+must not accept anything the full check refuses, nor refuse what it accepts."""
+
+from __future__ import annotations
+
+import pytest
+
+from groupcoord.coordinator.groups.offsets.commit import commit_group_error, lane_commit
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
+from tests.coordinator.groups.harness import Harness
+
+TOPICS = [("orders", [(0, 5, -1, None)])]
+
+
+def _agree(h: Harness, group: str, generation: int = -1, member_id: str = "", version: int = 8) -> bool:
+    state = h.shard.state
+    refused = commit_group_error(state, group, generation, member_id, None, version) is not None
+    records = lane_commit(state, group, generation, member_id, None, version, TOPICS, h.now)
+    assert (records is None) == refused
+    return records is not None
+
+
+def test_a_standalone_commit_to_no_group_then_to_its_empty_group_is_taken(h):
+    assert _agree(h, "manual")
+    assert h.state("manual") == "Empty"
+    assert _agree(h, "manual")
+    assert h.committed("manual") == {("orders", 0): 5}
+
+
+def test_a_standalone_commit_to_a_group_with_members_is_left_to_the_handler(h):
+    ids = h.form_group("g", "a")
+    assert not _agree(h, "g")
+    assert not _agree(h, "g", member_id="ghost")
+    assert _agree(h, "g", generation=1, member_id=ids["a"])
+
+
+def test_a_group_in_a_rebalance_is_judged_by_the_full_check(h):
+    h.join_new("g", client_id="a")
+    assert not _agree(h, "g")
+    h.advance(3000)
+    assert not _agree(h, "g")
+
+
+def test_a_consumer_group_an_empty_id_and_a_shard_that_does_not_serve_are_left_to_the_handler(h):
+    h.cg_join("cg", "m1")
+    assert not _agree(h, "cg")
+    assert not _agree(h, "")
+    h.shard.state.loading = True
+    assert not _agree(h, "fresh")
+    h.shard.state.loading = False
+    h.shard.state.unavailable = "corrupt log"
+    assert not _agree(h, "fresh")
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_generation_on_an_unknown_group_is_left_to_the_handler(h, version):
+    assert not _agree(h, "unknown", generation=3, member_id="m", version=version)
+
+
+def test_the_records_are_the_handlers(h):
+    records = lane_commit(h.shard.state, "g", -1, "", None, 8, [("orders", [(1, 42, 3, "meta"), (2, 7, -1, None)])],
+                          h.now)
+    assert records == [(OffsetCommitKey("g", "orders", 1), OffsetCommitValue(42, 3, "meta", h.now, None)),
+                       (OffsetCommitKey("g", "orders", 2), OffsetCommitValue(7, -1, "", h.now, None))]
