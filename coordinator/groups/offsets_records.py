@@ -516,9 +516,21 @@ def _encode_offset_key(key: OffsetCommitKey) -> bytes:
 
 
 def _encode_offset_value_v3(value: OffsetCommitValue) -> bytes:
-    metadata = value.metadata.encode("utf-8")
-    return b"".join((_VALUE_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(metadata)), metadata,
+    metadata = value.metadata
+    if not metadata:  # what nearly every client commits: the whole value in one pack
+        return _VALUE_V3_NO_METADATA.pack(3, value.offset, value.leader_epoch, 0, value.commit_timestamp)
+    raw = metadata.encode("utf-8")
+    return b"".join((_VALUE_V3_HEAD.pack(3, value.offset, value.leader_epoch, len(raw)), raw,
                      _Q.pack(value.commit_timestamp)))
+
+
+_VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, empty metadata, commit time
+
+OFFSET_KEYS_CACHED = 16384
+"""Encoded offset keys remembered, by (group, topic, partition): a committer commits the same partitions over
+and over, and the key is the same bytes each time (~150 bytes each remembered; later keys are encoded each
+time once it is full)."""
+_offset_keys: dict[tuple[str, str, int], bytes] = {}
 
 
 _GROUP_KEY_TYPE = b"\x00\x02"
@@ -578,7 +590,13 @@ def _encode_group_value_v3(value: GroupMetadataValue) -> bytes:
 
 def encode_key(key: AnyKey) -> bytes:
     if type(key) is OffsetCommitKey:
-        return _encode_offset_key(key)
+        where = (key.group, key.topic, key.partition)
+        raw = _offset_keys.get(where)
+        if raw is None:
+            raw = _encode_offset_key(key)
+            if len(_offset_keys) < OFFSET_KEYS_CACHED:
+                _offset_keys[where] = raw
+        return raw
     if type(key) is GroupMetadataKey and type(key.group) is str:
         try:
             return _encode_group_key(key)
@@ -605,8 +623,11 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
     """Encode a value at ``version`` (default: the version Kafka writes); ``None`` stays a tombstone."""
     if value is None:
         return None
-    if type(value) is OffsetCommitValue and value.expire_timestamp is None and version in (None, 3):
-        return _encode_offset_value_v3(value)  # what every commit without a retention time writes
+    if type(value) is OffsetCommitValue and value.expire_timestamp is None and (version is None or version == 3):
+        # What every commit without a retention time writes; its commonest case (no metadata) in line.
+        if not value.metadata:
+            return _VALUE_V3_NO_METADATA.pack(3, value.offset, value.leader_epoch, 0, value.commit_timestamp)
+        return _encode_offset_value_v3(value)
     if type(value) is GroupMetadataValue and version in (None, 3):
         try:
             return _encode_group_value_v3(value)
