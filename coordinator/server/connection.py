@@ -318,14 +318,14 @@ class KafkaConnection(asyncio.Protocol):
         slot.done = True
         size = slot.size = len(payload) if payload else 0
         self._ready_bytes += size
-        if self._in_frame_loop:
-            return
+        if self._in_frame_loop or self._flush_scheduled:
+            return  # that loop's write, or the one at the end of this turn, takes this answer too
         pending = self._pending
         if pending and not pending[-1].done:
             # A later answer is still owed (the commonest case of a durable release, which answers a
-            # connection's commits one by one, oldest first): the write waits for it or for the end of the turn.
-            if not self._flush_scheduled:
-                self._flush_soon()
+            # connection's commits one by one, oldest first): the write waits for the end of the turn, and
+            # takes every answer released by then (the rest of the release's join it there).
+            self._flush_soon()
             return
         self._flush_now_or_soon()
 
