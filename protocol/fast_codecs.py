@@ -519,6 +519,18 @@ def _offset_commit_flexible_at(data: bytes, start: int, end: int) -> tuple | Non
     """The one v8-v9 reader, for the lane and for ``_read_offset_commit_flexible``: the client id, then what
     ``read_offset_commit_at`` returns; None where kio might read the frame otherwise (a multi-byte varint, a
     tagged field, bytes that run out, bad UTF-8)."""
+    head = _offset_commit_head_at(data, start, end)
+    if head is None:
+        return None
+    topics = _offset_commit_topics_at(data, head[5], end)
+    if topics is None:
+        return None
+    return head[0], head[1], head[2], head[3], head[4], topics
+
+
+def _offset_commit_head_at(data: bytes, start: int, end: int) -> tuple | None:
+    """What precedes the topics: (client id, group id, generation, member id, instance id, where the topics
+    start), or None (as ``_offset_commit_flexible_at``). Everything it checks lies before that position."""
     try:
         if start + 10 > end:
             return None
@@ -564,6 +576,15 @@ def _offset_commit_flexible_at(data: bytes, start: int, end: int) -> tuple | Non
                 return None
             instance = data[pos + 1:stop].decode("utf-8")
             pos = stop
+        return client_id, group_id, generation, member_id, instance, pos
+    except (IndexError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def _offset_commit_topics_at(data: bytes, pos: int, end: int) -> list | None:
+    """The topics, from the topic count at ``pos`` to the request's end (its tag buffer): [(name, [(partition,
+    offset, leader epoch, metadata)])], or None (as ``_offset_commit_flexible_at``)."""
+    try:
         if pos >= end:
             return None
         count = data[pos] - 1
@@ -613,9 +634,32 @@ def _offset_commit_flexible_at(data: bytes, start: int, end: int) -> tuple | Non
             topics.append((name, partitions))
         if pos >= end or data[pos] != 0:
             return None
-        return client_id, group_id, generation, member_id, instance, topics
+        return topics
     except (IndexError, struct.error, UnicodeDecodeError):
         return None
+
+
+def read_offset_commit_lane_at(data: bytes, start: int, end: int, last: list) -> tuple | None:
+    """``read_offset_commit_at``'s read as ((client id, group id, generation, member id, instance id), topics),
+    for the lane, which reads its frames through one ``last`` (a 2-list, first ``[None, None]``): the
+    bytes before the topics of the last frame read, and what they read as. A frame that starts with the same
+    bytes (the next commit of the same consumer: the frames of one read of a socket usually come from one)
+    has them read from there, and only its topics read; being the same bytes, they read the same, and every
+    check of that part lies within them (``_offset_commit_head_at``)."""
+    seen = last[0]
+    if seen is not None and data.startswith(seen, start + 8, end):
+        head = last[1]
+        topics = _offset_commit_topics_at(data, start + 8 + len(seen), end)
+    else:
+        head = _offset_commit_head_at(data, start, end)
+        if head is None:
+            return None
+        last[0] = data[start + 8:head[5]]
+        head = last[1] = head[:5]
+        topics = _offset_commit_topics_at(data, start + 8 + len(last[0]), end)
+    if topics is None:
+        return None
+    return head, topics
 
 
 def offset_commit_ok_frame(correlation_id: bytes, topics: list[tuple[str, list[tuple[int, int, int, "str | None"]]]]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.fast_codecs import (
-    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, offset_commit_ok_parts, read_heartbeat_at, read_offset_commit_at,
+    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, offset_commit_ok_parts, read_heartbeat_at, read_offset_commit_lane_at, read_offset_commit_at,
 )
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
@@ -288,6 +288,37 @@ def test_offset_commit_read_in_place_reads_as_kio_reads_it_and_never_past_its_fr
                                     p.committed_metadata) for p in t.partitions]) for t in kio_req.topics])
     for cut in range(start, end):
         assert read_offset_commit_at(data, start, cut) is None
+
+
+@pytest.mark.parametrize("version", LANE_VERSIONS)
+@SETTINGS
+@given(group=text, generation=int32, member=text, instance=nullable_text, topics=topics, client_id=client_ids,
+       other_topics=topics, before=st.binary(max_size=8), after=st.binary(max_size=40))
+def test_the_lane_reads_a_frame_with_the_last_ones_head_as_read_in_place_reads_it(
+        version, group, generation, member, instance, topics, client_id, other_topics, before, after):
+    """The lane's reader remembers the last frame's bytes before its topics: a frame read after one with the
+    same head (the next commit of the same consumer) or another (any other frame) reads exactly as
+    ``read_offset_commit_at`` reads it, and every cut of it is declined, remembered head or not."""
+    body = {"group_id": group, "generation_id_or_member_epoch": generation, "member_id": member,
+            "group_instance_id": instance, "topics": topics}
+    first = request_frame(8, version, {**body, "topics": other_topics}, client_id)
+    frame = request_frame(8, version, body, client_id)
+    data = before + frame + after
+    start, end = len(before), len(before) + len(frame)
+    expected = read_offset_commit_at(data, start, end)
+    for primed in (None, first, frame, request_frame(8, version, {**body, "group_id": group + "x"}, client_id)):
+        last: list = [None, None]
+        if primed is not None:
+            read_offset_commit_lane_at(primed, 0, len(primed), last)
+        got = read_offset_commit_lane_at(data, start, end, last)
+        assert (got is None) == (expected is None)
+        if got is not None:
+            assert (got[0][1:], got[1]) == (expected[:4], expected[4])
+        again = read_offset_commit_lane_at(data, start, end, last)
+        assert again == got
+        for cut in range(start, end):
+            last_for_cut = list(last)
+            assert read_offset_commit_lane_at(data, start, cut, last_for_cut) is None
 
 
 short_text = st.text(max_size=12)
