@@ -67,9 +67,10 @@ def lane_commit(state: ShardState, group_id: str, generation: int, member_id: st
         return None
     max_metadata = state.config.offset_metadata_max_bytes
     for topic, partitions in topics:
-        count = catalog.partition_count(topic)
-        if count is None or not partitions:
+        known = catalog.get(topic)  # (partition_count's look-up, without its call)
+        if known is None or not partitions:
             return None
+        count = known.partitions
         for p in partitions:
             if not 0 <= p[0] < count or (p[3] is not None and len(p[3].encode("utf-8")) > max_metadata):
                 return None
