@@ -9,7 +9,6 @@ error instead, for when the shard cannot take the request or its write fails.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -26,7 +25,7 @@ from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartiti
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for, partitions as partition_table
 from groupcoord.coordinator.groups.observer import ObserverAdapter
-from groupcoord.coordinator.groups.offsets.commit import lane_commit
+from groupcoord.coordinator.groups.offsets.commit import commit_lane
 from groupcoord.coordinator.groups.offsets.fetch import partition_answer
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey
 from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
@@ -204,30 +203,12 @@ class GroupCoordinatorService:
     def commit_lane(self) -> Callable[..., bool]:
         """``commit(group_id, generation, member_id, instance, version, topics, reply, response) -> bool`` for
         the server's frame loop: True when the commit was one every partition of which the shard accepts
-        (``offsets.commit.lane_commit``), its records applied and queued with ``(reply, response)`` like any
+        (``offsets.commit.commit_lane``), its records applied and queued with ``(reply, response)`` like any
         operation's (answered once durable); False when nothing was done and the request must go the ordinary
         way, which judges every other case."""
-        partitions = partition_table(self.num_partitions)  # the dictionary itself: a hit costs no Python call
-        states = [shard.state for shard in self._shards]
-        queue = self._runtime.queue_lane_write
-        clock = self._runtime.clock
-        wall_ms = clock.wall_ms
-        # The system clock's reading in line (SystemClock.wall_ms without its call, once per commit); any
-        # other clock (a test's) is asked.
-        system_clock = type(clock) is SystemClock
-        time_ns = time.time_ns
-
-        def commit(group_id: str, generation: int, member_id: str, instance: str | None, version: int,
-                   topics: list, reply: Any, response: dict) -> bool:
-            partition = partitions[group_id]
-            records = lane_commit(states[partition], group_id, generation, member_id, instance, version, topics,
-                                  time_ns() // 1_000_000 if system_clock else wall_ms())
-            if records is None:
-                return False
-            queue(partition, records, reply, response)
-            return True
-
-        return commit
+        return commit_lane([shard.state for shard in self._shards],
+                           partition_table(self.num_partitions),  # the dictionary itself: a hit costs no call
+                           self._runtime.queue_lane_write, self._runtime.clock)
 
     def leave_group(self, req: LeaveGroup) -> asyncio.Future[dict]:
         return self._run(

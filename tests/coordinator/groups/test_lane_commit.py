@@ -1,24 +1,36 @@
-"""The commit lane's check (offsets.commit.lane_commit) takes a commit exactly when the handler's group check
+"""The commit lane (offsets.commit.commit_lane) takes a commit exactly when the handler's group check
 (commit_group_error) accepts it: its standalone fast path (no group, or an empty classic one, on a serving shard)
-must not accept anything the full check refuses, nor refuse what it accepts."""
+must not accept anything the full check refuses, nor refuse what it accepts; what it takes, it queues as the
+handler's records, with the request's reply and answer."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pytest
 
-from groupcoord.coordinator.groups.offsets.commit import commit_group_error, lane_commit
+from groupcoord.coordinator.groups.offsets.commit import commit_group_error, commit_lane
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from tests.coordinator.groups.harness import Harness
 
 TOPICS = [("orders", [(0, 5, -1, None)])]
 
 
+def _lane(h: Harness) -> tuple[list, object]:
+    """The lane on the harness's one shard (every group maps to it), and what it queues."""
+    queued: list = []
+    commit = commit_lane([h.shard.state], defaultdict(int), lambda *args: queued.append(args), h.clock)
+    return queued, commit
+
+
 def _agree(h: Harness, group: str, generation: int = -1, member_id: str = "", version: int = 8) -> bool:
     state = h.shard.state
     refused = commit_group_error(state, group, generation, member_id, None, version) is not None
-    records = lane_commit(state, group, generation, member_id, None, version, TOPICS, h.now)
-    assert (records is None) == refused
-    return records is not None
+    queued, commit = _lane(h)
+    taken = commit(group, generation, member_id, None, version, TOPICS, "reply", "response")
+    assert taken != refused
+    assert len(queued) == (1 if taken else 0)
+    return taken
 
 
 def test_a_standalone_commit_to_no_group_then_to_its_empty_group_is_taken(h):
@@ -59,7 +71,17 @@ def test_a_generation_on_an_unknown_group_is_left_to_the_handler(h, version):
 
 
 def test_the_records_are_the_handlers(h):
-    records = lane_commit(h.shard.state, "g", -1, "", None, 8, [("orders", [(1, 42, 3, "meta"), (2, 7, -1, None)])],
-                          h.now)
-    assert records == [(OffsetCommitKey("g", "orders", 1), OffsetCommitValue(42, 3, "meta", h.now, None)),
-                       (OffsetCommitKey("g", "orders", 2), OffsetCommitValue(7, -1, "", h.now, None))]
+    queued, commit = _lane(h)
+    assert commit("g", -1, "", None, 8, [("orders", [(1, 42, 3, "meta"), (2, 7, -1, None)])], "reply", "response")
+    assert queued == [(0, [(OffsetCommitKey("g", "orders", 1), OffsetCommitValue(42, 3, "meta", h.now, None)),
+                           (OffsetCommitKey("g", "orders", 2), OffsetCommitValue(7, -1, "", h.now, None))],
+                       "reply", "response")]
+
+
+def test_an_unknown_topic_or_partition_or_oversized_metadata_is_left_to_the_handler(h):
+    queued, commit = _lane(h)
+    assert not commit("g", -1, "", None, 8, [("nope", [(0, 1, -1, None)])], "reply", "response")
+    assert not commit("g", -1, "", None, 8, [("orders", [(3, 1, -1, None)])], "reply", "response")
+    assert not commit("g", -1, "", None, 8, [("orders", [(0, 1, -1, "x" * 5000)])], "reply", "response")
+    assert not commit("g", -1, "", None, 8, [], "reply", "response")
+    assert queued == [] and h.committed("g") == {}
