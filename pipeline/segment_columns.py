@@ -157,12 +157,13 @@ class SegmentColumnsDecoder:
     def batches(self, buf: bytes, *, verify: bool = True, batch_rows: int = 16_384) -> Iterator[pa.RecordBatch]:
         u8 = np.frombuffer(buf, np.uint8)
         chunk = _Chunk()
+        limit = batch_rows * _FIELDS
         for position, size, damage in frame_batches(buf):
             if damage is not None:
                 chunk.add_slow([self.rows.damage_row(damage)])
             else:
                 self._batch(buf, position, size, verify, chunk)
-            if chunk.rows() >= batch_rows:
+            if len(chunk.fields) + _FIELDS * len(chunk.slow) >= limit:  # chunk.rows() >= batch_rows, inline
                 yield self._build(u8, buf, chunk)
                 chunk = _Chunk()
                 if self.keys.full():
