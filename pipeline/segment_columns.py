@@ -239,9 +239,12 @@ class SegmentColumnsDecoder:
             else:
                 key_len, i = varint(b, i)
             if key_len < 0:
-                key = None
+                key, kid = None, -1
             else:
                 key = b[i:i + key_len]; i += key_len
+                kid = key_ids.get(key)
+                if kid is None:
+                    kid = add_key(key)
             x = b[i]
             if x < 0x80:
                 value_len = (x >> 1) ^ -(x & 1); i += 1
@@ -250,16 +253,10 @@ class SegmentColumnsDecoder:
             value_pos = i
             if value_len > 0:
                 i += value_len
-            if b[i] != 0:  # headers: never written to the offsets topic; the reference reader reads them
+            # no headers (never written to the offsets topic; the reference reader reads them), then the end
+            if b[i] != 0 or i + 1 != record_end:
                 raise _WalkFailed
-            i += 1
-            if i != record_end:
-                raise _WalkFailed
-            kid = -1
-            if key is not None:
-                kid = key_ids.get(key)
-                if kid is None:
-                    kid = add_key(key)
+            i = record_end
             if kid >= 0:
                 fields((offset_delta, ts_delta, kid, value_pos, value_len))
             else:
