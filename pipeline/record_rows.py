@@ -76,19 +76,42 @@ def describe(value: Any) -> str:
     return json.dumps(dataclasses.asdict(value), default=_json_default, separators=(",", ":"), sort_keys=True)
 
 
+_PROTOCOL_CACHE_LIMIT = 50_000
+_decoded_protocols: dict[tuple[bytes, bytes | None], tuple] = {}
+
+
+def _consumer_protocol(subscription: bytes, assignment: bytes | None) -> tuple:
+    """(subscribed topics, assigned (topic, partition) pairs, error) of one member's consumer-protocol bytes.
+
+    A member's bytes repeat from one generation's GroupMetadata record to the next (the same subscription,
+    mostly the same assignment), and decoding them through kio's readers is most of the cost of a group
+    record; so each distinct pair is decoded once, in a table cleared when it reaches its limit."""
+    key = (subscription, assignment)
+    found = _decoded_protocols.get(key)
+    if found is None:
+        topics = assigned = None
+        try:  # as far as it gets: topics stay decoded when only the assignment is refused
+            topics = tuple(decode_subscription(subscription).topics)
+            assigned = tuple((topic, p) for topic, parts in (decode_assignment(assignment).partitions
+                                                             if assignment else ()) for p in parts)
+            found = (topics, assigned, None)
+        except ConsumerProtocolError as exc:
+            found = (topics, assigned, str(exc))
+        if len(_decoded_protocols) >= _PROTOCOL_CACHE_LIMIT:
+            _decoded_protocols.clear()
+        _decoded_protocols[key] = found
+    return found
+
+
 def member_struct(member: MemberMetadata, protocol_type: str) -> dict[str, Any]:
     """One member of a classic group, its consumer-protocol bytes decoded when the group is a consumer group."""
     topics = assigned = error = None
     if protocol_type == CONSUMER_PROTOCOL_TYPE:
-        try:
-            topics = list(decode_subscription(member.subscription).topics)
-            assigned = [
-                {"topic": topic, "partition": p}
-                for topic, parts in (decode_assignment(member.assignment).partitions if member.assignment else ())
-                for p in parts
-            ]
-        except ConsumerProtocolError as exc:
-            error = str(exc)
+        subscribed, pairs, error = _consumer_protocol(member.subscription, member.assignment)
+        if subscribed is not None:
+            topics = list(subscribed)
+        if pairs is not None:
+            assigned = [{"topic": topic, "partition": p} for topic, p in pairs]
     return {
         "member_id": member.member_id,
         "instance_id": member.group_instance_id,

@@ -46,6 +46,13 @@ from groupcoord.pipeline.schema import ARROW_SCHEMA, RecordKind
 from groupcoord.pipeline.segment_scan import Damage, check_batch, frame_batches
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# what the walk needs of a batch's header: its crc (at 17), attributes (21) and record count (57); the
+# per-batch columns (base offset, timestamps, producer id) are gathered from the header by numpy when the
+# chunk is built, so the walk makes three ints per batch instead of thirteen
+_WALK_HEADER = struct.Struct(">Ih34xi")
+_WALK_HEADER_AT = 17
+_BASE_OFFSET_AT, _ATTRIBUTES_AT, _BASE_TIMESTAMP_AT, _MAX_TIMESTAMP_AT, _PRODUCER_ID_AT = 0, 21, 27, 35, 43
+_FIELDS = 5  # per fast row, in _Chunk.fields: offset delta, timestamp delta, key id, value position, value length
 _KEY_TABLE_LIMIT = 200_000
 _OFFSET_KINDS = [RecordKind.OFFSET_COMMIT.value, RecordKind.OFFSET_COMMIT_TOMBSTONE.value]
 
@@ -114,30 +121,27 @@ class _Chunk:
     """The rows of one output batch while they are gathered."""
 
     def __init__(self) -> None:
-        # per batch that has fast rows
+        # per batch that has fast rows: where its header is, how many fast rows it gave
         self.batch_positions: list[int] = []
         self.batch_counts: list[int] = []
-        self.base_offsets: list[int] = []
-        self.base_timestamps: list[int] = []
-        self.max_timestamps: list[int] = []
-        self.append_time: list[bool] = []
-        self.producer_ids: list[int] = []
-        self.transactional: list[bool] = []
-        # per fast row
-        self.offset_deltas: list[int] = []
-        self.timestamp_deltas: list[int] = []
-        self.key_ids: list[int] = []
-        self.value_positions: list[int] = []
-        self.value_lengths: list[int] = []
+        # per fast row, _FIELDS ints flat (one `extend` per row instead of five appends)
+        self.fields: list[int] = []
         # reference rows: (position in the chunk, row tuple)
         self.slow: list[tuple[int, tuple]] = []
 
+    def fast_rows(self) -> int:
+        return len(self.fields) // _FIELDS
+
     def rows(self) -> int:
-        return len(self.offset_deltas) + len(self.slow)
+        return len(self.fields) // _FIELDS + len(self.slow)
 
     def add_slow(self, rows: list[tuple]) -> None:
         start = self.rows()
         self.slow.extend(zip(range(start, start + len(rows)), rows))
+
+    def columns(self) -> np.ndarray:
+        """The fast rows' fields as an (n, _FIELDS) int64 array."""
+        return np.array(self.fields, np.int64).reshape(-1, _FIELDS)
 
 
 class SegmentColumnsDecoder:
@@ -153,12 +157,13 @@ class SegmentColumnsDecoder:
     def batches(self, buf: bytes, *, verify: bool = True, batch_rows: int = 16_384) -> Iterator[pa.RecordBatch]:
         u8 = np.frombuffer(buf, np.uint8)
         chunk = _Chunk()
+        limit = batch_rows * _FIELDS
         for position, size, damage in frame_batches(buf):
             if damage is not None:
                 chunk.add_slow([self.rows.damage_row(damage)])
             else:
                 self._batch(buf, position, size, verify, chunk)
-            if chunk.rows() >= batch_rows:
+            if len(chunk.fields) + _FIELDS * len(chunk.slow) >= limit:  # chunk.rows() >= batch_rows, inline
                 yield self._build(u8, buf, chunk)
                 chunk = _Chunk()
                 if self.keys.full():
@@ -178,41 +183,29 @@ class SegmentColumnsDecoder:
     def _batch(self, buf: bytes, position: int, size: int, verify: bool, chunk: _Chunk) -> None:
         if buf[position + MAGIC_OFFSET] != MAGIC:
             return self._reference(buf, position, size, verify, chunk)
-        (base_offset, _, _, _, crc, attributes, _, base_timestamp, max_timestamp, producer_id, _, _,
-         count) = _HEADER.unpack_from(buf, position)
+        crc, attributes, count = _WALK_HEADER.unpack_from(buf, position + _WALK_HEADER_AT)
         if attributes & (COMPRESSION_MASK | CONTROL_BIT):
             return self._reference(buf, position, size, verify, chunk)
         end = position + size
         if verify and crc != crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET:end]):
             return self._reference(buf, position, size, verify, chunk)
-        fast_before, slow_before = len(chunk.offset_deltas), len(chunk.slow)
+        fields_before, slow_before = len(chunk.fields), len(chunk.slow)
         try:
-            self._records(buf, position, end, count, base_offset, base_timestamp, max_timestamp, attributes,
-                          producer_id, chunk)
+            self._records(buf, position, end, count, chunk)
         except (_WalkFailed, IndexError, ValueError):
-            for name in _PER_ROW:
-                del getattr(chunk, name)[fast_before:]
+            del chunk.fields[fields_before:]
             del chunk.slow[slow_before:]
             return self._reference(buf, position, size, verify, chunk)
-        fast = len(chunk.offset_deltas) - fast_before
+        fast = (len(chunk.fields) - fields_before) // _FIELDS
         if fast:
             chunk.batch_positions.append(position)
             chunk.batch_counts.append(fast)
-            chunk.base_offsets.append(base_offset)
-            chunk.base_timestamps.append(base_timestamp)
-            chunk.max_timestamps.append(max_timestamp)
-            chunk.append_time.append(bool(attributes & TIMESTAMP_TYPE_BIT))
-            chunk.producer_ids.append(producer_id)
-            chunk.transactional.append(bool(attributes & TRANSACTIONAL_BIT))
 
-    def _records(self, b: bytes, position: int, end: int, count: int, base_offset: int, base_timestamp: int,
-                 max_timestamp: int, attributes: int, producer_id: int, chunk: _Chunk) -> None:
+    def _records(self, b: bytes, position: int, end: int, count: int, chunk: _Chunk) -> None:
         """The record walk of `protocol.record_batch._decode_record_list`, over the segment image in place."""
         key_ids = self.keys.ids
         add_key = self.keys.add
-        offset_deltas, timestamp_deltas = chunk.offset_deltas.append, chunk.timestamp_deltas.append
-        kid_append, vpos_append, vlen_append = (chunk.key_ids.append, chunk.value_positions.append,
-                                                chunk.value_lengths.append)
+        fields = chunk.fields.extend
         varint = decode_varlong
         slow: list[tuple[int, int, int, bytes | None, bytes | None]] = []
         i = position + HEADER_SIZE
@@ -246,9 +239,12 @@ class SegmentColumnsDecoder:
             else:
                 key_len, i = varint(b, i)
             if key_len < 0:
-                key = None
+                key, kid = None, -1
             else:
                 key = b[i:i + key_len]; i += key_len
+                kid = key_ids.get(key)
+                if kid is None:
+                    kid = add_key(key)
             x = b[i]
             if x < 0x80:
                 value_len = (x >> 1) ^ -(x & 1); i += 1
@@ -257,29 +253,20 @@ class SegmentColumnsDecoder:
             value_pos = i
             if value_len > 0:
                 i += value_len
-            if b[i] != 0:  # headers: never written to the offsets topic; the reference reader reads them
+            # no headers (never written to the offsets topic; the reference reader reads them), then the end
+            if b[i] != 0 or i + 1 != record_end:
                 raise _WalkFailed
-            i += 1
-            if i != record_end:
-                raise _WalkFailed
-            kid = -1
-            if key is not None:
-                kid = key_ids.get(key)
-                if kid is None:
-                    kid = add_key(key)
+            i = record_end
             if kid >= 0:
-                offset_deltas(offset_delta)
-                timestamp_deltas(ts_delta)
-                kid_append(kid)
-                vpos_append(value_pos)
-                vlen_append(value_len)
+                fields((offset_delta, ts_delta, kid, value_pos, value_len))
             else:
                 value = None if value_len < 0 else b[value_pos:value_pos + value_len]
-                slow.append((len(chunk.offset_deltas) + len(chunk.slow) + len(slow), offset_delta, ts_delta, key,
-                             value))
+                slow.append((chunk.rows() + len(slow), offset_delta, ts_delta, key, value))
         if i != end:
             raise _WalkFailed
         if slow:
+            (base_offset, _, _, _, _, attributes, _, base_timestamp, max_timestamp, producer_id, _, _,
+             _) = _HEADER.unpack_from(b, position)
             context = (self.offsets_partition, self.segment_name, position)
             append_time = max_timestamp if attributes & TIMESTAMP_TYPE_BIT else None
             transactional = bool(attributes & TRANSACTIONAL_BIT)
@@ -291,17 +278,18 @@ class SegmentColumnsDecoder:
     # ---- the columns ----------------------------------------------------------------------------
 
     def _build(self, u8: np.ndarray, buf: bytes, chunk: _Chunk) -> pa.RecordBatch:
-        values = None
-        if chunk.offset_deltas:
-            values = _commit_values(u8, np.array(chunk.value_positions, np.int64),
-                                    np.array(chunk.value_lengths, np.int64))
+        fast = None
+        if chunk.fields:
+            rows = chunk.columns()
+            values = _commit_values(u8, rows[:, 3], rows[:, 4])
             if not values[0].all():
-                chunk = self._demote(buf, chunk, values[0])
+                chunk = self._demote(buf, chunk, rows, values[0])
                 values = None
-                if chunk.offset_deltas:
-                    values = _commit_values(u8, np.array(chunk.value_positions, np.int64),
-                                            np.array(chunk.value_lengths, np.int64))
-        fast = None if values is None else self._fast_columns(chunk, values)
+                if chunk.fields:
+                    rows = chunk.columns()
+                    values = _commit_values(u8, rows[:, 3], rows[:, 4])
+            if values is not None:
+                fast = self._fast_columns(u8, chunk, rows, values)
         if not chunk.slow:
             return fast
         slow = rows_to_batch([row for _, row in chunk.slow])
@@ -317,34 +305,35 @@ class SegmentColumnsDecoder:
         order[slow_at] = fast.num_rows + np.arange(slow.num_rows)
         return pa.Table.from_batches([fast, slow]).take(pa.array(order)).combine_chunks().to_batches()[0]
 
-    def _fast_columns(self, chunk: _Chunk, values: tuple) -> pa.RecordBatch:
+    def _fast_columns(self, u8: np.ndarray, chunk: _Chunk, rows: np.ndarray, values: tuple) -> pa.RecordBatch:
         _, offset, epoch, metadata, commit, expire = values
-        value_lengths = np.array(chunk.value_lengths, np.int64)
+        offset_deltas, timestamp_deltas, kid, value_lengths = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 4]
         tombstone = value_lengths < 0
-        n = len(chunk.offset_deltas)
+        n = len(rows)
         counts = np.array(chunk.batch_counts, np.int64)
+        positions = np.array(chunk.batch_positions, np.int64)
 
-        def repeat(per_batch: list, dtype: Any) -> np.ndarray:
-            return np.repeat(np.array(per_batch, dtype), counts)
+        def header(at: int, dtype: str) -> np.ndarray:
+            """One field of every batch's header, repeated for each of its fast rows."""
+            return np.repeat(_be(u8, positions + at, dtype), counts)
 
-        append_time = repeat(chunk.append_time, bool)
-        max_timestamps = repeat(chunk.max_timestamps, np.int64)
-        timestamps = np.where(append_time, max_timestamps,
-                              repeat(chunk.base_timestamps, np.int64) + np.array(chunk.timestamp_deltas, np.int64))
-        kid = np.array(chunk.key_ids, np.int64)
+        attributes = header(_ATTRIBUTES_AT, ">i2")
+        append_time = (attributes & TIMESTAMP_TYPE_BIT) != 0
+        max_timestamps = header(_MAX_TIMESTAMP_AT, ">i8")
+        timestamps = np.where(append_time, max_timestamps, header(_BASE_TIMESTAMP_AT, ">i8") + timestamp_deltas)
         groups, topics, partitions, key_lengths = self.keys.arrays()
         take = pa.array(kid)
         zeros = pa.array(np.zeros(n, np.int64))
         columns = {
             "offsets_partition": pa.array(np.full(n, self.offsets_partition, np.int32)),
             "segment": pa.array([self.segment_name], pa.string()).take(zeros),
-            "batch_position": pa.array(repeat(chunk.batch_positions, np.int64)),
-            "log_offset": pa.array(repeat(chunk.base_offsets, np.int64) + np.array(chunk.offset_deltas, np.int64)),
+            "batch_position": pa.array(np.repeat(positions, counts)),
+            "log_offset": pa.array(header(_BASE_OFFSET_AT, ">i8") + offset_deltas),
             "timestamp": pa.array(timestamps),
             "batch_timestamp": pa.array(max_timestamps),
             "kind": pa.array(_OFFSET_KINDS, pa.string()).take(pa.array(tombstone.astype(np.int64))),
-            "producer_id": pa.array(repeat(chunk.producer_ids, np.int64)),
-            "is_transactional": pa.array(repeat(chunk.transactional, bool)),
+            "producer_id": pa.array(header(_PRODUCER_ID_AT, ">i8")),
+            "is_transactional": pa.array((attributes & TRANSACTIONAL_BIT) != 0),
             "record_bytes": pa.array((key_lengths[kid] + np.maximum(value_lengths, 0)).astype(np.int32)),
             "group": groups.take(take),
             "topic": topics.take(take),
@@ -359,7 +348,7 @@ class SegmentColumnsDecoder:
                   for name, type_ in zip(ARROW_SCHEMA.names, ARROW_SCHEMA.types)]
         return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
 
-    def _demote(self, buf: bytes, chunk: _Chunk, ok: np.ndarray) -> _Chunk:
+    def _demote(self, buf: bytes, chunk: _Chunk, rows: np.ndarray, ok: np.ndarray) -> _Chunk:
         """The chunk again, with the commits whose values the vectorised reader refused moved to the reference
         reader at their place in log order."""
         counts = chunk.batch_counts
@@ -371,32 +360,25 @@ class SegmentColumnsDecoder:
         rebuilt = _Chunk()
         rebuilt.slow = list(chunk.slow)
         kept = [0] * len(counts)
-        for row in range(len(chunk.offset_deltas)):
+        for row, (offset_delta, ts_delta, kid, start, length) in enumerate(rows.tolist()):
             b = int(batch_of[row])
             if ok[row]:
-                for name in _PER_ROW:
-                    getattr(rebuilt, name).append(getattr(chunk, name)[row])
+                rebuilt.fields.extend((offset_delta, ts_delta, kid, start, length))
                 kept[b] += 1
                 continue
-            start, max_timestamp = chunk.value_positions[row], chunk.max_timestamps[b]
-            record = make_record(chunk.base_offsets[b] + chunk.offset_deltas[row],
-                                 chunk.base_timestamps[b] + chunk.timestamp_deltas[row],
-                                 key_bytes[chunk.key_ids[row]],
-                                 None if chunk.value_lengths[row] < 0 else buf[start:start + chunk.value_lengths[row]], ())
+            position = chunk.batch_positions[b]
+            (base_offset, _, _, _, _, attributes, _, base_timestamp, max_timestamp, producer_id, _, _,
+             _) = _HEADER.unpack_from(buf, position)
+            record = make_record(base_offset + offset_delta, base_timestamp + ts_delta, key_bytes[kid],
+                                 None if length < 0 else buf[start:start + length], ())
             rebuilt.slow.append((int(fast_seq[row]), self.rows.record_row(
-                (self.offsets_partition, self.segment_name, chunk.batch_positions[b]), record,
-                max_timestamp if chunk.append_time[b] else None, max_timestamp, chunk.producer_ids[b],
-                chunk.transactional[b])))
-        for name in _PER_BATCH:
-            setattr(rebuilt, name, [value for value, k in zip(getattr(chunk, name), kept) if k])
+                (self.offsets_partition, self.segment_name, position), record,
+                max_timestamp if attributes & TIMESTAMP_TYPE_BIT else None, max_timestamp, producer_id,
+                bool(attributes & TRANSACTIONAL_BIT))))
+        rebuilt.batch_positions = [p for p, k in zip(chunk.batch_positions, kept) if k]
         rebuilt.batch_counts = [k for k in kept if k]
         rebuilt.slow.sort(key=lambda item: item[0])
         return rebuilt
-
-
-_PER_ROW = ("offset_deltas", "timestamp_deltas", "key_ids", "value_positions", "value_lengths")
-_PER_BATCH = ("batch_positions", "base_offsets", "base_timestamps", "max_timestamps", "append_time", "producer_ids",
-              "transactional")
 
 
 def _commit_values(u8: np.ndarray, vpos: np.ndarray, vlen: np.ndarray):

@@ -9,6 +9,7 @@ there no way to find the next batch, and then the walk ends with a `corrupt` rep
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -25,6 +26,8 @@ from groupcoord.protocol.record_batch import (
 )
 
 from groupcoord.pipeline.schema import RecordKind
+
+_FRAME = struct.Struct(">qi")  # a batch's base offset and length, the framing's two fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,7 @@ def frame_batches(buf: bytes) -> Iterator[tuple[int, int, Damage | None]]:
             yield position, 0, Damage(position, RecordKind.TORN_TAIL, _describe_tail(buf, position),
                                       bytes_affected=end - position)
             return
-        base_offset = int.from_bytes(buf[position : position + 8], "big", signed=True)
-        batch_length = int.from_bytes(buf[position + 8 : position + 12], "big", signed=True)
+        base_offset, batch_length = _FRAME.unpack_from(buf, position)
         size = batch_length + LOG_OVERHEAD
         if batch_length < MIN_BATCH_LENGTH:
             if not any(buf[position:]):

@@ -3,6 +3,7 @@
 import json
 import struct
 
+from groupcoord.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.coordinator.groups.offsets_records import (
     ConsumerGroupMemberMetadataKey,
@@ -159,3 +160,28 @@ def test_every_share_group_record_type_is_decoded():
         "share_group_target_assignment_metadata_tombstone", "share_group_state_partition_metadata_tombstone"]
     assert {r["group"] for r in rows} == {"q"}
     assert [r["member_id"] for r in rows if "member" in r["kind"]] == ["m1"] * 6
+
+
+def test_members_consumer_protocol_bytes_read_the_same_every_time_they_repeat():
+    """A member's subscription and assignment bytes repeat from one generation's record to the next; the
+    reader decodes each distinct pair once, and every row still gets what decoding them gives, including a
+    refused assignment next to a readable subscription, and rows that do not share what a caller mutates."""
+    subscription = encode_subscription(Subscription(("orders", "payments")))
+    assignment = encode_assignment(Assignment((("orders", (0, 2)), ("payments", (1,)))))
+    good = MemberMetadata("m1", None, "client", "/10.0.0.1", 45_000, 300_000, subscription, assignment)
+    garbled = MemberMetadata("m2", None, "client", "/10.0.0.2", 45_000, 300_000, subscription, b"\x00\x01\xff")
+    records = [(encode_key(GroupMetadataKey("g")),
+                encode_value(GroupMetadataValue("consumer", generation, "range", "m1", 5, (good, garbled))), ())
+               for generation in (1, 2)]
+    first, second = _rows(encode_batch(records, base_timestamp=5))
+    for row in (first, second):
+        ok, refused = row["members"]
+        assert ok["subscribed_topics"] == ["orders", "payments"]
+        assert ok["assigned_partitions"] == [{"topic": "orders", "partition": 0}, {"topic": "orders", "partition": 2},
+                                             {"topic": "payments", "partition": 1}]
+        assert ok["protocol_error"] is None
+        assert refused["subscribed_topics"] == ["orders", "payments"]
+        assert refused["assigned_partitions"] is None
+        assert "cannot decode consumer protocol" in refused["protocol_error"]
+    first["members"][0]["subscribed_topics"].append("mutated")
+    assert second["members"][0]["subscribed_topics"] == ["orders", "payments"]
