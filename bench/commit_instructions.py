@@ -176,23 +176,13 @@ async def _child(fsync: str, connections: int, depth: int, rounds: int, warm_rou
 
 
 def child_main(ns: argparse.Namespace) -> None:
-    from groupcoord.coordinator.broker import new_event_loop
-    from groupcoord.coordinator.ops.logging import configure_logging
+    # the child side of this tree's heartbeat bench, read from beside this file: the child runs in the measured
+    # tree (its `bench` package may be older than this one)
+    import runpy
 
-    configure_logging("warning", "json")
-
-    def handshake(line: str) -> None:
-        print(line, flush=True)
-        if sys.stdin.readline() != "go\n":
-            raise SystemExit("the parent went away")
-
-    loop = new_event_loop()
-    try:
-        rounds = max(1, ns.requests // (ns.connections * ns.depth))
-        print(loop.run_until_complete(_child(ns.fsync, ns.connections, ns.depth, rounds, ns.warm_rounds, handshake)),
-              flush=True)
-    finally:
-        loop.close()
+    run_child = runpy.run_path(str(HERE.parent / "heartbeat_instructions.py"))["run_child"]
+    rounds = max(1, ns.requests // (ns.connections * ns.depth))
+    run_child(lambda handshake: _child(ns.fsync, ns.connections, ns.depth, rounds, ns.warm_rounds, handshake))
 
 
 # --------------------------------------------------------------------------- the parent

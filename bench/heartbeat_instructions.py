@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 
 HERE = Path(__file__).resolve()
 TREE = HERE.parent.parent  # this worktree
@@ -117,7 +117,10 @@ async def _child(connections: int, depth: int, rounds: int, warm_rounds: int, ha
         return f"ok {fed} {wall / fed * 1e6:.2f} {cpu / fed * 1e6:.2f}"
 
 
-def child_main(ns: argparse.Namespace) -> None:
+def run_child(child: Callable[[Callable[[str], None]], Awaitable[str]]) -> None:
+    """The child side every instruction bench shares: warning-level logs, one event loop as the daemon makes
+    it, and `handshake` (a line to the parent, then wait for its "go") for the coroutine to call around the
+    measured stretch; the coroutine's result line is printed for the parent."""
     from groupcoord.coordinator.broker import new_event_loop
     from groupcoord.coordinator.ops.logging import configure_logging
 
@@ -130,10 +133,14 @@ def child_main(ns: argparse.Namespace) -> None:
 
     loop = new_event_loop()
     try:
-        rounds = max(1, ns.requests // (ns.connections * ns.depth))
-        print(loop.run_until_complete(_child(ns.connections, ns.depth, rounds, ns.warm_rounds, handshake)), flush=True)
+        print(loop.run_until_complete(child(handshake)), flush=True)
     finally:
         loop.close()
+
+
+def child_main(ns: argparse.Namespace) -> None:
+    rounds = max(1, ns.requests // (ns.connections * ns.depth))
+    run_child(lambda handshake: _child(ns.connections, ns.depth, rounds, ns.warm_rounds, handshake))
 
 
 # --------------------------------------------------------------------------- the parent
