@@ -105,9 +105,9 @@ def _add_member_and_rebalance(state: ShardState, group: ClassicGroup, req: JoinG
     member.joined_at_ms = now
     if group.state is PREPARING_REBALANCE and group.generation == 0:
         group.new_member_added = True
-    rebalance.cancel_pending_member(state, group, member_id)
     group.add(member, token, req.version)
     state.log_member(group, member_id, "joined", req.reason or "new member")
+    # A pending member's deadline to rejoin is its heartbeat key's (rebalance.HEARTBEAT): moved, not cancelled.
     rebalance.schedule_heartbeat(state, group, member, now)
     rebalance.maybe_prepare_rebalance(state, group, _reason(f"adding new member {member_id}", req), now, fx)
 
