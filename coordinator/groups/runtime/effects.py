@@ -11,7 +11,7 @@ marker (a control batch); the runtime writes them in the order asked, each as it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -38,15 +38,24 @@ class EndMarker:
 Batch = TransactionalRecords | EndMarker
 
 
-@dataclass(slots=True)
 class Effects:
-    records: list[tuple[Any, Any | None]] = field(default_factory=list)  # (key, value) of the shard's record codec
-    replies: list[tuple[Any, dict]] = field(default_factory=list)
-    batches: list[tuple[int, Batch]] = field(default_factory=list)  # (records written before it, batch)
-    queued_at: float = 0.0  # the loop's time when it started waiting for its write (the write timeout counts from it)
-    on_timeout: Any = None
-    """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
-    timeout error in every error field)."""
+    """What one operation (or one timer tick) asks for. A plain slotted class with its own ``__init__``: one is
+    made per JoinGroup and SyncGroup, and the dataclass's generated one called a default factory per list
+    and tested each argument against its default marker."""
+
+    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Any, Any | None]] = []  # (key, value) of the shard's record codec
+        self.replies: list[tuple[Any, dict]] = []
+        self.batches: list[tuple[int, Batch]] = []  # (records written before it, batch)
+        self.queued_at = 0.0  # the loop's time when it started waiting for its write (the write timeout counts from it)
+        self.on_timeout: Any = None
+        """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
+        timeout error in every error field)."""
+
+    def __repr__(self) -> str:
+        return f"Effects(records={self.records!r}, replies={self.replies!r}, batches={self.batches!r})"
 
     def write(self, key: Any, value: Any | None) -> None:
         self.records.append((key, value))
