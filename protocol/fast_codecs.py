@@ -779,29 +779,58 @@ def _join_group_fields(frame: bytes, version: int) -> JoinRead:
             raise _Unhandled
         instance = frame[pos + 1:end].decode("utf-8")
         pos = end
-    n = frame[pos]  # protocol type
-    end = pos + n
+    tails = _JOIN_TAILS_V8 if version >= 8 else _JOIN_TAILS
+    tail = frame[pos:]
+    known = tails.get(tail)
+    if known is None:
+        known = _join_group_tail(tail, version)
+        if len(tail) <= JOIN_TAIL_MAX_BYTES:
+            if len(tails) >= JOIN_TAILS_KEPT:
+                tails.clear()
+            tails[tail] = known
+    return client_id, group_id, session, rebalance, member_id, instance, *known
+
+
+JOIN_TAILS_KEPT = 256
+"""JoinGroup tails remembered per reading (v8-v9, with a reason; v6-v7): the consumers of a deployment send a
+few different ones (the same protocols, the same subscription), so a bound this small still hits."""
+JOIN_TAIL_MAX_BYTES = 512
+"""A tail longer than this (a large subscription) is read every time, not remembered: the memory stays small."""
+_JOIN_TAILS: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], None]] = {}
+_JOIN_TAILS_V8: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], str | None]] = {}
+
+
+def _join_group_tail(tail: bytes, version: int) -> tuple[str, tuple[tuple[str, bytes], ...], str | None]:
+    """(protocol type, ((protocol name, metadata), ...), reason — None below v8): what follows the group
+    instance id of a JoinGroup, to the end of its frame, raising for what the reader declines. A pure function
+    of those bytes and of whether the version has a reason, so ``_join_group_fields`` remembers its answers by
+    them (``_JOIN_TAILS``): every member of a group sends the same tail, twice per rebalance (the member-id
+    round, the join), and reading it was half of reading a JoinGroup. The values are immutable (str, bytes,
+    tuples): a remembered answer is handed to every request that sends its bytes."""
+    size = len(tail)
+    n = tail[0]  # protocol type
+    end = n
     if n == 0 or n >= 0x80 or end > size:
         raise _Unhandled
-    protocol_type = frame[pos + 1:end].decode("utf-8")
-    count, pos = _compact_count(frame, end)
+    protocol_type = tail[1:end].decode("utf-8")
+    count, pos = _compact_count(tail, end)
     protocols = []
     for _ in range(count):
-        n = frame[pos]  # protocol name
+        n = tail[pos]  # protocol name
         end = pos + n
         if n == 0 or n >= 0x80 or end > size:
             raise _Unhandled
-        name = frame[pos + 1:end].decode("utf-8")
-        metadata, pos = _compact_bytes(frame, end)
-        if frame[pos] != 0:  # the protocol's tagged fields
+        name = tail[pos + 1:end].decode("utf-8")
+        metadata, pos = _compact_bytes(tail, end)
+        if tail[pos] != 0:  # the protocol's tagged fields
             raise _Unhandled
         pos += 1
         protocols.append((name, metadata))
     reason = None
     if version >= 8:
-        reason, pos = _compact_nullable_string(frame, pos)
-    _no_tags(frame, pos)
-    return client_id, group_id, session, rebalance, member_id, instance, protocol_type, tuple(protocols), reason
+        reason, pos = _compact_nullable_string(tail, pos)
+    _no_tags(tail, pos)
+    return protocol_type, tuple(protocols), reason
 
 
 def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:

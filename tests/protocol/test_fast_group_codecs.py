@@ -185,3 +185,37 @@ def test_sync_group_writer_writes_the_coordinators_error_answer(version):
     body = sync_error(ErrorCode.rebalance_in_progress)
     assert SYNC_GROUP.write(version, 9, body) == general_answer(14, version, 9, body)
     assert SYNC_GROUP.write(version, 9, {**body, "extra": 1}) is None
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+def test_join_group_tails_are_remembered_by_their_bytes_and_bounded(version, monkeypatch):
+    """The reader remembers what follows the group instance id by its bytes: a second member of the group
+    reads its own group and member ids with the first one's protocols, a different reason or subscription is
+    read anew, and the memory is emptied when full rather than grown."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "JOIN_TAILS_KEPT", 3)
+    monkeypatch.setattr(fast_codecs, "_JOIN_TAILS_V8" if version >= 8 else "_JOIN_TAILS", {})
+    tails = fast_codecs._JOIN_TAILS_V8 if version >= 8 else fast_codecs._JOIN_TAILS
+
+    def body(group: str, member: str, metadata: bytes, reason: str | None) -> dict:
+        return {"group_id": group, "session_timeout": 45000, "rebalance_timeout": 300000, "member_id": member,
+                "group_instance_id": None, "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": metadata}], "reason": reason}
+
+    seen = []
+    for group, member, metadata, reason in [("g", "", b"\x00\x01", None), ("h", "m-1", b"\x00\x01", None),
+                                            ("g", "m-2", b"\x00\x01", "why"), ("g", "m-3", b"\x00\x02", None),
+                                            ("g", "m-4", b"\x00\x03", None), ("g", "m-5", b"\x00\x01", None)]:
+        frame = request_frame(11, version, body(group, member, metadata, reason), "c")
+        lane = read_join_group(frame, version)
+        kio_client, kio_req = kio_read(frame, 11, version)
+        assert lane is not None
+        assert join_request(ctx(11, version, lane[0]), JOIN_GROUP.read(frame, version)[1]) == \
+            join_request(ctx(11, version, kio_client), kio_req)
+        assert lane[1:5] == (group, 45000, 300000, member)
+        assert lane[7] == (("range", metadata),) and lane[8] == (reason if version >= 8 else None)
+        seen.append(len(tails))
+        assert len(tails) <= 3
+    assert seen[:2] == [1, 1]  # the second group's member read the first one's tail, remembered
+    assert 0 < seen[-1] <= 3
