@@ -582,11 +582,12 @@ class CoordinatorRuntime:
         return True
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
-        if not fx:
-            return
-        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
-            self._release(fx.replies)
-            return
+        if not fx.records and not fx.batches:  # (bool(fx) spelled out: no __bool__ call per operation)
+            if not fx.replies:
+                return
+            if not rt.queue and not rt.writing:
+                self._release(fx.replies)
+                return
         rt.queue.append(fx)
         if self.write_timeout_s is not None:
             fx.queued_at = (self._loop or asyncio.get_running_loop()).time()
