@@ -8,6 +8,7 @@ from groupcoord.coordinator.groups.classic import rebalance
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.records import group_metadata_record
+from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
 from groupcoord.coordinator.groups.classic.responses import join_error, join_result, sync_result
 from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
@@ -78,7 +79,7 @@ def _join_new_member(state: ShardState, group: ClassicGroup, req: JoinGroup, tok
     if group.state is DEAD:
         fx.reply(token, join_error("", ErrorCode.coordinator_not_available))
         return
-    names = frozenset(name for name, _ in req.protocols)
+    names = protocol_names(req.protocols)
     if not group.supports(req.protocol_type, names):
         fx.reply(token, join_error("", ErrorCode.inconsistent_group_protocol))
         return
@@ -157,7 +158,7 @@ def _join_existing_member(state: ShardState, group: ClassicGroup, req: JoinGroup
     if group.state is DEAD:
         fx.reply(token, join_error(req.member_id, ErrorCode.coordinator_not_available))
         return
-    names = frozenset(name for name, _ in req.protocols)
+    names = protocol_names(req.protocols)
     if not group.supports(req.protocol_type, names):
         fx.reply(token, join_error(req.member_id, ErrorCode.inconsistent_group_protocol))
         return
