@@ -19,7 +19,12 @@ from groupcoord.protocol.errors import ErrorCode
 
 
 def handle_join(state: ShardState, req: JoinGroup, token: Any, now: int) -> Effects:
+    """Its replies are given inside the operation (``at_once``), as Kafka's classicGroupJoin completes its
+    response future: MEMBER_ID_REQUIRED, the errors and the join results of a completed join phase do not
+    wait for another group's pending write. One that writes (a static member's new id, a converted consumer
+    group) still answers once its records are durable."""
     fx = Effects()
+    fx.at_once = True
     error = _validate(state, req)
     if error is not None:
         fx.reply(token, join_error(req.member_id, error))

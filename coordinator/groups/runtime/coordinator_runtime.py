@@ -585,7 +585,7 @@ class CoordinatorRuntime:
         if not fx.records and not fx.batches:  # (bool(fx) spelled out: no __bool__ call per operation)
             if not fx.replies:
                 return
-            if not rt.queue and not rt.writing:
+            if fx.at_once or (not rt.queue and not rt.writing):
                 self._release(fx.replies)
                 return
         rt.queue.append(fx)

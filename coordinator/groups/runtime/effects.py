@@ -3,6 +3,9 @@
 Replies are released only once the records of the same Effects (and of every
 earlier Effects of the shard) are durable, which is how "answer only after the
 write is as durable as the fsync policy promises" is kept without the core doing I/O.
+An operation that wrote nothing may say its replies depend on no earlier write (``at_once``):
+they are then released as soon as it returns, as Kafka completes a JoinGroup's response
+future inside the operation instead of behind the shard's pending appends.
 
 Besides plain records an operation may ask for records inside a transactional batch (a
 TxnOffsetCommit: the producer's id and epoch, the transactional bit) and for a transaction's end
@@ -43,7 +46,7 @@ class Effects:
     made per JoinGroup and SyncGroup, and the dataclass's generated one called a default factory per list
     and tested each argument against its default marker."""
 
-    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout")
+    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout", "at_once")
 
     def __init__(self) -> None:
         self.records: list[tuple[Any, Any | None]] = []  # (key, value) of the shard's record codec
@@ -53,6 +56,9 @@ class Effects:
         self.on_timeout: Any = None
         """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
         timeout error in every error field)."""
+        self.at_once = False
+        """With no records or batches of its own: its replies are released when the operation returns, not
+        behind the shard's earlier writes still pending (they depend on none of them). Ignored otherwise."""
 
     def __repr__(self) -> str:
         return f"Effects(records={self.records!r}, replies={self.replies!r}, batches={self.batches!r})"
