@@ -699,13 +699,30 @@ def _length(n: int) -> bytes:
     return bytes(out)
 
 
+TEXTS_KEPT = 4096
+"""Short strings whose compact bytes ``_compact_text`` remembers (emptied when full)."""
+TEXT_MAX_CHARS = 80
+"""Longer strings are encoded every time: the memory stays small (a member id is ~45 characters)."""
+_texts: dict[str, bytes] = {}
+
+
 def _compact_text(value: Any) -> bytes:
-    """A compact non-null string's bytes; a value that is not a str raises TypeError (the writer declines)."""
+    """A compact non-null string's bytes; a value that is not a str raises TypeError (the writer declines).
+    Short ones are remembered: the JoinGroup and SyncGroup answers of a group repeat the same few strings (the
+    protocol type and name, the leader's and each member's id in its own answers and the leader's list)."""
     if type(value) is not str:
         raise TypeError
+    held = _texts.get(value)
+    if held is not None:
+        return held
     raw = value.encode("utf-8")
     n = len(raw) + 1
-    return (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
+    held = (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
+    if len(value) <= TEXT_MAX_CHARS:
+        if len(_texts) >= TEXTS_KEPT:
+            _texts.clear()
+        _texts[value] = held
+    return held
 
 
 # --------------------------------------------------------------------------- JoinGroup (key 11)

@@ -219,3 +219,22 @@ def test_join_group_tails_are_remembered_by_their_bytes_and_bounded(version, mon
         assert len(tails) <= 3
     assert seen[:2] == [1, 1]  # the second group's member read the first one's tail, remembered
     assert 0 < seen[-1] <= 3
+
+
+def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
+    """The strings the group answers repeat are encoded once: the bytes are the encoding's, a long string is
+    not kept, and the memory is emptied when full."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "TEXTS_KEPT", 2)
+    monkeypatch.setattr(fast_codecs, "_texts", {})
+    assert fast_codecs._compact_text("range") == b"\x06range"
+    assert fast_codecs._compact_text("range") is fast_codecs._texts["range"]
+    assert fast_codecs._compact_text("é") == b"\x03\xc3\xa9"
+    long = "m" * (fast_codecs.TEXT_MAX_CHARS + 1)
+    assert fast_codecs._compact_text(long) == bytes([len(long) + 1]) + long.encode()
+    assert long not in fast_codecs._texts and len(fast_codecs._texts) == 2
+    assert fast_codecs._compact_text("consumer") == b"\x09consumer"
+    assert list(fast_codecs._texts) == ["consumer"]
+    with pytest.raises(TypeError):
+        fast_codecs._compact_text(b"range")
