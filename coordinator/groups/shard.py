@@ -227,8 +227,12 @@ class GroupShard:
     def tick(self, now: int) -> Effects:
         """Run every timer operation due at ``now``: delayed joins, session expiries, pending syncs, the retention pass."""
         fx = Effects()
+        at_once = True
         for operation in self.state.timer.pop_due(now):
-            fx.extend(operation(self.state, now))
+            done = operation(self.state, now)
+            at_once = at_once and done.at_once
+            fx.extend(done)
+        fx.at_once = at_once  # (only when every operation's replies may be given at once: see Effects.at_once)
         return fx
 
     # ------------------------------------------------------------------ loading

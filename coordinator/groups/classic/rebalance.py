@@ -115,7 +115,15 @@ def _group_deadline(handler: Callable[..., None], group_id: str, state: ShardSta
 
 
 _HEARTBEAT_DEADLINE = KeyedOperation(lambda key, state, now: _member_deadline(on_member_deadline, key[1], key[2], state, now))
-_JOIN_DEADLINE = KeyedOperation(lambda key, state, now: _group_deadline(on_join_deadline, key[1], state, now))
+def _join_deadline(key: tuple[str, str], state: ShardState, now: int) -> Effects:
+    """The delayed join's operation: the JoinGroup answers of the join phase it completes are given inside it
+    (``Effects.at_once``), as handle_join's are; one that writes (the group left Empty) waits for its record."""
+    fx = _group_deadline(on_join_deadline, key[1], state, now)
+    fx.at_once = True
+    return fx
+
+
+_JOIN_DEADLINE = KeyedOperation(_join_deadline)
 _PENDING_SYNC_DEADLINE = KeyedOperation(lambda key, state, now: _group_deadline(on_pending_sync_deadline, key[1], state, now))
 
 

@@ -99,7 +99,8 @@ async def test_a_join_that_writes_nothing_is_answered_without_waiting_for_the_sh
 
     # Two group ids of the same shard (one partition).
     manager = LogManager(tmp_path, FsyncPolicy.BATCH, LogConfig())
-    service = GroupCoordinatorService(BrokerConfig(offsets_topic_num_partitions=1), manager, FakeTopics(orders=1))
+    service = GroupCoordinatorService(BrokerConfig(offsets_topic_num_partitions=1, group_initial_rebalance_delay_ms=0),
+                                      manager, FakeTopics(orders=1))
     await service.start()
     try:
         await manager.get_or_create(OFFSETS_TOPIC, 0, service.log_config)
@@ -109,6 +110,12 @@ async def test_a_join_that_writes_nothing_is_answered_without_waiting_for_the_sh
         join = service.join_group(JoinGroup("other", "", "consumer", (("range", b""),), 30000, 60000,
                                             client_id="c", client_host="/127.0.0.1", version=9))
         assert join.done() and join.result()["error_code"] == ErrorCode.member_id_required
+        # The join phase the delayed join's timer completes (group.initial.rebalance.delay.ms=0 here) answers
+        # from inside its operation too: generation 1, while the commit still waits for its fsync.
+        joined = await asyncio.wait_for(service.join_group(JoinGroup(
+            "other", join.result()["member_id"], "consumer", (("range", b""),), 30000, 60000, client_id="c",
+            client_host="/127.0.0.1", version=9)), 5)
+        assert joined["error_code"] == ErrorCode.none and joined["generation_id"] == 1
         beat = service.heartbeat_inline(Heartbeat("other", 1, "nobody"))
         assert not commit_future.done() and not (isinstance(beat, asyncio.Future) and beat.done())
         assert isinstance(beat, asyncio.Future)  # behind the pending write, as before
