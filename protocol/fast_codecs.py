@@ -966,26 +966,53 @@ def _sync_group_fields(frame: bytes, version: int) -> SyncRead:
     if n == 0 or n >= 0x80 or end > size:
         raise _Unhandled
     member_id = frame[pos + 1:end].decode("utf-8")
-    instance, pos = _compact_nullable_string(frame, end)
+    tail = frame[end:]
+    if len(tail) > SYNC_TAIL_MAX_BYTES:  # a leader's, naming the members: read, not remembered
+        return client_id, group_id, generation, member_id, *_sync_group_tail(tail, version)
+    tails = _SYNC_TAILS_V5 if version >= 5 else _SYNC_TAILS
+    known = tails.get(tail)
+    if known is None:
+        known = _sync_group_tail(tail, version)
+        if len(tails) >= SYNC_TAILS_KEPT:
+            tails.clear()
+        tails[tail] = known
+    return client_id, group_id, generation, member_id, *known
+
+
+SYNC_TAILS_KEPT = 256
+"""SyncGroup tails remembered per reading (v5, with protocol type and name; v4)."""
+SYNC_TAIL_MAX_BYTES = 64
+"""Only short tails are remembered: a follower's (no assignments) is the same for every member of every group
+of an application; a leader's names member ids and is nearly always unique."""
+_SYNC_TAILS: dict[bytes, tuple] = {}
+_SYNC_TAILS_V5: dict[bytes, tuple] = {}
+
+
+def _sync_group_tail(tail: bytes, version: int) -> tuple[str | None, str | None, str | None, tuple[tuple[str, bytes], ...]]:
+    """(group instance id, protocol type, protocol name — both None in v4, ((member id, assignment), ...)):
+    what follows the member id of a SyncGroup, to the end of its frame, raising for what the reader declines;
+    a pure function of those bytes and of the version's having the protocol fields (see ``_join_group_tail``)."""
+    size = len(tail)
+    instance, pos = _compact_nullable_string(tail, 0)
     protocol_type = protocol_name = None
     if version >= 5:
-        protocol_type, pos = _compact_nullable_string(frame, pos)
-        protocol_name, pos = _compact_nullable_string(frame, pos)
-    count, pos = _compact_count(frame, pos)
+        protocol_type, pos = _compact_nullable_string(tail, pos)
+        protocol_name, pos = _compact_nullable_string(tail, pos)
+    count, pos = _compact_count(tail, pos)
     assignments = []
     for _ in range(count):
-        n = frame[pos]  # the member's id
+        n = tail[pos]  # the member's id
         end = pos + n
         if n == 0 or n >= 0x80 or end > size:
             raise _Unhandled
-        member = frame[pos + 1:end].decode("utf-8")
-        assignment, pos = _compact_bytes(frame, end)
-        if frame[pos] != 0:  # the assignment's tagged fields
+        member = tail[pos + 1:end].decode("utf-8")
+        assignment, pos = _compact_bytes(tail, end)
+        if tail[pos] != 0:  # the assignment's tagged fields
             raise _Unhandled
         pos += 1
         assignments.append((member, assignment))
-    _no_tags(frame, pos)
-    return client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, tuple(assignments)
+    _no_tags(tail, pos)
+    return instance, protocol_type, protocol_name, tuple(assignments)
 
 
 def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:

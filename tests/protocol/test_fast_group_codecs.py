@@ -238,3 +238,36 @@ def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
     assert list(fast_codecs._texts) == ["consumer"]
     with pytest.raises(TypeError):
         fast_codecs._compact_text(b"range")
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+def test_sync_group_short_tails_are_remembered_by_their_bytes_and_bounded(version, monkeypatch):
+    """A follower's tail (no assignments) is remembered by its bytes and read back for another group's member;
+    a leader's (naming members) past SYNC_TAIL_MAX_BYTES is read every time; the memory is emptied when full."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "SYNC_TAILS_KEPT", 2)
+    name = "_SYNC_TAILS_V5" if version >= 5 else "_SYNC_TAILS"
+    monkeypatch.setattr(fast_codecs, name, {})
+
+    def read(group: str, member: str, name_: str, assignments: list) -> tuple:
+        body = {"group_id": group, "generation_id": 3, "member_id": member, "group_instance_id": None,
+                "protocol_type": "consumer", "protocol_name": name_, "assignments": assignments}
+        frame = request_frame(14, version, body, "c")
+        lane = read_sync_group(frame, version)
+        kio_client, kio_req = kio_read(frame, 14, version)
+        assert sync_request(ctx(14, version, kio_client), kio_req) == SyncGroup(
+            lane[1], lane[2], lane[3], lane[7], lane[4], lane[5], lane[6], version)
+        return lane
+
+    assert read("g", "m-1", "range", [])[1:4] == ("g", 3, "m-1")
+    assert len(getattr(fast_codecs, name)) == 1
+    assert read("h", "m-2", "range", [])[1:4] == ("h", 3, "m-2")
+    assert len(getattr(fast_codecs, name)) == 1  # the same tail
+    leader = [{"member_id": f"member-{i}-" + "x" * 40, "assignment": b"\x00\x01"} for i in range(2)]
+    lane = read("g", "m-1", "range", leader)
+    assert lane[7] == tuple((a["member_id"], a["assignment"]) for a in leader)
+    assert len(getattr(fast_codecs, name)) == 1  # too long to keep
+    read("g", "m-1", "roundrobin", [])
+    read("g", "m-1", "sticky", [])
+    assert 0 < len(getattr(fast_codecs, name)) <= 2
