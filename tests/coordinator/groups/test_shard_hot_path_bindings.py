@@ -1,4 +1,4 @@
-"""The classic group's INFO events (state changes, member events) are built only when the shard's logger writes
+"""What the shard binds once for its hot path. The classic group's INFO events (state changes, member events) are built only when the shard's logger writes
 INFO: the level is asked once, when the shard state is made (a bound structlog logger keeps its level)."""
 
 import logging
@@ -49,3 +49,19 @@ def test_a_logger_filtering_info_out_is_not_called():
     state.on_transition(group, EMPTY, PREPARING_REBALANCE, "why")
     state.log_member(group, "m-1", "joined", "new member")
     assert silent.events == []
+
+
+def test_the_shards_next_deadline_follows_the_timer_a_load_makes():
+    """GroupShard.next_deadline is its timer's method, bound again when a load replaces the timer."""
+    from groupcoord.coordinator.config import BrokerConfig
+    from groupcoord.coordinator.groups.runtime.effects import Effects
+    from groupcoord.coordinator.groups.shard import GroupShard
+
+    shard = GroupShard(0, BrokerConfig())
+    assert shard.next_deadline() is None
+    shard.state.timer.schedule(("k",), 1_000, lambda state, now: Effects())
+    assert shard.next_deadline() == 1_000
+    shard.begin_load()
+    assert shard.next_deadline() is None  # the new timer's, empty
+    shard.state.timer.schedule(("k",), 2_000, lambda state, now: Effects())
+    assert shard.next_deadline() == 2_000
