@@ -1,5 +1,6 @@
-"""What the shard binds once for its hot path. The classic group's INFO events (state changes, member events) are built only when the shard's logger writes
-INFO: the level is asked once, when the shard state is made (a bound structlog logger keeps its level)."""
+"""What the shard binds once for its hot path: whether its logger writes INFO (the classic group's state
+changes and member events are built only then; a bound structlog logger keeps its level), and its timer's
+next deadline (bound again when a load makes a new timer)."""
 
 import logging
 
