@@ -831,7 +831,7 @@ class CoordinatorRuntime:
         rt.timer_deadline = deadline
         if deadline is None or not self._started:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()  # (the kept loop: no getpid() per re-arm)
         delay = max(deadline - self.clock.wall_ms(), 0) / 1000.0
         rt.timer = loop.call_at(loop.time() + delay, self._on_timer, rt)
 
