@@ -876,23 +876,26 @@ def _write_join_group(version: int, correlation_id: int, response: Any) -> bytes
             return None
         if version < 9 and response["skip_assignment"]:
             return None
-        parts = [b"\x00",  # response header v1: no tagged fields
-                 _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
-                                   int(response["generation_id"]))]
+        head = _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
+                                 int(response["generation_id"]))
         if version >= 7:
-            parts.append(b"\x00" if protocol_type is None else _compact_text(protocol_type))
-            parts.append(b"\x00" if protocol_name is None else _compact_text(protocol_name))
+            names = ((b"\x00" if protocol_type is None else _compact_text(protocol_type))
+                     + (b"\x00" if protocol_name is None else _compact_text(protocol_name)))
         else:
-            parts.append(_compact_text(protocol_name))
-        parts.append(_compact_text(response["leader"]))
+            names = _compact_text(protocol_name)
+        leader = _compact_text(response["leader"])
         if version >= 9:
             skip = response["skip_assignment"]
             if type(skip) is not bool:
                 return None
-            parts.append(b"\x01" if skip else b"\x00")
-        parts.append(_compact_text(response["member_id"]))
+            leader += b"\x01" if skip else b"\x00"
+        member_id = _compact_text(response["member_id"])
         members = response["members"]
-        parts.append(_length(len(members) + 1))
+        count = len(members)
+        if count == 0:  # every answer but the leader's: one join, no list to walk
+            body = b"".join((b"\x00", head, names, leader, member_id, b"\x01\x00"))
+            return _FRAME_START.pack(len(body) + 4, correlation_id) + body
+        parts = [b"\x00", head, names, leader, member_id, _length(count + 1)]
         for m in members:
             if type(m) is not dict or len(m) != 3:
                 return None
