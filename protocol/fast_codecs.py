@@ -756,13 +756,30 @@ def _length(n: int) -> bytes:
     return bytes(out)
 
 
+TEXTS_KEPT = 4096
+"""Short strings whose compact bytes ``_compact_text`` remembers (emptied when full)."""
+TEXT_MAX_CHARS = 80
+"""Longer strings are encoded every time: the memory stays small (a member id is ~45 characters)."""
+_texts: dict[str, bytes] = {}
+
+
 def _compact_text(value: Any) -> bytes:
-    """A compact non-null string's bytes; a value that is not a str raises TypeError (the writer declines)."""
+    """A compact non-null string's bytes; a value that is not a str raises TypeError (the writer declines).
+    Short ones are remembered: the JoinGroup and SyncGroup answers of a group repeat the same few strings (the
+    protocol type and name, the leader's and each member's id in its own answers and the leader's list)."""
     if type(value) is not str:
         raise TypeError
+    held = _texts.get(value)
+    if held is not None:
+        return held
     raw = value.encode("utf-8")
     n = len(raw) + 1
-    return (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
+    held = (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
+    if len(value) <= TEXT_MAX_CHARS:
+        if len(_texts) >= TEXTS_KEPT:
+            _texts.clear()
+        _texts[value] = held
+    return held
 
 
 # --------------------------------------------------------------------------- JoinGroup (key 11)
@@ -836,29 +853,58 @@ def _join_group_fields(frame: bytes, version: int) -> JoinRead:
             raise _Unhandled
         instance = frame[pos + 1:end].decode("utf-8")
         pos = end
-    n = frame[pos]  # protocol type
-    end = pos + n
+    tails = _JOIN_TAILS_V8 if version >= 8 else _JOIN_TAILS
+    tail = frame[pos:]
+    known = tails.get(tail)
+    if known is None:
+        known = _join_group_tail(tail, version)
+        if len(tail) <= JOIN_TAIL_MAX_BYTES:
+            if len(tails) >= JOIN_TAILS_KEPT:
+                tails.clear()
+            tails[tail] = known
+    return client_id, group_id, session, rebalance, member_id, instance, *known
+
+
+JOIN_TAILS_KEPT = 256
+"""JoinGroup tails remembered per reading (v8-v9, with a reason; v6-v7): the consumers of a deployment send a
+few different ones (the same protocols, the same subscription), so a bound this small still hits."""
+JOIN_TAIL_MAX_BYTES = 512
+"""A tail longer than this (a large subscription) is read every time, not remembered: the memory stays small."""
+_JOIN_TAILS: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], None]] = {}
+_JOIN_TAILS_V8: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], str | None]] = {}
+
+
+def _join_group_tail(tail: bytes, version: int) -> tuple[str, tuple[tuple[str, bytes], ...], str | None]:
+    """(protocol type, ((protocol name, metadata), ...), reason — None below v8): what follows the group
+    instance id of a JoinGroup, to the end of its frame, raising for what the reader declines. A pure function
+    of those bytes and of whether the version has a reason, so ``_join_group_fields`` remembers its answers by
+    them (``_JOIN_TAILS``): every member of a group sends the same tail, twice per rebalance (the member-id
+    round, the join), and reading it was half of reading a JoinGroup. The values are immutable (str, bytes,
+    tuples): a remembered answer is handed to every request that sends its bytes."""
+    size = len(tail)
+    n = tail[0]  # protocol type
+    end = n
     if n == 0 or n >= 0x80 or end > size:
         raise _Unhandled
-    protocol_type = frame[pos + 1:end].decode("utf-8")
-    count, pos = _compact_count(frame, end)
+    protocol_type = tail[1:end].decode("utf-8")
+    count, pos = _compact_count(tail, end)
     protocols = []
     for _ in range(count):
-        n = frame[pos]  # protocol name
+        n = tail[pos]  # protocol name
         end = pos + n
         if n == 0 or n >= 0x80 or end > size:
             raise _Unhandled
-        name = frame[pos + 1:end].decode("utf-8")
-        metadata, pos = _compact_bytes(frame, end)
-        if frame[pos] != 0:  # the protocol's tagged fields
+        name = tail[pos + 1:end].decode("utf-8")
+        metadata, pos = _compact_bytes(tail, end)
+        if tail[pos] != 0:  # the protocol's tagged fields
             raise _Unhandled
         pos += 1
         protocols.append((name, metadata))
     reason = None
     if version >= 8:
-        reason, pos = _compact_nullable_string(frame, pos)
-    _no_tags(frame, pos)
-    return client_id, group_id, session, rebalance, member_id, instance, protocol_type, tuple(protocols), reason
+        reason, pos = _compact_nullable_string(tail, pos)
+    _no_tags(tail, pos)
+    return protocol_type, tuple(protocols), reason
 
 
 def _read_join_group(frame: bytes, version: int) -> tuple[str | None, JoinGroupRequestView]:
@@ -887,23 +933,26 @@ def _write_join_group(version: int, correlation_id: int, response: Any) -> bytes
             return None
         if version < 9 and response["skip_assignment"]:
             return None
-        parts = [b"\x00",  # response header v1: no tagged fields
-                 _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
-                                   int(response["generation_id"]))]
+        head = _I32_I16_I32.pack(int(response["throttle_time"]), int(response["error_code"]),
+                                 int(response["generation_id"]))
         if version >= 7:
-            parts.append(b"\x00" if protocol_type is None else _compact_text(protocol_type))
-            parts.append(b"\x00" if protocol_name is None else _compact_text(protocol_name))
+            names = ((b"\x00" if protocol_type is None else _compact_text(protocol_type))
+                     + (b"\x00" if protocol_name is None else _compact_text(protocol_name)))
         else:
-            parts.append(_compact_text(protocol_name))
-        parts.append(_compact_text(response["leader"]))
+            names = _compact_text(protocol_name)
+        leader = _compact_text(response["leader"])
         if version >= 9:
             skip = response["skip_assignment"]
             if type(skip) is not bool:
                 return None
-            parts.append(b"\x01" if skip else b"\x00")
-        parts.append(_compact_text(response["member_id"]))
+            leader += b"\x01" if skip else b"\x00"
+        member_id = _compact_text(response["member_id"])
         members = response["members"]
-        parts.append(_length(len(members) + 1))
+        count = len(members)
+        if count == 0:  # every answer but the leader's: one join, no list to walk
+            body = b"".join((b"\x00", head, names, leader, member_id, b"\x01\x00"))
+            return _FRAME_START.pack(len(body) + 4, correlation_id) + body
+        parts = [b"\x00", head, names, leader, member_id, _length(count + 1)]
         for m in members:
             if type(m) is not dict or len(m) != 3:
                 return None
@@ -977,26 +1026,53 @@ def _sync_group_fields(frame: bytes, version: int) -> SyncRead:
     if n == 0 or n >= 0x80 or end > size:
         raise _Unhandled
     member_id = frame[pos + 1:end].decode("utf-8")
-    instance, pos = _compact_nullable_string(frame, end)
+    tail = frame[end:]
+    if len(tail) > SYNC_TAIL_MAX_BYTES:  # a leader's, naming the members: read, not remembered
+        return client_id, group_id, generation, member_id, *_sync_group_tail(tail, version)
+    tails = _SYNC_TAILS_V5 if version >= 5 else _SYNC_TAILS
+    known = tails.get(tail)
+    if known is None:
+        known = _sync_group_tail(tail, version)
+        if len(tails) >= SYNC_TAILS_KEPT:
+            tails.clear()
+        tails[tail] = known
+    return client_id, group_id, generation, member_id, *known
+
+
+SYNC_TAILS_KEPT = 256
+"""SyncGroup tails remembered per reading (v5, with protocol type and name; v4)."""
+SYNC_TAIL_MAX_BYTES = 64
+"""Only short tails are remembered: a follower's (no assignments) is the same for every member of every group
+of an application; a leader's names member ids and is nearly always unique."""
+_SYNC_TAILS: dict[bytes, tuple] = {}
+_SYNC_TAILS_V5: dict[bytes, tuple] = {}
+
+
+def _sync_group_tail(tail: bytes, version: int) -> tuple[str | None, str | None, str | None, tuple[tuple[str, bytes], ...]]:
+    """(group instance id, protocol type, protocol name — both None in v4, ((member id, assignment), ...)):
+    what follows the member id of a SyncGroup, to the end of its frame, raising for what the reader declines;
+    a pure function of those bytes and of the version's having the protocol fields (see ``_join_group_tail``)."""
+    size = len(tail)
+    instance, pos = _compact_nullable_string(tail, 0)
     protocol_type = protocol_name = None
     if version >= 5:
-        protocol_type, pos = _compact_nullable_string(frame, pos)
-        protocol_name, pos = _compact_nullable_string(frame, pos)
-    count, pos = _compact_count(frame, pos)
+        protocol_type, pos = _compact_nullable_string(tail, pos)
+        protocol_name, pos = _compact_nullable_string(tail, pos)
+    count, pos = _compact_count(tail, pos)
     assignments = []
     for _ in range(count):
-        n = frame[pos]  # the member's id
+        n = tail[pos]  # the member's id
         end = pos + n
         if n == 0 or n >= 0x80 or end > size:
             raise _Unhandled
-        member = frame[pos + 1:end].decode("utf-8")
-        assignment, pos = _compact_bytes(frame, end)
-        if frame[pos] != 0:  # the assignment's tagged fields
+        member = tail[pos + 1:end].decode("utf-8")
+        assignment, pos = _compact_bytes(tail, end)
+        if tail[pos] != 0:  # the assignment's tagged fields
             raise _Unhandled
         pos += 1
         assignments.append((member, assignment))
-    _no_tags(frame, pos)
-    return client_id, group_id, generation, member_id, instance, protocol_type, protocol_name, tuple(assignments)
+    _no_tags(tail, pos)
+    return instance, protocol_type, protocol_name, tuple(assignments)
 
 
 def _read_sync_group(frame: bytes, version: int) -> tuple[str | None, SyncGroupRequestView]:

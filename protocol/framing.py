@@ -62,6 +62,12 @@ class FrameDecoder:
                 return frame, [0, len(frame)]
             data = bytes(buf)
             buf.clear()
+        elif len(data) >= 4:
+            # The commonest read: exactly one whole frame (a client with one request in flight), told by its
+            # size prefix alone, without the loop below.
+            size = _SIZE.unpack_from(data, 0)[0]
+            if size == len(data) - 4 and size <= self.max_frame_size:
+                return data, [4, len(data)]
         bounds: list[int] = []
         pos = 0
         end = len(data)

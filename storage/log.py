@@ -256,10 +256,11 @@ class PartitionLog:
             self.log_end_offset = next_offset
             self._reserved_seq += 1
             seq = self._reserved_seq
-            written = asyncio.get_running_loop().create_future()
+            loop = asyncio.get_running_loop()  # once: each ask is a getpid() system call on CPython 3.11
+            written = loop.create_future()
             self._pending.append(_PendingWrite(segment, position, buf, seq, written, tail, size))
             if self._writer is None:
-                self._writer = asyncio.create_task(self._drain_writes())
+                self._writer = loop.create_task(self._drain_writes())
         await written
         try:
             if self.fsync is _ALWAYS:

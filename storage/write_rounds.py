@@ -43,17 +43,18 @@ class WriteRounds:
         if not self._scheduled:
             # Start at the end of this loop turn, so every log whose appends are ready now joins the round.
             self._scheduled = True
-            loop.call_soon(self._start_round)
+            loop.call_soon(self._start_round, loop)
         await done
 
-    def _start_round(self) -> None:
+    def _start_round(self, loop: asyncio.AbstractEventLoop) -> None:
+        """``loop``: the one ``write`` found running (asking again costs a getpid() system call on CPython 3.11)."""
         self._scheduled = False
         waiting, self._waiting = self._waiting, []
         if not waiting:
             return
         self.rounds += 1
         try:
-            job = asyncio.get_running_loop().run_in_executor(self.executor, write_every_log, [runs for runs, _ in waiting])
+            job = loop.run_in_executor(self.executor, write_every_log, [runs for runs, _ in waiting])
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             _finish(waiting, [exc] * len(waiting))
             return

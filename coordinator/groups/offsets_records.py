@@ -628,20 +628,25 @@ def _encode_group_value_v3(value: GroupMetadataValue) -> bytes:
     parts.append(_Q.pack(value.current_state_timestamp))
     members = value.members
     parts.append(_I.pack(len(members)))
-    for m in members:
+    pack_h = _H.pack
+    for m in members:  # each member's strings written inline (no helper call per field: 4-5 per member)
         if type(m) is not MemberMetadata:
             raise TypeError("not a MemberMetadata")
-        _put_string(parts, m.member_id)
-        _put_nullable_string(parts, m.group_instance_id)
-        _put_string(parts, m.client_id)
-        _put_string(parts, m.client_host)
-        parts.append(_TIMEOUTS.pack(m.rebalance_timeout, m.session_timeout))
+        raw = m.member_id.encode("utf-8")
+        parts += (pack_h(len(raw)), raw)
+        instance = m.group_instance_id
+        if instance is None:
+            parts.append(_NULL_STRING)
+        else:
+            raw = instance.encode("utf-8")
+            parts += (pack_h(len(raw)), raw)
+        raw = m.client_id.encode("utf-8")
+        host = m.client_host.encode("utf-8")
         subscription = bytes(m.subscription)
-        parts.append(_I.pack(len(subscription)))
-        parts.append(subscription)
         assignment = bytes(m.assignment)
-        parts.append(_I.pack(len(assignment)))
-        parts.append(assignment)
+        parts += (pack_h(len(raw)), raw, pack_h(len(host)), host,
+                  _TIMEOUTS.pack(m.rebalance_timeout, m.session_timeout),
+                  _I.pack(len(subscription)), subscription, _I.pack(len(assignment)), assignment)
     return b"".join(parts)
 
 

@@ -96,6 +96,10 @@ class GroupShard:
             new_member_id=member_id_factory,
         )
         self._replay_names: dict[bytes, tuple[str, str]] = {}  # replay_raw's names, for one load
+        self.next_deadline: Callable[[], int | None] = self.state.timer.next_deadline
+        """The earliest timer deadline, None when nothing is scheduled: the timer's own method, bound here (and
+        again when ``begin_load`` makes a new timer), because the runtime asks after every operation and a
+        method of the shard's would only add a frame."""
 
     # ------------------------------------------------------------------ what the runtime and operators read
 
@@ -221,14 +225,15 @@ class GroupShard:
 
     # ------------------------------------------------------------------ time
 
-    def next_deadline(self) -> int | None:
-        return self.state.timer.next_deadline()
-
     def tick(self, now: int) -> Effects:
         """Run every timer operation due at ``now``: delayed joins, session expiries, pending syncs, the retention pass."""
         fx = Effects()
+        at_once = True
         for operation in self.state.timer.pop_due(now):
-            fx.extend(operation(self.state, now))
+            done = operation(self.state, now)
+            at_once = at_once and done.at_once
+            fx.extend(done)
+        fx.at_once = at_once  # (only when every operation's replies may be given at once: see Effects.at_once)
         return fx
 
     # ------------------------------------------------------------------ loading
@@ -247,6 +252,7 @@ class GroupShard:
         state.offset_order.clear()
         state.next_offset_order = 0
         state.timer = CoordinatorTimer()
+        self.next_deadline = state.timer.next_deadline
 
     def replay(self, key: Any, value: Any, now: int, producer_id: int = -1) -> None:
         if producer_id >= 0 and isinstance(key, OffsetCommitKey):

@@ -7,6 +7,7 @@ events), so API modules depend on it and never on the shard facade above them.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,6 +66,16 @@ class ShardState:
     # consumer_session_timeout_ms / consumer_heartbeat_interval_ms / consumer_assignment_interval_ms per group
     # id (dataplane/group_configs.GroupConfigSource); None: the broker's settings for every group.
     group_configs: Any = None
+
+    info_logged: bool = field(init=False, default=True)
+    """Whether ``log`` writes INFO events, asked once (a structlog logger's level is fixed when it is bound):
+    the classic group's state changes and member events are INFO, and a call whose level is filtered out
+    still builds its keyword arguments and calls the no-op (three transitions and three joins per group
+    formed)."""
+
+    def __post_init__(self) -> None:
+        enabled = getattr(self.log, "is_enabled_for", None)
+        self.info_logged = True if enabled is None else bool(enabled(logging.INFO))
 
     def consumer_session_timeout_ms(self, group_id: str) -> int:
         source = self.group_configs
@@ -127,20 +138,22 @@ class ShardState:
         # ``_value_``, not ``.value``: Enum's value is a Python-level descriptor (two calls a read), and every
         # group of three makes three transitions here
         old_name, new_name = old._value_, new._value_
-        self.log.info(
-            "group state change",
-            group_id=group.group_id,
-            old=old_name,
-            new=new_name,
-            generation=group.generation,
-            members=len(group.members),
-            reason=reason,
-        )
+        if self.info_logged:
+            self.log.info(
+                "group state change",
+                group_id=group.group_id,
+                old=old_name,
+                new=new_name,
+                generation=group.generation,
+                members=len(group.members),
+                reason=reason,
+            )
         self.observer.on_state_change(group.group_id, old_name, new_name, reason)
 
     def log_member(self, group: ClassicGroup, member_id: str, event: str, reason: str) -> None:
-        self.log.info(_MEMBER_EVENTS.get(event) or f"member {event}", group_id=group.group_id, member_id=member_id,
-                      reason=reason)
+        if self.info_logged:
+            self.log.info(_MEMBER_EVENTS.get(event) or f"member {event}", group_id=group.group_id,
+                          member_id=member_id, reason=reason)
         observer = self.observer
         if event == "joined":
             observer.on_member_joined(group.group_id, member_id, reason)

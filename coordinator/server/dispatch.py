@@ -149,7 +149,9 @@ class OwedAnswer:
         except BaseException as exc:  # as the ordinary way's encoding failure (a bug): never the runtime's
             self.fail(exc)
             return
-        dispatcher.observe(self.codec.api_key, _top_level_error(response), self.started)
+        # (_top_level_error's dict case inline: every JoinGroup and SyncGroup answer of a lane comes here)
+        error = int(response.get("error_code", 0) or 0) if type(response) is dict else _top_level_error(response)
+        dispatcher.observe(self.codec.api_key, error, self.started)
         connection.answer_later(self.slot, payload)
 
     def fail(self, exc: BaseException) -> None:

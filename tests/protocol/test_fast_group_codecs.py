@@ -185,3 +185,89 @@ def test_sync_group_writer_writes_the_coordinators_error_answer(version):
     body = sync_error(ErrorCode.rebalance_in_progress)
     assert SYNC_GROUP.write(version, 9, body) == general_answer(14, version, 9, body)
     assert SYNC_GROUP.write(version, 9, {**body, "extra": 1}) is None
+
+
+@pytest.mark.parametrize("version", JOIN_GROUP.versions)
+def test_join_group_tails_are_remembered_by_their_bytes_and_bounded(version, monkeypatch):
+    """The reader remembers what follows the group instance id by its bytes: a second member of the group
+    reads its own group and member ids with the first one's protocols, a different reason or subscription is
+    read anew, and the memory is emptied when full rather than grown."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "JOIN_TAILS_KEPT", 3)
+    monkeypatch.setattr(fast_codecs, "_JOIN_TAILS_V8" if version >= 8 else "_JOIN_TAILS", {})
+    tails = fast_codecs._JOIN_TAILS_V8 if version >= 8 else fast_codecs._JOIN_TAILS
+
+    def body(group: str, member: str, metadata: bytes, reason: str | None) -> dict:
+        return {"group_id": group, "session_timeout": 45000, "rebalance_timeout": 300000, "member_id": member,
+                "group_instance_id": None, "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": metadata}], "reason": reason}
+
+    seen = []
+    for group, member, metadata, reason in [("g", "", b"\x00\x01", None), ("h", "m-1", b"\x00\x01", None),
+                                            ("g", "m-2", b"\x00\x01", "why"), ("g", "m-3", b"\x00\x02", None),
+                                            ("g", "m-4", b"\x00\x03", None), ("g", "m-5", b"\x00\x01", None)]:
+        frame = request_frame(11, version, body(group, member, metadata, reason), "c")
+        lane = read_join_group(frame, version)
+        kio_client, kio_req = kio_read(frame, 11, version)
+        assert lane is not None
+        assert join_request(ctx(11, version, lane[0]), JOIN_GROUP.read(frame, version)[1]) == \
+            join_request(ctx(11, version, kio_client), kio_req)
+        assert lane[1:5] == (group, 45000, 300000, member)
+        assert lane[7] == (("range", metadata),) and lane[8] == (reason if version >= 8 else None)
+        seen.append(len(tails))
+        assert len(tails) <= 3
+    assert seen[:2] == [1, 1]  # the second group's member read the first one's tail, remembered
+    assert 0 < seen[-1] <= 3
+
+
+def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
+    """The strings the group answers repeat are encoded once: the bytes are the encoding's, a long string is
+    not kept, and the memory is emptied when full."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "TEXTS_KEPT", 2)
+    monkeypatch.setattr(fast_codecs, "_texts", {})
+    assert fast_codecs._compact_text("range") == b"\x06range"
+    assert fast_codecs._compact_text("range") is fast_codecs._texts["range"]
+    assert fast_codecs._compact_text("é") == b"\x03\xc3\xa9"
+    long = "m" * (fast_codecs.TEXT_MAX_CHARS + 1)
+    assert fast_codecs._compact_text(long) == bytes([len(long) + 1]) + long.encode()
+    assert long not in fast_codecs._texts and len(fast_codecs._texts) == 2
+    assert fast_codecs._compact_text("consumer") == b"\x09consumer"
+    assert list(fast_codecs._texts) == ["consumer"]
+    with pytest.raises(TypeError):
+        fast_codecs._compact_text(b"range")
+
+
+@pytest.mark.parametrize("version", SYNC_GROUP.versions)
+def test_sync_group_short_tails_are_remembered_by_their_bytes_and_bounded(version, monkeypatch):
+    """A follower's tail (no assignments) is remembered by its bytes and read back for another group's member;
+    a leader's (naming members) past SYNC_TAIL_MAX_BYTES is read every time; the memory is emptied when full."""
+    from groupcoord.protocol import fast_codecs
+
+    monkeypatch.setattr(fast_codecs, "SYNC_TAILS_KEPT", 2)
+    name = "_SYNC_TAILS_V5" if version >= 5 else "_SYNC_TAILS"
+    monkeypatch.setattr(fast_codecs, name, {})
+
+    def read(group: str, member: str, name_: str, assignments: list) -> tuple:
+        body = {"group_id": group, "generation_id": 3, "member_id": member, "group_instance_id": None,
+                "protocol_type": "consumer", "protocol_name": name_, "assignments": assignments}
+        frame = request_frame(14, version, body, "c")
+        lane = read_sync_group(frame, version)
+        kio_client, kio_req = kio_read(frame, 14, version)
+        assert sync_request(ctx(14, version, kio_client), kio_req) == SyncGroup(
+            lane[1], lane[2], lane[3], lane[7], lane[4], lane[5], lane[6], version)
+        return lane
+
+    assert read("g", "m-1", "range", [])[1:4] == ("g", 3, "m-1")
+    assert len(getattr(fast_codecs, name)) == 1
+    assert read("h", "m-2", "range", [])[1:4] == ("h", 3, "m-2")
+    assert len(getattr(fast_codecs, name)) == 1  # the same tail
+    leader = [{"member_id": f"member-{i}-" + "x" * 40, "assignment": b"\x00\x01"} for i in range(2)]
+    lane = read("g", "m-1", "range", leader)
+    assert lane[7] == tuple((a["member_id"], a["assignment"]) for a in leader)
+    assert len(getattr(fast_codecs, name)) == 1  # too long to keep
+    read("g", "m-1", "roundrobin", [])
+    read("g", "m-1", "sticky", [])
+    assert 0 < len(getattr(fast_codecs, name)) <= 2

@@ -55,3 +55,17 @@ def test_a_frame_completed_across_reads_is_its_own_buffer_and_the_rest_keeps_wai
     decoder.spans(encode_frame(first)[:100])
     with pytest.raises(FrameTooLarge):
         decoder.spans(encode_frame(first)[100:] + struct.pack(">i", (1 << 20) + 1) + b"xx")
+
+
+@given(payload=st.binary(max_size=300))
+def test_one_whole_frame_read_alone_is_its_own_span(payload):
+    """The commonest read (exactly one frame) is told from its size prefix: the same span the general loop
+    gives, nothing buffered; one past the limit is still refused."""
+    frame = encode_frame(payload)
+    decoder = FrameDecoder()
+    buffer, bounds = decoder.spans(frame)
+    assert buffer is frame and bounds == [4, len(frame)] and decoder.buffered == 0
+    assert buffer[bounds[0]:bounds[1]] == payload
+    if payload:
+        with pytest.raises(FrameTooLarge):
+            FrameDecoder(max_frame_size=len(payload) - 1).spans(frame)

@@ -63,7 +63,11 @@ class ClassicGroup:
         return self.awaiting_join == len(self.members) and not self.pending_members
 
     def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        longest = None  # max(..., default=0), as a loop: no generator (every rebalance asks, twice)
+        for member in self.members.values():
+            if longest is None or member.rebalance_timeout_ms > longest:
+                longest = member.rebalance_timeout_ms
+        return 0 if longest is None else longest
 
     def supports(self, protocol_type: str, names: frozenset[str]) -> bool:
         return supports_protocols(self.protocol_type, len(self.members), self.supported, protocol_type, names)
@@ -72,7 +76,7 @@ class ClassicGroup:
         return select_protocol(self.members.values(), self.supported)
 
     def not_yet_rejoined(self) -> list[ClassicMember]:
-        return [m for m in self.members.values() if not m.is_awaiting_join]
+        return [m for m in self.members.values() if m.join_token is None]  # not is_awaiting_join
 
     def current_member_metadata(self) -> list[dict]:
         return [
@@ -121,9 +125,10 @@ class ClassicGroup:
         return member
 
     def set_join_token(self, member: ClassicMember, token, version: int = 0) -> None:
-        if token is not None and not member.is_awaiting_join:
+        parked = member.join_token is not None  # member.is_awaiting_join, without the property's call
+        if token is not None and not parked:
             self.awaiting_join += 1
-        elif token is None and member.is_awaiting_join:
+        elif token is None and parked:
             self.awaiting_join -= 1
         member.join_token = token
         member.join_version = version

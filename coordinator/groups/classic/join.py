@@ -8,6 +8,7 @@ from groupcoord.coordinator.groups.classic import rebalance
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.member import ClassicMember
 from groupcoord.coordinator.groups.classic.records import group_metadata_record
+from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
 from groupcoord.coordinator.groups.classic.responses import join_error, join_result, sync_result
 from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
@@ -18,7 +19,12 @@ from groupcoord.protocol.errors import ErrorCode
 
 
 def handle_join(state: ShardState, req: JoinGroup, token: Any, now: int) -> Effects:
+    """Its replies are given inside the operation (``at_once``), as Kafka's classicGroupJoin completes its
+    response future: MEMBER_ID_REQUIRED, the errors and the join results of a completed join phase do not
+    wait for another group's pending write. One that writes (a static member's new id, a converted consumer
+    group) still answers once its records are durable."""
     fx = Effects()
+    fx.at_once = True
     error = _validate(state, req)
     if error is not None:
         fx.reply(token, join_error(req.member_id, error))
@@ -78,7 +84,7 @@ def _join_new_member(state: ShardState, group: ClassicGroup, req: JoinGroup, tok
     if group.state is DEAD:
         fx.reply(token, join_error("", ErrorCode.coordinator_not_available))
         return
-    names = frozenset(name for name, _ in req.protocols)
+    names = protocol_names(req.protocols)
     if not group.supports(req.protocol_type, names):
         fx.reply(token, join_error("", ErrorCode.inconsistent_group_protocol))
         return
@@ -105,9 +111,9 @@ def _add_member_and_rebalance(state: ShardState, group: ClassicGroup, req: JoinG
     member.joined_at_ms = now
     if group.state is PREPARING_REBALANCE and group.generation == 0:
         group.new_member_added = True
-    rebalance.cancel_pending_member(state, group, member_id)
     group.add(member, token, req.version)
     state.log_member(group, member_id, "joined", req.reason or "new member")
+    # A pending member's deadline to rejoin is its heartbeat key's (rebalance.HEARTBEAT): moved, not cancelled.
     rebalance.schedule_heartbeat(state, group, member, now)
     rebalance.maybe_prepare_rebalance(state, group, _reason(f"adding new member {member_id}", req), now, fx)
 
@@ -157,7 +163,7 @@ def _join_existing_member(state: ShardState, group: ClassicGroup, req: JoinGroup
     if group.state is DEAD:
         fx.reply(token, join_error(req.member_id, ErrorCode.coordinator_not_available))
         return
-    names = frozenset(name for name, _ in req.protocols)
+    names = protocol_names(req.protocols)
     if not group.supports(req.protocol_type, names):
         fx.reply(token, join_error(req.member_id, ErrorCode.inconsistent_group_protocol))
         return

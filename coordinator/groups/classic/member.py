@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcoord.coordinator.groups.classic.shared_sets import shared_frozenset
+from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
 
 
 @dataclass(slots=True, eq=False)
@@ -29,7 +29,7 @@ class ClassicMember:
     protocol_names: frozenset[str] = field(default=frozenset())
 
     def __post_init__(self) -> None:
-        self.protocol_names = shared_frozenset(name for name, _ in self.protocols)
+        self.protocol_names = protocol_names(self.protocols)
 
     @property
     def is_static(self) -> bool:
@@ -67,4 +67,4 @@ class ClassicMember:
 
     def set_protocols(self, protocols: tuple[tuple[str, bytes], ...]) -> None:
         self.protocols = protocols
-        self.protocol_names = shared_frozenset(name for name, _ in protocols)
+        self.protocol_names = protocol_names(protocols)

@@ -32,6 +32,8 @@ def select_protocol(members: Iterable[ClassicMember], supported: Counter) -> str
     candidates = candidate_protocols(supported, len(members))
     if not candidates:
         raise ValueError("no protocol is supported by every member")
+    if len(candidates) == 1:  # every member votes for it (it supports it): the vote's own answer, without one
+        return next(iter(candidates))
     votes = Counter(member_vote(m, candidates) for m in members)
     best = max(votes.values())
     for name, _ in members[0].protocols:

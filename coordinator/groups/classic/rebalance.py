@@ -28,7 +28,9 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 
 # timer kinds (first element of a timer key)
 HEARTBEAT = "heartbeat"
-PENDING_MEMBER = "pending-member"
+"""A member's session, and a pending member's (told MEMBER_ID_REQUIRED) deadline to rejoin with its id: one key
+per member id, as Kafka's classicGroupHeartbeatKey, so the pending member's timer becomes its session's when it
+joins (a deadline moved in place, not a cancel and a new push)."""
 JOIN = "join"
 PENDING_SYNC = "pending-sync"
 
@@ -56,13 +58,13 @@ def cancel_heartbeat(state: ShardState, group: ClassicGroup, member_id: str) -> 
 
 
 def schedule_pending_member(state: ShardState, group: ClassicGroup, member_id: str, deadline: int) -> None:
-    """A member told MEMBER_ID_REQUIRED has until ``deadline`` to rejoin with its id."""
-    key = (PENDING_MEMBER, group.group_id, member_id)
-    state.timer.schedule(key, deadline, _PENDING_MEMBER_DEADLINE)
+    """A member told MEMBER_ID_REQUIRED has until ``deadline`` to rejoin with its id: its heartbeat key, as
+    Kafka's classicGroupJoinNewDynamicMember schedules it (its join then moves the same key's deadline)."""
+    state.timer.schedule((HEARTBEAT, group.group_id, member_id), deadline, _HEARTBEAT_DEADLINE)
 
 
 def cancel_pending_member(state: ShardState, group: ClassicGroup, member_id: str) -> None:
-    state.timer.cancel((PENDING_MEMBER, group.group_id, member_id))
+    state.timer.cancel((HEARTBEAT, group.group_id, member_id))
 
 
 def schedule_join(state: ShardState, group: ClassicGroup, deadline: int) -> None:
@@ -76,7 +78,6 @@ def schedule_pending_sync(state: ShardState, group: ClassicGroup, deadline: int)
 def cancel_group_timers(state: ShardState, group: ClassicGroup) -> None:
     for member_id in list(group.members) + list(group.pending_members):
         state.timer.cancel((HEARTBEAT, group.group_id, member_id))
-        state.timer.cancel((PENDING_MEMBER, group.group_id, member_id))
     state.timer.cancel((JOIN, group.group_id))
     state.timer.cancel((PENDING_SYNC, group.group_id))
 
@@ -113,10 +114,16 @@ def _group_deadline(handler: Callable[..., None], group_id: str, state: ShardSta
     return fx
 
 
-_HEARTBEAT_DEADLINE = KeyedOperation(lambda key, state, now: _member_deadline(on_heartbeat_deadline, key[1], key[2], state, now))
-_PENDING_MEMBER_DEADLINE = KeyedOperation(
-    lambda key, state, now: _member_deadline(on_pending_member_deadline, key[1], key[2], state, now))
-_JOIN_DEADLINE = KeyedOperation(lambda key, state, now: _group_deadline(on_join_deadline, key[1], state, now))
+_HEARTBEAT_DEADLINE = KeyedOperation(lambda key, state, now: _member_deadline(on_member_deadline, key[1], key[2], state, now))
+def _join_deadline(key: tuple[str, str], state: ShardState, now: int) -> Effects:
+    """The delayed join's operation: the JoinGroup answers of the join phase it completes are given inside it
+    (``Effects.at_once``), as handle_join's are; one that writes (the group left Empty) waits for its record."""
+    fx = _group_deadline(on_join_deadline, key[1], state, now)
+    fx.at_once = True
+    return fx
+
+
+_JOIN_DEADLINE = KeyedOperation(_join_deadline)
 _PENDING_SYNC_DEADLINE = KeyedOperation(lambda key, state, now: _group_deadline(on_pending_sync_deadline, key[1], state, now))
 
 
@@ -261,6 +268,15 @@ def on_pending_member_deadline(state: ShardState, group: ClassicGroup, member_id
     if member_id in group.pending_members:
         state.log_member(group, member_id, "expired", "pending member did not rejoin within its session timeout")
         remove_pending_member_and_update_group(state, group, member_id, now, fx)
+
+
+def on_member_deadline(state: ShardState, group: ClassicGroup, member_id: str, now: int, fx: Effects) -> None:
+    """A member id's heartbeat key fell due: a pending member's deadline to rejoin, else a member's session
+    (Kafka's expireClassicGroupMemberHeartbeat, which asks the same two questions of the one key)."""
+    if member_id in group.pending_members:
+        on_pending_member_deadline(state, group, member_id, now, fx)
+    else:
+        on_heartbeat_deadline(state, group, member_id, now, fx)
 
 
 def on_heartbeat_deadline(state: ShardState, group: ClassicGroup, member_id: str, now: int, fx: Effects) -> None:

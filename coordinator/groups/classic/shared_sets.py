@@ -17,6 +17,24 @@ MAX_SHARED = 4096
 _shared: dict[frozenset, frozenset] = {}
 
 
+_single_names: dict[str, frozenset] = {}
+
+
+def protocol_names(protocols: tuple[tuple[str, bytes], ...]) -> frozenset[str]:
+    """The names of a member's protocols ((name, metadata), ...), as ``shared_frozenset`` shares them. One
+    protocol is the common case (every JoinGroup of a group forming asks, and every member is made with it):
+    its set is found by its name, without a generator and a new frozenset each time."""
+    if len(protocols) == 1:
+        name = protocols[0][0]
+        held = _single_names.get(name)
+        if held is None:
+            if len(_single_names) >= MAX_SHARED:
+                _single_names.clear()
+            held = _single_names[name] = shared_frozenset((name,))
+        return held
+    return shared_frozenset(name for name, _ in protocols)
+
+
 def shared_frozenset(items: Iterable) -> frozenset:
     """``frozenset(items)``, as the object already handed out for an equal value when there is one."""
     value = frozenset(items)

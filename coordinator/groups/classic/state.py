@@ -14,6 +14,11 @@ class GroupState(enum.Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+    # Hashed as the object it is (members are singletons and compare by identity), in C: Enum's own __hash__
+    # is a Python method (hash of the name), and every transition looks states up in VALID_PREVIOUS and
+    # CAN_REBALANCE.
+    __hash__ = object.__hash__
+
 
 # The members as module globals, for the rebalance path to test states with: ``GroupState.STABLE`` is an
 # attribute read through EnumType's lookup hook (~0.5 µs on CPython 3.11, ~850 instructions), a global is

@@ -76,14 +76,15 @@ def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGr
     assignment = {member_id: given.get(member_id, b"") for member_id in group.members}  # missing members: empty
     for member_id, data in assignment.items():
         group.members[member_id].assignment = data
-    state.log.info(
-        "assignment received from leader",
-        group_id=group.group_id,
-        leader=req.member_id,
-        generation=group.generation,
-        members=group.size,
-        static_members=len(group.static_members),
-    )
+    if state.info_logged:
+        state.log.info(
+            "assignment received from leader",
+            group_id=group.group_id,
+            leader=req.member_id,
+            generation=group.generation,
+            members=group.size,
+            static_members=len(group.static_members),
+        )
     rebalance.transition(state, group, STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
     fx.write(*group_metadata_record(group, assignment))
     rebalance.propagate_assignment(state, group, NO_ERROR, now, fx)

@@ -582,11 +582,12 @@ class CoordinatorRuntime:
         return True
 
     def _submit(self, rt: _ShardRuntime, fx: Effects) -> None:
-        if not fx:
-            return
-        if not fx.records and not fx.batches and not rt.queue and not rt.writing:
-            self._release(fx.replies)
-            return
+        if not fx.records and not fx.batches:  # (bool(fx) spelled out: no __bool__ call per operation)
+            if not fx.replies:
+                return
+            if fx.at_once or (not rt.queue and not rt.writing):
+                self._release(fx.replies)
+                return
         rt.queue.append(fx)
         if self.write_timeout_s is not None:
             fx.queued_at = (self._loop or asyncio.get_running_loop()).time()
@@ -830,7 +831,7 @@ class CoordinatorRuntime:
         rt.timer_deadline = deadline
         if deadline is None or not self._started:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()  # (the kept loop: no getpid() per re-arm)
         delay = max(deadline - self.clock.wall_ms(), 0) / 1000.0
         rt.timer = loop.call_at(loop.time() + delay, self._on_timer, rt)
 

@@ -3,6 +3,9 @@
 Replies are released only once the records of the same Effects (and of every
 earlier Effects of the shard) are durable, which is how "answer only after the
 write is as durable as the fsync policy promises" is kept without the core doing I/O.
+An operation that wrote nothing may say its replies depend on no earlier write (``at_once``):
+they are then released as soon as it returns, as Kafka completes a JoinGroup's response
+future inside the operation instead of behind the shard's pending appends.
 
 Besides plain records an operation may ask for records inside a transactional batch (a
 TxnOffsetCommit: the producer's id and epoch, the transactional bit) and for a transaction's end
@@ -11,7 +14,7 @@ marker (a control batch); the runtime writes them in the order asked, each as it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -38,15 +41,27 @@ class EndMarker:
 Batch = TransactionalRecords | EndMarker
 
 
-@dataclass(slots=True)
 class Effects:
-    records: list[tuple[Any, Any | None]] = field(default_factory=list)  # (key, value) of the shard's record codec
-    replies: list[tuple[Any, dict]] = field(default_factory=list)
-    batches: list[tuple[int, Batch]] = field(default_factory=list)  # (records written before it, batch)
-    queued_at: float = 0.0  # the loop's time when it started waiting for its write (the write timeout counts from it)
-    on_timeout: Any = None
-    """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
-    timeout error in every error field)."""
+    """What one operation (or one timer tick) asks for. A plain slotted class with its own ``__init__``: one is
+    made per JoinGroup and SyncGroup, and the dataclass's generated one called a default factory per list
+    and tested each argument against its default marker."""
+
+    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout", "at_once")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Any, Any | None]] = []  # (key, value) of the shard's record codec
+        self.replies: list[tuple[Any, dict]] = []
+        self.batches: list[tuple[int, Batch]] = []  # (records written before it, batch)
+        self.queued_at = 0.0  # the loop's time when it started waiting for its write (the write timeout counts from it)
+        self.on_timeout: Any = None
+        """``(response) -> response`` for its replies if that write is not durable in time (None: the runtime's
+        timeout error in every error field)."""
+        self.at_once = False
+        """With no records or batches of its own: its replies are released when the operation returns, not
+        behind the shard's earlier writes still pending (they depend on none of them). Ignored otherwise."""
+
+    def __repr__(self) -> str:
+        return f"Effects(records={self.records!r}, replies={self.replies!r}, batches={self.batches!r})"
 
     def write(self, key: Any, value: Any | None) -> None:
         self.records.append((key, value))

@@ -80,3 +80,49 @@ async def test_the_next_turn_is_written_while_the_previous_waits_for_its_fsync(t
     finally:
         await service.stop()
         await manager.close()
+
+
+async def test_a_join_that_writes_nothing_is_answered_without_waiting_for_the_shards_pending_write(tmp_path, monkeypatch):
+    """Kafka's classicGroupJoin completes its response future inside the operation: MEMBER_ID_REQUIRED (and
+    any JoinGroup answer of an operation that wrote nothing) does not wait behind another group's append on
+    the same shard, while a heartbeat (a write event's own result in Kafka too) and a commit still do."""
+    from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup
+
+    gate = threading.Event()
+    fsyncs: list[str] = []
+    real_flush = segment_module.Segment.flush
+
+    def slow_flush(self):
+        fsyncs.append("started")
+        gate.wait(30)
+        real_flush(self)
+
+    # Two group ids of the same shard (one partition).
+    manager = LogManager(tmp_path, FsyncPolicy.BATCH, LogConfig())
+    service = GroupCoordinatorService(BrokerConfig(offsets_topic_num_partitions=1, group_initial_rebalance_delay_ms=0),
+                                      manager, FakeTopics(orders=1))
+    await service.start()
+    try:
+        await manager.get_or_create(OFFSETS_TOPIC, 0, service.log_config)
+        monkeypatch.setattr(segment_module.Segment, "flush", slow_flush)
+        commit_future = service.commit_offsets(commit("g", 1))
+        await until(lambda: fsyncs)  # the commit's append is under way, its fsync held
+        join = service.join_group(JoinGroup("other", "", "consumer", (("range", b""),), 30000, 60000,
+                                            client_id="c", client_host="/127.0.0.1", version=9))
+        assert join.done() and join.result()["error_code"] == ErrorCode.member_id_required
+        # The join phase the delayed join's timer completes (group.initial.rebalance.delay.ms=0 here) answers
+        # from inside its operation too: generation 1, while the commit still waits for its fsync.
+        joined = await asyncio.wait_for(service.join_group(JoinGroup(
+            "other", join.result()["member_id"], "consumer", (("range", b""),), 30000, 60000, client_id="c",
+            client_host="/127.0.0.1", version=9)), 5)
+        assert joined["error_code"] == ErrorCode.none and joined["generation_id"] == 1
+        beat = service.heartbeat_inline(Heartbeat("other", 1, "nobody"))
+        assert not commit_future.done() and not (isinstance(beat, asyncio.Future) and beat.done())
+        assert isinstance(beat, asyncio.Future)  # behind the pending write, as before
+        gate.set()
+        assert (await commit_future)["topics"][0]["partitions"][0]["error_code"] == ErrorCode.none
+        assert (await beat)["error_code"] == ErrorCode.unknown_member_id
+    finally:
+        gate.set()
+        await service.stop()
+        await manager.close()

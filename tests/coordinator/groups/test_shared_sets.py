@@ -30,3 +30,37 @@ def test_the_table_starts_over_past_its_bound(monkeypatch):
     again = shared_frozenset(["t0"])
     assert again == first and again is not first  # forgotten at the reset: equal, no longer shared
     assert shared_frozenset(["t0"]) is again
+
+
+def test_protocol_names_are_the_names_as_a_shared_frozenset():
+    from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
+
+    one = protocol_names((("range", b"\x00\x01"),))
+    assert one == frozenset({"range"})
+    assert protocol_names((("range", b"other metadata"),)) is one  # found by its name
+    two = protocol_names((("cooperative-sticky", b""), ("range", b"")))
+    assert two == frozenset({"range", "cooperative-sticky"})
+    assert protocol_names((("range", b""), ("cooperative-sticky", b"x"))) is two
+    assert protocol_names(()) == frozenset()
+
+
+def test_the_vote_with_one_candidate_is_the_vote():
+    """Members supporting more protocols than they share: the one every member supports wins either way."""
+    from collections import Counter
+
+    from groupcoord.coordinator.groups.classic.member import ClassicMember
+    from groupcoord.coordinator.groups.classic.protocol_vote import select_protocol
+
+    def member(name: str, *protocols: str) -> ClassicMember:
+        return ClassicMember(name, None, "c", "h", 1, 1, "consumer", tuple((p, b"") for p in protocols))
+
+    members = [member("a", "sticky", "range"), member("b", "range"), member("c", "roundrobin", "range")]
+    supported = Counter()
+    for m in members:
+        supported.update(m.protocol_names)
+    assert select_protocol(members, supported) == "range"
+    members = [member("a", "sticky", "range"), member("b", "range", "sticky")]
+    supported = Counter()
+    for m in members:
+        supported.update(m.protocol_names)
+    assert select_protocol(members, supported) == "sticky"  # a tie: the first member's preference
