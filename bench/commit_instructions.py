@@ -175,12 +175,16 @@ async def _child(fsync: str, connections: int, depth: int, rounds: int, warm_rou
         return f"ok {fed} {wall / fed * 1e6:.2f} {cpu / fed * 1e6:.2f}"
 
 
-def child_main(ns: argparse.Namespace) -> None:
-    # the child side of this tree's heartbeat bench, read from beside this file: the child runs in the measured
-    # tree (its `bench` package may be older than this one)
+def _heartbeat_bench() -> dict[str, Any]:
+    """This tree's bench.heartbeat_instructions, read from beside this file: the child runs in the measured
+    tree, whose `bench` package may be older than this one."""
     import runpy
 
-    run_child = runpy.run_path(str(HERE.parent / "heartbeat_instructions.py"))["run_child"]
+    return runpy.run_path(str(HERE.parent / "heartbeat_instructions.py"))
+
+
+def child_main(ns: argparse.Namespace) -> None:
+    run_child = _heartbeat_bench()["run_child"]
     rounds = max(1, ns.requests // (ns.connections * ns.depth))
     run_child(lambda handshake: _child(ns.fsync, ns.connections, ns.depth, rounds, ns.warm_rounds, handshake))
 
@@ -198,19 +202,10 @@ def one_run(tree: Path, python: str, fsync: str, requests: int, connections: int
 
 
 def main() -> None:
+    heartbeat_bench = _heartbeat_bench()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=8192, help="commits measured (whole rounds of connections x depth)")
-    parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--depth", type=int, default=8, help="commit frames per data_received")
-    parser.add_argument("--warm-rounds", type=int, default=4)
+    heartbeat_bench["add_run_arguments"](parser, "commit", warm_rounds=4)
     parser.add_argument("--fsync", default=",".join(FSYNCS), help="policies measured, each in every run (batch,never)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--python", default=sys.executable, help="the interpreter of this tree")
-    parser.add_argument("--ab", type=Path, default=None, help="another tree, measured alternately with this one")
-    parser.add_argument("--ab-python", default=None, help="that tree's interpreter (default: its .venv's)")
-    parser.add_argument("--no-valgrind", action="store_true", help="no counts, only the child's µs (a smoke run)")
-    parser.add_argument("--keep-dumps", default=None, help="a folder to keep each run's dump in (callgrind_annotate)")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ns = parser.parse_args()
     if ns.child:
         if ns.fsync not in FSYNCS:
@@ -220,11 +215,7 @@ def main() -> None:
     fsyncs = [f for f in ns.fsync.split(",") if f]
     if not fsyncs or any(f not in FSYNCS for f in fsyncs):
         raise SystemExit(f"--fsync: a comma-separated list of {FSYNCS}")
-    sides: list[tuple[str, Path, str]] = []
-    if ns.ab is not None:
-        other = ns.ab.resolve()
-        sides.append((other.name, other, ns.ab_python or str(other / ".venv" / "bin" / "python")))
-    sides.append((TREE.name, TREE, ns.python))
+    sides = heartbeat_bench["sides_of"](ns, TREE)
     results: dict[tuple[str, str], list[float]] = {(name, f): [] for name, _, _ in sides for f in fsyncs}
     for run in range(max(1, ns.runs)):
         for fsync in fsyncs:

@@ -209,12 +209,13 @@ def one_run(tree: Path, python: str, requests: int, connections: int, depth: int
         return total_instructions(measured[0]) / int(fed), float(wall), float(cpu)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=8192, help="heartbeats measured (whole rounds of connections x depth)")
+def add_run_arguments(parser: argparse.ArgumentParser, request: str, warm_rounds: int) -> None:
+    """The options every instruction bench takes (bench.commit_instructions too): the load's shape, the runs,
+    the trees alternated, the child's flag."""
+    parser.add_argument("--requests", type=int, default=8192, help=f"{request}s measured (whole rounds of connections x depth)")
     parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--depth", type=int, default=8, help="heartbeat frames per data_received")
-    parser.add_argument("--warm-rounds", type=int, default=8)
+    parser.add_argument("--depth", type=int, default=8, help=f"{request} frames per data_received")
+    parser.add_argument("--warm-rounds", type=int, default=warm_rounds)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--python", default=sys.executable, help="the interpreter of this tree")
     parser.add_argument("--ab", type=Path, default=None, help="another tree, measured alternately with this one")
@@ -222,15 +223,26 @@ def main() -> None:
     parser.add_argument("--no-valgrind", action="store_true", help="no counts, only the child's µs (a smoke run)")
     parser.add_argument("--keep-dumps", default=None, help="a folder to keep each run's dump in (callgrind_annotate)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    ns = parser.parse_args()
-    if ns.child:
-        child_main(ns)
-        return
+
+
+def sides_of(ns: argparse.Namespace, tree: Path = TREE) -> list[tuple[str, Path, str]]:
+    """(name, tree, interpreter) of each tree measured, the --ab one first."""
     sides: list[tuple[str, Path, str]] = []
     if ns.ab is not None:
         other = ns.ab.resolve()
         sides.append((other.name, other, ns.ab_python or str(other / ".venv" / "bin" / "python")))
-    sides.append((TREE.name, TREE, ns.python))
+    sides.append((tree.name, tree, ns.python))
+    return sides
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_arguments(parser, "heartbeat", warm_rounds=8)
+    ns = parser.parse_args()
+    if ns.child:
+        child_main(ns)
+        return
+    sides = sides_of(ns)
     results: dict[str, list[float]] = {name: [] for name, _, _ in sides}
     for run in range(max(1, ns.runs)):
         for name, tree, python in sides:
