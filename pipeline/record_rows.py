@@ -21,6 +21,7 @@ from groupcoord.protocol.consumer_protocol import (
     decode_assignment,
     decode_subscription,
 )
+from groupcoord.protocol.memo import Memo
 from groupcoord.protocol.record_batch import Record
 from groupcoord.coordinator.groups.offsets_records import (
     GroupMetadataValue,
@@ -77,37 +78,33 @@ def describe(value: Any) -> str:
 
 
 _PROTOCOL_CACHE_LIMIT = 50_000
-_decoded_protocols: dict[tuple[bytes, bytes | None], tuple] = {}
 
 
-def _consumer_protocol(subscription: bytes, assignment: bytes | None) -> tuple:
-    """(subscribed topics, assigned (topic, partition) pairs, error) of one member's consumer-protocol bytes.
+def _decode_consumer_protocol(key: tuple[bytes, bytes | None]) -> tuple:
+    """(subscribed topics, assigned (topic, partition) pairs, error) of one member's (subscription, assignment)
+    bytes, as far as decoding gets: topics stay decoded when only the assignment is refused."""
+    subscription, assignment = key
+    topics = assigned = None
+    try:
+        topics = tuple(decode_subscription(subscription).topics)
+        assigned = tuple((topic, p) for topic, parts in (decode_assignment(assignment).partitions
+                                                         if assignment else ()) for p in parts)
+        return topics, assigned, None
+    except ConsumerProtocolError as exc:
+        return topics, assigned, str(exc)
 
-    A member's bytes repeat from one generation's GroupMetadata record to the next (the same subscription,
-    mostly the same assignment), and decoding them through kio's readers is most of the cost of a group
-    record; so each distinct pair is decoded once, in a table cleared when it reaches its limit."""
-    key = (subscription, assignment)
-    found = _decoded_protocols.get(key)
-    if found is None:
-        topics = assigned = None
-        try:  # as far as it gets: topics stay decoded when only the assignment is refused
-            topics = tuple(decode_subscription(subscription).topics)
-            assigned = tuple((topic, p) for topic, parts in (decode_assignment(assignment).partitions
-                                                             if assignment else ()) for p in parts)
-            found = (topics, assigned, None)
-        except ConsumerProtocolError as exc:
-            found = (topics, assigned, str(exc))
-        if len(_decoded_protocols) >= _PROTOCOL_CACHE_LIMIT:
-            _decoded_protocols.clear()
-        _decoded_protocols[key] = found
-    return found
+
+_consumer_protocol = Memo(_decode_consumer_protocol, _PROTOCOL_CACHE_LIMIT)
+"""A member's bytes repeat from one generation's GroupMetadata record to the next (the same subscription,
+mostly the same assignment), and decoding them through kio's readers is most of the cost of a group record;
+so each distinct pair is decoded once."""
 
 
 def member_struct(member: MemberMetadata, protocol_type: str) -> dict[str, Any]:
     """One member of a classic group, its consumer-protocol bytes decoded when the group is a consumer group."""
     topics = assigned = error = None
     if protocol_type == CONSUMER_PROTOCOL_TYPE:
-        subscribed, pairs, error = _consumer_protocol(member.subscription, member.assignment)
+        subscribed, pairs, error = _consumer_protocol[member.subscription, member.assignment]
         if subscribed is not None:
             topics = list(subscribed)
         if pairs is not None:

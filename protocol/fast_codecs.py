@@ -23,6 +23,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from groupcoord.protocol.memo import Memo
+
 _HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -760,7 +762,15 @@ TEXTS_KEPT = 4096
 """Short strings whose compact bytes ``_compact_text`` remembers (emptied when full)."""
 TEXT_MAX_CHARS = 80
 """Longer strings are encoded every time: the memory stays small (a member id is ~45 characters)."""
-_texts: dict[str, bytes] = {}
+
+
+def _encode_compact_text(value: str) -> bytes:
+    raw = value.encode("utf-8")
+    n = len(raw) + 1
+    return (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
+
+
+_texts = Memo(_encode_compact_text, TEXTS_KEPT, TEXT_MAX_CHARS)
 
 
 def _compact_text(value: Any) -> bytes:
@@ -769,17 +779,7 @@ def _compact_text(value: Any) -> bytes:
     protocol type and name, the leader's and each member's id in its own answers and the leader's list)."""
     if type(value) is not str:
         raise TypeError
-    held = _texts.get(value)
-    if held is not None:
-        return held
-    raw = value.encode("utf-8")
-    n = len(raw) + 1
-    held = (_ONE_BYTE[n] if n < 0x80 else _length(n)) + raw
-    if len(value) <= TEXT_MAX_CHARS:
-        if len(_texts) >= TEXTS_KEPT:
-            _texts.clear()
-        _texts[value] = held
-    return held
+    return _texts[value]
 
 
 # --------------------------------------------------------------------------- JoinGroup (key 11)
@@ -853,15 +853,7 @@ def _join_group_fields(frame: bytes, version: int) -> JoinRead:
             raise _Unhandled
         instance = frame[pos + 1:end].decode("utf-8")
         pos = end
-    tails = _JOIN_TAILS_V8 if version >= 8 else _JOIN_TAILS
-    tail = frame[pos:]
-    known = tails.get(tail)
-    if known is None:
-        known = _join_group_tail(tail, version)
-        if len(tail) <= JOIN_TAIL_MAX_BYTES:
-            if len(tails) >= JOIN_TAILS_KEPT:
-                tails.clear()
-            tails[tail] = known
+    known = (_JOIN_TAILS_V8 if version >= 8 else _JOIN_TAILS)[frame[pos:]]
     return client_id, group_id, session, rebalance, member_id, instance, *known
 
 
@@ -870,15 +862,15 @@ JOIN_TAILS_KEPT = 256
 few different ones (the same protocols, the same subscription), so a bound this small still hits."""
 JOIN_TAIL_MAX_BYTES = 512
 """A tail longer than this (a large subscription) is read every time, not remembered: the memory stays small."""
-_JOIN_TAILS: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], None]] = {}
-_JOIN_TAILS_V8: dict[bytes, tuple[str, tuple[tuple[str, bytes], ...], str | None]] = {}
+_JOIN_TAILS = Memo(lambda tail: _join_group_tail(tail, 7), JOIN_TAILS_KEPT, JOIN_TAIL_MAX_BYTES)  # v6-v7
+_JOIN_TAILS_V8 = Memo(lambda tail: _join_group_tail(tail, 8), JOIN_TAILS_KEPT, JOIN_TAIL_MAX_BYTES)  # v8-v9: a reason
 
 
 def _join_group_tail(tail: bytes, version: int) -> tuple[str, tuple[tuple[str, bytes], ...], str | None]:
     """(protocol type, ((protocol name, metadata), ...), reason — None below v8): what follows the group
     instance id of a JoinGroup, to the end of its frame, raising for what the reader declines. A pure function
     of those bytes and of whether the version has a reason, so ``_join_group_fields`` remembers its answers by
-    them (``_JOIN_TAILS``): every member of a group sends the same tail, twice per rebalance (the member-id
+    them (``_JOIN_TAILS``, a ``Memo``): every member of a group sends the same tail, twice per rebalance (the member-id
     round, the join), and reading it was half of reading a JoinGroup. The values are immutable (str, bytes,
     tuples): a remembered answer is handed to every request that sends its bytes."""
     size = len(tail)
@@ -1026,16 +1018,8 @@ def _sync_group_fields(frame: bytes, version: int) -> SyncRead:
     if n == 0 or n >= 0x80 or end > size:
         raise _Unhandled
     member_id = frame[pos + 1:end].decode("utf-8")
-    tail = frame[end:]
-    if len(tail) > SYNC_TAIL_MAX_BYTES:  # a leader's, naming the members: read, not remembered
-        return client_id, group_id, generation, member_id, *_sync_group_tail(tail, version)
-    tails = _SYNC_TAILS_V5 if version >= 5 else _SYNC_TAILS
-    known = tails.get(tail)
-    if known is None:
-        known = _sync_group_tail(tail, version)
-        if len(tails) >= SYNC_TAILS_KEPT:
-            tails.clear()
-        tails[tail] = known
+    # (a leader's tail, naming the members, is longer than SYNC_TAIL_MAX_BYTES: read, not remembered)
+    known = (_SYNC_TAILS_V5 if version >= 5 else _SYNC_TAILS)[frame[end:]]
     return client_id, group_id, generation, member_id, *known
 
 
@@ -1044,8 +1028,8 @@ SYNC_TAILS_KEPT = 256
 SYNC_TAIL_MAX_BYTES = 64
 """Only short tails are remembered: a follower's (no assignments) is the same for every member of every group
 of an application; a leader's names member ids and is nearly always unique."""
-_SYNC_TAILS: dict[bytes, tuple] = {}
-_SYNC_TAILS_V5: dict[bytes, tuple] = {}
+_SYNC_TAILS = Memo(lambda tail: _sync_group_tail(tail, 4), SYNC_TAILS_KEPT, SYNC_TAIL_MAX_BYTES)  # v4
+_SYNC_TAILS_V5 = Memo(lambda tail: _sync_group_tail(tail, 5), SYNC_TAILS_KEPT, SYNC_TAIL_MAX_BYTES)  # v5: protocol fields
 
 
 def _sync_group_tail(tail: bytes, version: int) -> tuple[str | None, str | None, str | None, tuple[tuple[str, bytes], ...]]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from groupcoord.protocol.varint import VARINT_MAX_BYTES, VarintError, decode_unsigned_varint, encode_unsigned_varint
 from groupcoord.protocol.frozen import fast_init
+from groupcoord.protocol.memo import Memo
 
 from groupcoord.coordinator.groups.record_schemas import (
     KEY_TYPE_WRITTEN,
@@ -585,9 +586,8 @@ _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epo
 
 OFFSET_KEYS_CACHED = 16384
 """Encoded offset keys remembered, by (group, topic, partition): a committer commits the same partitions over
-and over, and the key is the same bytes each time (~150 bytes each remembered; later keys are encoded each
-time once it is full)."""
-_offset_keys: dict[tuple[str, str, int], bytes] = {}
+and over, and the key is the same bytes each time (~150 bytes each remembered; emptied when full)."""
+_offset_keys = Memo(lambda where: _encode_offset_key(OffsetCommitKey(*where)), OFFSET_KEYS_CACHED)
 
 
 _GROUP_KEY_TYPE = b"\x00\x02"
@@ -652,13 +652,7 @@ def _encode_group_value_v3(value: GroupMetadataValue) -> bytes:
 
 def encode_key(key: AnyKey) -> bytes:
     if type(key) is OffsetCommitKey:
-        where = (key.group, key.topic, key.partition)
-        raw = _offset_keys.get(where)
-        if raw is None:
-            raw = _encode_offset_key(key)
-            if len(_offset_keys) < OFFSET_KEYS_CACHED:
-                _offset_keys[where] = raw
-        return raw
+        return _offset_keys[key.group, key.topic, key.partition]
     if type(key) is GroupMetadataKey and type(key.group) is str:
         try:
             return _encode_group_key(key)
@@ -686,10 +680,7 @@ def encode_value(value: AnyValue | None, version: int | None = None) -> bytes | 
     if value is None:
         return None
     if type(value) is OffsetCommitValue and value.expire_timestamp is None and (version is None or version == 3):
-        # What every commit without a retention time writes; its commonest case (no metadata) in line.
-        if not value.metadata:
-            return _VALUE_V3_NO_METADATA.pack(3, value.offset, value.leader_epoch, 0, value.commit_timestamp)
-        return _encode_offset_value_v3(value)
+        return _encode_offset_value_v3(value)  # what every commit without a retention time writes
     if type(value) is GroupMetadataValue and version in (None, 3):
         try:
             return _encode_group_value_v3(value)

@@ -149,9 +149,7 @@ class OwedAnswer:
         except BaseException as exc:  # as the ordinary way's encoding failure (a bug): never the runtime's
             self.fail(exc)
             return
-        # (_top_level_error's dict case inline: every JoinGroup and SyncGroup answer of a lane comes here)
-        error = int(response.get("error_code", 0) or 0) if type(response) is dict else _top_level_error(response)
-        dispatcher.observe(self.codec.api_key, error, self.started)
+        dispatcher.observe(self.codec.api_key, _top_level_error(response), self.started)
         connection.answer_later(self.slot, payload)
 
     def fail(self, exc: BaseException) -> None:
@@ -228,7 +226,7 @@ class Decoded:
 
 
 def _top_level_error(response: Any) -> int:
-    if isinstance(response, dict):
+    if type(response) is dict or isinstance(response, dict):  # (the exact type first: nearly every answer)
         return int(response.get("error_code", 0) or 0)
     if isinstance(response, bytes):  # a pre-encoded body: its error is not looked into
         return 0

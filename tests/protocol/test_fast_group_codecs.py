@@ -18,6 +18,7 @@ from groupcoord.coordinator.groups.requests import SyncGroup
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
 from groupcoord.coordinator.server.dispatch import RequestContext
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.memo import Memo
 from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP, read_join_group, read_sync_group
 from tests.protocol.test_fast_codecs import (client_ids, general_answer, int32, kio_read, nullable_text, request_frame,
                                              text)
@@ -194,9 +195,10 @@ def test_join_group_tails_are_remembered_by_their_bytes_and_bounded(version, mon
     read anew, and the memory is emptied when full rather than grown."""
     from groupcoord.protocol import fast_codecs
 
-    monkeypatch.setattr(fast_codecs, "JOIN_TAILS_KEPT", 3)
-    monkeypatch.setattr(fast_codecs, "_JOIN_TAILS_V8" if version >= 8 else "_JOIN_TAILS", {})
-    tails = fast_codecs._JOIN_TAILS_V8 if version >= 8 else fast_codecs._JOIN_TAILS
+    name = "_JOIN_TAILS_V8" if version >= 8 else "_JOIN_TAILS"
+    kept = getattr(fast_codecs, name)
+    tails = Memo(kept.compute, 3, kept.max_key_len)
+    monkeypatch.setattr(fast_codecs, name, tails)
 
     def body(group: str, member: str, metadata: bytes, reason: str | None) -> dict:
         return {"group_id": group, "session_timeout": 45000, "rebalance_timeout": 300000, "member_id": member,
@@ -226,8 +228,7 @@ def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
     not kept, and the memory is emptied when full."""
     from groupcoord.protocol import fast_codecs
 
-    monkeypatch.setattr(fast_codecs, "TEXTS_KEPT", 2)
-    monkeypatch.setattr(fast_codecs, "_texts", {})
+    monkeypatch.setattr(fast_codecs, "_texts", Memo(fast_codecs._encode_compact_text, 2, fast_codecs.TEXT_MAX_CHARS))
     assert fast_codecs._compact_text("range") == b"\x06range"
     assert fast_codecs._compact_text("range") is fast_codecs._texts["range"]
     assert fast_codecs._compact_text("é") == b"\x03\xc3\xa9"
@@ -246,9 +247,9 @@ def test_sync_group_short_tails_are_remembered_by_their_bytes_and_bounded(versio
     a leader's (naming members) past SYNC_TAIL_MAX_BYTES is read every time; the memory is emptied when full."""
     from groupcoord.protocol import fast_codecs
 
-    monkeypatch.setattr(fast_codecs, "SYNC_TAILS_KEPT", 2)
     name = "_SYNC_TAILS_V5" if version >= 5 else "_SYNC_TAILS"
-    monkeypatch.setattr(fast_codecs, name, {})
+    kept = getattr(fast_codecs, name)
+    monkeypatch.setattr(fast_codecs, name, Memo(kept.compute, 2, kept.max_key_len))
 
     def read(group: str, member: str, name_: str, assignments: list) -> tuple:
         body = {"group_id": group, "generation_id": 3, "member_id": member, "group_instance_id": None,

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from groupcoord.protocol.memo import Memo
+
 MAX_SHARED = 4096
 
 _shared: dict[frozenset, frozenset] = {}
 
 
-_single_names: dict[str, frozenset] = {}
+_single_names = Memo(lambda name: shared_frozenset((name,)), MAX_SHARED)
 
 
 def protocol_names(protocols: tuple[tuple[str, bytes], ...]) -> frozenset[str]:
@@ -25,13 +27,7 @@ def protocol_names(protocols: tuple[tuple[str, bytes], ...]) -> frozenset[str]:
     protocol is the common case (every JoinGroup of a group forming asks, and every member is made with it):
     its set is found by its name, without a generator and a new frozenset each time."""
     if len(protocols) == 1:
-        name = protocols[0][0]
-        held = _single_names.get(name)
-        if held is None:
-            if len(_single_names) >= MAX_SHARED:
-                _single_names.clear()
-            held = _single_names[name] = shared_frozenset((name,))
-        return held
+        return _single_names[protocols[0][0]]
     return shared_frozenset(name for name, _ in protocols)
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Mapping
 
-from groupcoord.coordinator.clock import Clock, SystemClock
-from groupcoord.coordinator.groups.classic.state import EMPTY
+from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer import offset_checks
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
@@ -16,6 +14,7 @@ from groupcoord.coordinator.groups.requests import OffsetCommit
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.memo import Memo
 
 GROUP_ID_NOT_FOUND_VERSION = 9  # OffsetCommit v9+ (KIP-848) reports an unknown group as such
 RETENTION_TIME_VERSIONS = range(2, 5)  # OffsetCommit v2-v4 carry a client-chosen retention time
@@ -43,8 +42,8 @@ def commit_group_error(state: ShardState, group_id: str, generation: int, member
 
 OFFSET_KEYS_KEPT = 16384
 """Key objects the lane reuses, by (group, topic, partition): a committer commits the same partitions over and
-over (a frozen key is shared safely; later keys are built each time once it is full)."""
-_lane_keys: dict[tuple[str, str, int], OffsetCommitKey] = {}
+over (a frozen key is shared safely; emptied when full)."""
+_lane_keys = Memo(lambda where: OffsetCommitKey(*where), OFFSET_KEYS_KEPT)
 
 
 def commit_lane(states: list[ShardState], partitions: Mapping[str, int], queue: Callable[..., None],
@@ -55,53 +54,34 @@ def commit_lane(states: list[ShardState], partitions: Mapping[str, int], queue: 
     group_id]]``): its records, written to state as that would (the same appliers, the same observer call),
     handed to ``queue(partition, records, reply, response)`` with the request's answer, and True. False, having
     done nothing, for anything else (any partition answering an error, nothing to commit): the handler judges
-    it. One function for the whole lane commit (no call per step): it runs for every laned commit."""
+    it. The group is judged by ``commit_group_error``, the handler's own check."""
     keys = _lane_keys
     wall_ms = clock.wall_ms
-    # The system clock's reading in line (SystemClock.wall_ms without its call); any other clock (a test's) is
-    # asked.
-    system_clock = type(clock) is SystemClock
-    time_ns = time.time_ns
 
     def commit(group_id: str, generation: int, member_id: str, group_instance_id: str | None, version: int,
                topics: list[tuple[str, list[tuple[int, int, int, str | None]]]], reply: Any, response: Any) -> bool:
         partition = partitions[group_id]
         state = states[partition]
-        if (generation < 0 and group_id and not state.loading and state.unavailable is None
-                and group_id not in state.share_groups and group_id not in state.consumer_groups):
-            # A standalone commit on a serving shard: `commit_group_error` accepts it at once when the group
-            # is none yet or an empty classic one (ClassicGroup.validateOffsetCommit's first checks), without
-            # its calls.
-            group = state.groups.get(group_id)
-            if group is not None and group.state is not EMPTY and commit_group_error(
-                    state, group_id, generation, member_id, group_instance_id, version) is not None:
-                return False
-        elif commit_group_error(state, group_id, generation, member_id, group_instance_id, version) is not None:
+        if commit_group_error(state, group_id, generation, member_id, group_instance_id, version) is not None:
             return False
         catalog = state.topics
         if catalog is None or not topics:
             return False
         max_metadata = state.config.offset_metadata_max_bytes
         for topic, partitions_of in topics:
-            known = catalog.get(topic)  # (partition_count's look-up, without its call)
+            known = catalog.get(topic)  # the catalog's Topic (partition_count is this look-up and one more call)
             if known is None or not partitions_of:
                 return False
             count = known.partitions
             for p in partitions_of:
                 if not 0 <= p[0] < count or (p[3] is not None and len(p[3].encode("utf-8")) > max_metadata):
                     return False
-        now = time_ns() // 1_000_000 if system_clock else wall_ms()
+        now = wall_ms()
         records = []
         for topic, partitions_of in topics:
             for index, offset, epoch, metadata in partitions_of:
                 value = OffsetCommitValue(offset, epoch, metadata or "", now, None)
-                where = (group_id, topic, index)
-                key = keys.get(where)
-                if key is None:
-                    key = OffsetCommitKey(group_id, topic, index)
-                    if len(keys) < OFFSET_KEYS_KEPT:
-                        keys[where] = key
-                records.append((key, value))
+                records.append((keys[group_id, topic, index], value))
                 apply_offset_fields(state, group_id, topic, index, value, now)  # what apply_record does with it
         state.observer.on_offsets_committed(group_id, len(records))
         queue(partition, records, reply, response)

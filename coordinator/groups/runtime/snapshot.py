@@ -75,8 +75,7 @@ class LatestRecords:
         records = self.records
         if key in records:
             del records[key]  # re-inserted at the end: the dict stays in log order
-        # pack_latest in line (every record a shard appends comes here)
-        records[key] = _PACKED_OFFSET.pack(offset) + (_TOMBSTONE if value is None else _PRESENT + value)
+        records[key] = pack_latest(offset, value)
         self.since_snapshot += 1
         if offset >= self.end_offset:
             self.end_offset = offset + 1

@@ -1,7 +1,7 @@
 """The commit lane (offsets.commit.commit_lane) takes a commit exactly when the handler's group check
-(commit_group_error) accepts it: its standalone fast path (no group, or an empty classic one, on a serving shard)
-must not accept anything the full check refuses, nor refuse what it accepts; what it takes, it queues as the
-handler's records, with the request's reply and answer."""
+(commit_group_error) accepts it — no group, an empty classic one, a member at its generation; refused for a
+group with members, a rebalance, a consumer group, an empty id, a shard that does not serve — and what it takes,
+it queues as the handler's records, with the request's reply and answer."""
 
 from __future__ import annotations
 
