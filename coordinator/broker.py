@@ -34,7 +34,6 @@ from .ops.data_dir_lock import DataDirLock
 from .ops.logging import use_standard_logging_unless_configured
 from .dataplane.service import DataPlane
 from .dataplane.group_configs import GroupConfigSource
-from .dataplane.txn_markers import TxnMarker
 from .groups.service import GroupCoordinatorService
 from .metrics import BrokerMetrics
 from .security.credentials import CredentialStore
@@ -200,6 +199,8 @@ class Broker:
 
         async def write_data_markers(producer_id: int, producer_epoch: int, coordinator_epoch: int, committed: bool,
                                      partitions: list[tuple[str, int]]) -> dict[tuple[str, int], Any]:
+            from .dataplane.txn_markers import TxnMarker  # with the markers' writer, on first use (DataPlane)
+
             return await dataplane.write_txn_markers(
                 [TxnMarker(producer_id, producer_epoch, coordinator_epoch, committed, list(partitions))])
 

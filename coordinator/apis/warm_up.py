@@ -68,6 +68,7 @@ def steps() -> Iterator[Step]:
     yield "consumer protocol", _consumer_protocol
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
+    yield "transaction markers", lambda: import_module("groupcoord.coordinator.dataplane.txn_markers")  # DataPlane's
     yield "hashlib", lambda: import_module("hashlib")  # a share group's metadata hash (groups/share/topics.py)
     for module in METRICS_EXPOSITION:
         yield module, lambda module=module: import_module(module)

@@ -15,14 +15,13 @@ from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, Traffi
 from groupcoord.coordinator.clock import Clock, SystemClock, TimerHandle
 from groupcoord.coordinator.dataplane.dynamic_configs import DynamicConfigs
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
-from groupcoord.coordinator.dataplane.produce import ProduceService, ProducerStates
-from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
-from groupcoord.coordinator.dataplane.txn_markers import TxnMarker, TxnMarkerWriter
 from groupcoord.coordinator.dataplane.producer_ids import ProducerIdAllocator
 from groupcoord.coordinator.dataplane.topics import Topic, TopicCatalog
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
+    from groupcoord.coordinator.dataplane.txn_markers import TxnMarker, TxnMarkerWriter
     from groupcoord.coordinator.dataplane.config_changes import ConfigChangeService
     from groupcoord.coordinator.dataplane.configs import DescribeConfigsService
     from groupcoord.coordinator.dataplane.delete_records import DeleteRecordsService
@@ -37,11 +36,11 @@ NO_PRODUCER_EPOCH = -1
 
 
 class DataPlane:
-    """The data plane's services. Those only an API's requests use (Fetch and its sessions, ListOffsets,
-    DescribeProducers, DescribeConfigs, config changes, DeleteRecords, DescribeLogDirs) are made, and their modules
-    imported, on first use (``cached_property``): none is needed to start, and together they were ~5 % of the
-    daemon's start-up imports. The daemon's warm-up (apis/warm_up.py) imports the common ones' modules soon after
-    it listens."""
+    """The data plane's services. Those only an API's requests use (Produce, Fetch and its sessions, ListOffsets,
+    DescribeProducers, DescribeConfigs, config changes, DeleteRecords, DescribeLogDirs) and the transaction markers'
+    writer (WriteTxnMarkers, the transaction coordinator's markers) are made, and their modules imported, on first
+    use (``cached_property``): none is needed to start, and together they were ~7 % of the daemon's start-up
+    imports. The daemon's warm-up (apis/warm_up.py) imports the common ones' modules soon after it listens."""
 
     def __init__(self, config: Any, log_manager: Any, clock: Clock | None = None,
                  observer: TrafficObserver = NO_TRAFFIC_OBSERVER) -> None:
@@ -59,9 +58,22 @@ class DataPlane:
         self.dynamic_configs = DynamicConfigs(data_dir, config.node_id)
         self.topics = TopicCatalog(config, log_manager, data_dir, on_log_opened=self._listen,
                                    on_topic_deleted=self._topic_deleted, dynamic=self.dynamic_configs)
-        self.produce = ProduceService(self.topics, self.clock, self.producer_states, observer)
-        self.txn_markers = TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
+        self._verifier: TransactionVerifier | None = None
         self._producer_ids = ProducerIdAllocator(data_dir)
+
+    @cached_property
+    def produce(self) -> ProduceService:
+        from groupcoord.coordinator.dataplane.produce import ProduceService
+
+        service = ProduceService(self.topics, self.clock, self.producer_states, self._observer)
+        service.verifier = self._verifier
+        return service
+
+    @cached_property
+    def txn_markers(self) -> TxnMarkerWriter:
+        from groupcoord.coordinator.dataplane.txn_markers import TxnMarkerWriter
+
+        return TxnMarkerWriter(self.topics, self.producer_states, self.clock, self.purgatory.notify)
 
     @cached_property
     def fetch_sessions(self) -> FetchSessionCache:
@@ -154,8 +166,11 @@ class DataPlane:
         return await self.txn_markers.write(markers)
 
     def set_transaction_verifier(self, verifier: TransactionVerifier | None) -> None:
-        """The transaction coordinator's partition check for transactional Produce (None: no check)."""
-        self.produce.verifier = verifier
+        """The transaction coordinator's partition check for transactional Produce (None: no check): kept for
+        the Produce service when its first request makes it, and given to it if made already."""
+        self._verifier = verifier
+        if "produce" in self.__dict__:
+            self.produce.verifier = verifier
 
     def _schedule_producer_expiry(self) -> None:
         """Kafka's PeriodicProducerExpirationCheck: every producer.id.expiration.check.interval.ms, first

@@ -48,6 +48,9 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.dataplane.config_changes",
     "groupcoord.coordinator.dataplane.delete_records",
     "groupcoord.coordinator.dataplane.log_dirs",
+    "groupcoord.coordinator.dataplane.produce",  # and its batch checks: the first Produce
+    "groupcoord.coordinator.dataplane.batch_validation",
+    "groupcoord.coordinator.dataplane.txn_markers",  # the first transaction marker written
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
