@@ -216,11 +216,18 @@ class LogCleaner:
     """
 
     def __init__(self, throttler: Throttler | None = None, data_dir: Path | None = None, *,
-                 clock: Callable[[], int] = wall_clock_ms) -> None:
+                 clock: Callable[[], int] = wall_clock_ms, checkpoint: CleanerCheckpoint | None = None,
+                 first_dirty: dict[TopicPartition, int] | None = None) -> None:
+        """Progress is kept in ``data_dir``'s checkpoint, read now; or in ``checkpoint``, already read as
+        ``first_dirty`` (the LogManager reads it at start and makes its cleaner on first use)."""
         self.throttler = throttler or Throttler()
         self.clock = clock
-        self._checkpoint = CleanerCheckpoint(data_dir) if data_dir is not None else None
-        self._first_dirty: dict[TopicPartition, int] = self._checkpoint.read() if self._checkpoint else {}
+        if checkpoint is None and data_dir is not None:
+            checkpoint = CleanerCheckpoint(data_dir)
+        self._checkpoint = checkpoint
+        if first_dirty is None:
+            first_dirty = checkpoint.read() if checkpoint is not None else {}
+        self._first_dirty: dict[TopicPartition, int] = dict(first_dirty)
         self._persist_lock = asyncio.Lock()
         self._first_timestamps: WeakKeyDictionary[Segment, int] = WeakKeyDictionary()
 

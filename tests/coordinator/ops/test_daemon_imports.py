@@ -51,6 +51,7 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.dataplane.produce",  # and its batch checks: the first Produce
     "groupcoord.coordinator.dataplane.batch_validation",
     "groupcoord.coordinator.dataplane.txn_markers",  # the first transaction marker written
+    "groupcoord.storage.cleaner",  # the compactor: its first pass (after listening) or a topic's deletion
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
