@@ -69,6 +69,8 @@ def steps() -> Iterator[Step]:
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
     yield "transaction markers", lambda: import_module("groupcoord.coordinator.dataplane.txn_markers")  # DataPlane's
+    # the transaction coordinator's shards (made by its first request: transactions/service.py)
+    yield "transaction shards", lambda: import_module("groupcoord.coordinator.transactions.shard")
     yield "hashlib", lambda: import_module("hashlib")  # a share group's metadata hash (groups/share/topics.py)
     for module in METRICS_EXPOSITION:
         yield module, lambda module=module: import_module(module)

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable
 
 from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.dataplane.topic_ids import to_kafka_string
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
-from groupcoord.coordinator.share import records
-from groupcoord.coordinator.share.shard import SharePartitionKey, ShareStateShard, WriteData
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import SHARE_GROUP_STATE_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.share.shard import SharePartitionKey, ShareStateShard, WriteData
 
 
 def coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
@@ -50,15 +52,27 @@ class ShareCoordinator:
         configured = getattr(config, "share_coordinator_state_topic_num_partitions", 50)
         existing = {p for t, p in list(getattr(log_manager, "logs", {})) if t == SHARE_GROUP_STATE_TOPIC}
         self.num_partitions = max(configured, max(existing) + 1) if existing else configured
-        shards = [ShareStateShard(p, config, partition_exists=partition_exists) for p in range(self.num_partitions)]
-        # No runtime snapshot of "the latest record per key": every ShareUpdate since a share partition's last
-        # ShareSnapshot counts, though they share one key (why Kafka's topic is not compacted).
-        self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, self.clock, _Observer(),
-                                           topic=SHARE_GROUP_STATE_TOPIC, codec=records, name="share", snapshots=False)
+        self._partition_exists = partition_exists
         self._log_manager = log_manager
         self._active = False
         self._activating: asyncio.Task | None = None
         self._stopped = False
+
+    @cached_property
+    def _runtime(self) -> CoordinatorRuntime:
+        """The shards and their runtime, made (and the share state's shard and record modules imported: ~2 % of
+        the daemon's start-up) when first asked for: by the first share request's activation, by ``start``
+        when the topic has partitions on disk (after the broker listens), or by a read of the shards."""
+        from groupcoord.coordinator.share import records
+        from groupcoord.coordinator.share.shard import ShareStateShard
+
+        config = self.config
+        shards = [ShareStateShard(p, config, partition_exists=self._partition_exists)
+                  for p in range(self.num_partitions)]
+        # No runtime snapshot of "the latest record per key": every ShareUpdate since a share partition's last
+        # ShareSnapshot counts, though they share one key (why Kafka's topic is not compacted).
+        return CoordinatorRuntime(shards, config, self._log_manager, self.log_config, self.clock, _Observer(),
+                                  topic=SHARE_GROUP_STATE_TOPIC, codec=records, name="share", snapshots=False)
 
     @property
     def log_config(self) -> LogConfig:

@@ -10,11 +10,11 @@ import uuid
 from typing import TYPE_CHECKING
 
 from groupcoord.coordinator.share.coordinator_service import ShareCoordinator
-from groupcoord.coordinator.share.shard import WriteData
 from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.share.persister_answers import ReadState, StateSummary
+    from groupcoord.coordinator.share.shard import WriteData
 
 TopicIdPartition = tuple[uuid.UUID, int]
 

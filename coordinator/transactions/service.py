@@ -12,7 +12,8 @@ partition: a second one for an already ended transaction changes nothing).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable, Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import structlog
 
@@ -20,15 +21,16 @@ from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.transactions import records
 from groupcoord.coordinator.transactions.markers import GIVE_UP, Marker, MarkerRouter, TopicPartition
-from groupcoord.coordinator.transactions.metadata import TransactionMetadata
 from groupcoord.coordinator.transactions.observer import TransactionObserverAdapter
-from groupcoord.coordinator.transactions.shard import ExpectedProducer, TxnShard, init_error
 from groupcoord.coordinator.transactions.state import TxnState
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.names import TRANSACTION_STATE_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.transactions.metadata import TransactionMetadata
+    from groupcoord.coordinator.transactions.shard import ExpectedProducer, TxnShard
 
 _log = structlog.get_logger("groupcoord.transactions")
 
@@ -64,13 +66,27 @@ class TransactionCoordinator:
         self.markers = MarkerRouter(groups, None)
         self._marker_tasks: set[asyncio.Task] = set()
         self._writing: set[tuple[str, int, int]] = set()  # (transactional id, producer id, epoch) with markers in flight
-        shards = [TxnShard(p, config, new_producer_id=new_producer_id, markers_token=self._markers_token,
-                           send_markers=self._send_markers, observer=observer) for p in range(self.num_partitions)]
-        self._runtime = CoordinatorRuntime(shards, config, log_manager, self.log_config, self.clock, self.observer,
-                                           topic=TRANSACTION_STATE_TOPIC, codec=records, name="transactions")
+        self._new_producer_id = new_producer_id
+        self._shard_observer = observer
         self._log_manager = log_manager
         self._active = False
         self._activating: asyncio.Task | None = None
+
+    @cached_property
+    def _runtime(self) -> CoordinatorRuntime:
+        """The shards and their runtime, made (and the transaction state's shard, metadata and record modules
+        imported: ~2 % of the daemon's start-up) when first asked for: by the first transactional request's
+        activation, by ``start`` when the topic has partitions on disk (after the broker listens), or by a read
+        of the shards (a metrics scrape)."""
+        from groupcoord.coordinator.transactions import records
+        from groupcoord.coordinator.transactions.shard import TxnShard
+
+        config = self.config
+        shards = [TxnShard(p, config, new_producer_id=self._new_producer_id, markers_token=self._markers_token,
+                           send_markers=self._send_markers, observer=self._shard_observer)
+                  for p in range(self.num_partitions)]
+        return CoordinatorRuntime(shards, config, self._log_manager, self.log_config, self.clock, self.observer,
+                                  topic=TRANSACTION_STATE_TOPIC, codec=records, name="transactions")
 
     def set_data_marker_writer(self, writer: Any) -> None:
         """The data plane's marker write (the broker assembly wires it)."""
@@ -146,6 +162,8 @@ class TransactionCoordinator:
 
     def init_producer_id(self, transactional_id: str, timeout_ms: int,
                          expected: ExpectedProducer | None) -> asyncio.Future[dict] | dict:
+        from groupcoord.coordinator.transactions.shard import init_error  # imported by the API's module already
+
         if not transactional_id:
             return init_error(ErrorCode.invalid_request)
         self.ensure_active()

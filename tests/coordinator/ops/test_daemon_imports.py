@@ -52,6 +52,13 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.dataplane.batch_validation",
     "groupcoord.coordinator.dataplane.txn_markers",  # the first transaction marker written
     "groupcoord.storage.cleaner",  # the compactor: its first pass (after listening) or a topic's deletion
+    # the transaction and share coordinators' shards, made when they are activated (a first request, or partitions
+    # on disk, after listening) or read
+    "groupcoord.coordinator.transactions.shard",
+    "groupcoord.coordinator.transactions.metadata",
+    "groupcoord.coordinator.transactions.records",
+    "groupcoord.coordinator.share.shard",
+    "groupcoord.coordinator.share.records",
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
