@@ -51,6 +51,8 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.dataplane.produce",  # and its batch checks: the first Produce
     "groupcoord.coordinator.dataplane.batch_validation",
     "groupcoord.coordinator.dataplane.txn_markers",  # the first transaction marker written
+    "groupcoord.coordinator.dataplane.producer_state",  # a partition's producer table: loaded on first use
+    "groupcoord.coordinator.dataplane.producer_snapshot",
     "groupcoord.storage.cleaner",  # the compactor: its first pass (after listening) or a topic's deletion
     # the transaction and share coordinators' shards, made when they are activated (a first request, or partitions
     # on disk, after listening) or read
