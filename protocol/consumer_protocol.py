@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 
-CONSUMER_PROTOCOL_TYPE = "consumer"
+from .names import CONSUMER_PROTOCOL_TYPE
+
 _VERSION = struct.Struct(">h")
 
 

@@ -13,5 +13,9 @@ TRANSACTION_STATE_TOPIC: Final = "__transaction_state"
 SHARE_GROUP_STATE_TOPIC: Final = "__share_group_state"
 INTERNAL_TOPICS: Final = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC, SHARE_GROUP_STATE_TOPIC})
 
+CONSUMER_PROTOCOL_TYPE: Final = "consumer"
+"""The protocol type of the Java consumer's classic groups (``ConsumerProtocol.PROTOCOL_TYPE``): their JoinGroup
+metadata is a ConsumerProtocolSubscription (protocol/consumer_protocol.py reads it)."""
+
 ZERO_UUID: Final = uuid.UUID(int=0)
 """Kafka's ``Uuid.ZERO_UUID``: "no topic id" on the wire."""

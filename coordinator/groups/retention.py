@@ -13,7 +13,7 @@ from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from groupcoord.protocol.names import CONSUMER_PROTOCOL_TYPE
 
 RETENTION = "retention"  # the one timer key of the periodic pass
 

@@ -15,7 +15,6 @@ from groupcoord.coordinator.groups.classic.protocol_vote import select_protocol,
 from groupcoord.coordinator.groups.classic.shared_sets import shared_frozenset
 from groupcoord.coordinator.groups.classic.state import EMPTY, GroupState, check_transition
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
-from groupcoord.protocol.consumer_protocol import subscribed_topics
 
 
 @dataclass(slots=True, eq=False)
@@ -169,7 +168,10 @@ class ClassicGroup:
         return False
 
     def compute_subscribed_topics(self) -> frozenset[str] | None:
-        """Union of the members' subscriptions under the chosen protocol; None if any is undecodable."""
+        """Union of the members' subscriptions under the chosen protocol; None if any is undecodable. (The consumer
+        protocol's reader and kio's schemas are imported by the first group that has members, not at start-up.)"""
+        from groupcoord.protocol.consumer_protocol import subscribed_topics
+
         if self.protocol_type is None:
             return None
         if not self.members:

@@ -10,7 +10,7 @@ from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets.topics import known_partition
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from groupcoord.protocol.names import CONSUMER_PROTOCOL_TYPE
 from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
