@@ -15,18 +15,19 @@ import asyncio
 import re
 import uuid
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable
 
 import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.share.persister import SharePersister
-from groupcoord.coordinator.share.sessions import ShareSessionCache
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.storage.errors import CorruptLogError
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.share.sessions import ShareSessionCache
     from groupcoord.coordinator.share.share_partition import AckBatch, AcquiredRecords, SharePartition
 
 # share_partition.py (a share partition's in-flight records: four dataclasses) is imported by the first share
@@ -74,13 +75,25 @@ class SharePartitionManager:
         self.dataplane = dataplane
         self.catalog = dataplane.topics
         self.clock = clock or SystemClock()
-        self.sessions = ShareSessionCache(getattr(config, "group_share_max_share_sessions", 2000))
         self.partitions: dict[Key, SharePartition] = {}
         self._loads: dict[Key, asyncio.Future] = {}
         self._writes: dict[Key, asyncio.Lock] = {}
         self._timers: dict[Key, tuple[int, Any]] = {}
         self._retired = {"lock_expiries": 0, "redeliveries": 0, "archived_by_limit": 0}
         """Counts of share partitions dropped from the cache, so the totals never go back."""
+
+    @cached_property
+    def sessions(self) -> ShareSessionCache:
+        """The share sessions, made (and their module imported) by the first ShareFetch or a share member's
+        leaving: a broker that serves no share group needs none to start."""
+        from groupcoord.coordinator.share.sessions import ShareSessionCache
+
+        return ShareSessionCache(getattr(self.config, "group_share_max_share_sessions", 2000))
+
+    def _sessions_made(self) -> ShareSessionCache | None:
+        """The session cache if something has made it, else None: a closed connection or a metrics scrape has
+        no session to find in a cache never made, and does not make it."""
+        return self.__dict__.get("sessions")
 
     # ------------------------------------------------------------------ settings (group config over broker)
 
@@ -268,7 +281,10 @@ class SharePartitionManager:
     def on_connection_closed(self, connection_id: int) -> None:
         """Kafka 4.1+: a share session ends with the connection it was opened on, and what its member held
         in the session's partitions is released (delivered again to others), without waiting for the locks."""
-        for session in self.sessions.on_connection_closed(connection_id):
+        sessions = self._sessions_made()
+        if sessions is None:
+            return
+        for session in sessions.on_connection_closed(connection_id):
             asyncio.ensure_future(self.release_member(session.group_id, session.member_id, list(session.partitions)))
 
     def forget(self, group_id: str, partitions: Iterable[tuple[uuid.UUID, int]] | None = None) -> None:
@@ -288,7 +304,8 @@ class SharePartitionManager:
         """What the metrics show: sessions, share partitions loaded, records acquired and available again,
         and the totals of lock expiries, redeliveries and records archived at the delivery limit."""
         parts = list(self.partitions.values())
-        out = {"sessions": len(self.sessions), "share_partitions": len(parts),
+        sessions = self._sessions_made()
+        out = {"sessions": 0 if sessions is None else len(sessions), "share_partitions": len(parts),
                "acquired": sum(sp.acquired_count() for sp in parts),
                "available": sum(sp.available_count() for sp in parts)}
         for name, retired in self._retired.items():

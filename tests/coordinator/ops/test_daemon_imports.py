@@ -61,6 +61,8 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.transactions.records",
     "groupcoord.coordinator.share.shard",
     "groupcoord.coordinator.share.records",
+    "groupcoord.coordinator.share.sessions",  # the first ShareFetch
+    "groupcoord.protocol.consumer_protocol",  # the first classic group with members (and the warm-up)
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
