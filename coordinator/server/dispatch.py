@@ -16,7 +16,6 @@ from typing import Any, Callable, Protocol
 import structlog
 
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
-from groupcoord.protocol.build import error_response
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.fast_codecs import FastCodec
 from groupcoord.protocol.frozen import fast_init
@@ -387,6 +386,8 @@ class Dispatcher:
             }
             return Decoded(ctx, None, None, immediate=self._encode(ctx, body, version=0))
         if api_version in kio_versions(api_key):
+            from groupcoord.protocol.build import error_response  # error answers: imported by the first one
+
             entity = error_response(response_class(api_key, api_version), ErrorCode.unsupported_version)
             if entity is not None:
                 return Decoded(ctx, None, None, immediate=self._encode(ctx, entity))
@@ -428,6 +429,8 @@ class Dispatcher:
             exc_info=exc,
         )
         self._observe(decoded, ErrorCode.unknown_server_error)
+        from groupcoord.protocol.build import error_response  # error answers: imported by the first one
+
         entity = error_response(response_class(ctx.api_key, ctx.api_version), ErrorCode.unknown_server_error)
         if entity is None:
             raise CloseConnection("handler failed and the response has no error field", api=api_name(ctx.api_key))

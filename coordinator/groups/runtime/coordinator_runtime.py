@@ -31,7 +31,6 @@ from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.runtime import snapshot as snapshots
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
 from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError, pack_latest
-from groupcoord.protocol.control_records import end_txn_marker_batch, read_end_txn_marker
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch, encode_plain_batch
 from groupcoord.storage.errors import CorruptLogError
@@ -335,6 +334,9 @@ class CoordinatorRuntime:
                 add_listener(lambda _log, exc, rt=rt: self._on_corruption(rt, exc))
         now = self.clock.wall_ms()
         decode_record = self.codec.decode_record
+        # the control-record codec (a transaction's end marker), with the first load, not at start-up
+        from groupcoord.protocol.control_records import read_end_txn_marker
+
         rt.latest = LatestRecords.empty()
         rt.transactional = False
         start = await self._replay_snapshot(rt, now)
@@ -774,6 +776,8 @@ class CoordinatorRuntime:
         try:
             for item in writes:
                 if isinstance(item, EndMarker):
+                    from groupcoord.protocol.control_records import end_txn_marker_batch  # imported by the load
+
                     flush_chunk()
                     rt.transactional = True
                     started.append((append(end_txn_marker_batch(
