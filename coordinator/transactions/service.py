@@ -21,7 +21,6 @@ from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.transactions.markers import GIVE_UP, Marker, MarkerRouter, TopicPartition
 from groupcoord.coordinator.transactions.observer import TransactionObserverAdapter
 from groupcoord.coordinator.transactions.state import TxnState
 from groupcoord.protocol.errors import ErrorCode
@@ -29,6 +28,7 @@ from groupcoord.protocol.names import TRANSACTION_STATE_TOPIC
 from groupcoord.storage.config import CleanupPolicy, LogConfig
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.transactions.markers import MarkerRouter, TopicPartition
     from groupcoord.coordinator.transactions.metadata import TransactionMetadata
     from groupcoord.coordinator.transactions.shard import ExpectedProducer, TxnShard
 
@@ -63,7 +63,8 @@ class TransactionCoordinator:
         self.num_partitions = _partition_count(config, log_manager)
         self.clock = clock or SystemClock()
         self.observer = TransactionObserverAdapter(observer)
-        self.markers = MarkerRouter(groups, None)
+        self._groups = groups
+        self._data_writer: Any = None
         self._marker_tasks: set[asyncio.Task] = set()
         self._writing: set[tuple[str, int, int]] = set()  # (transactional id, producer id, epoch) with markers in flight
         self._new_producer_id = new_producer_id
@@ -71,6 +72,14 @@ class TransactionCoordinator:
         self._log_manager = log_manager
         self._active = False
         self._activating: asyncio.Task | None = None
+
+    @cached_property
+    def markers(self) -> MarkerRouter:
+        """Where markers go, made (and its module imported) by the first markers written: a prepared transaction's,
+        or a WriteTxnMarkers request's."""
+        from groupcoord.coordinator.transactions.markers import MarkerRouter
+
+        return MarkerRouter(self._groups, self._data_writer)
 
     @cached_property
     def _runtime(self) -> CoordinatorRuntime:
@@ -90,7 +99,9 @@ class TransactionCoordinator:
 
     def set_data_marker_writer(self, writer: Any) -> None:
         """The data plane's marker write (the broker assembly wires it)."""
-        self.markers.data_writer = writer
+        self._data_writer = writer
+        if "markers" in self.__dict__:
+            self.markers.data_writer = writer
 
     @property
     def log_config(self) -> LogConfig:
@@ -255,6 +266,8 @@ class TransactionCoordinator:
         task.add_done_callback(done)
 
     async def _write_markers(self, metadata: TransactionMetadata) -> None:
+        from groupcoord.coordinator.transactions.markers import GIVE_UP, Marker
+
         committed = metadata.state is TxnState.PREPARE_COMMIT
         remaining = set(metadata.partitions)
         backoff = MARKER_RETRY_BACKOFF_S

@@ -63,6 +63,9 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.coordinator.share.records",
     "groupcoord.coordinator.share.sessions",  # the first ShareFetch
     "groupcoord.protocol.consumer_protocol",  # the first classic group with members (and the warm-up)
+    "groupcoord.protocol.build",  # the first error answer made from kio's entity (a handler failure, a bad version)
+    "groupcoord.protocol.control_records",  # the first coordinator partition loaded, the first marker written
+    "groupcoord.coordinator.transactions.markers",  # the first transaction markers written
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
