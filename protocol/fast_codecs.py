@@ -355,6 +355,7 @@ HEARTBEAT = FastCodec(12, range(0, 5), _guarded(_read_heartbeat), _write_heartbe
 
 @dataclass(slots=True)
 class OffsetCommitPartitionView:
+    """One partition of an OffsetCommit request, under kio's field names."""
     partition_index: int
     committed_offset: int
     committed_leader_epoch: int
@@ -363,6 +364,7 @@ class OffsetCommitPartitionView:
 
 @dataclass(slots=True)
 class OffsetCommitTopicView:
+    """One topic of an OffsetCommit request and its partitions, under kio's field names."""
     name: str
     partitions: tuple[OffsetCommitPartitionView, ...]
 
@@ -787,6 +789,7 @@ def _compact_text(value: Any) -> bytes:
 
 @dataclass(slots=True)
 class JoinGroupProtocolView:
+    """One protocol a JoinGroup request offers: its name and metadata bytes."""
     name: str
     metadata: bytes
 
@@ -969,6 +972,7 @@ JOIN_GROUP = FastCodec(11, range(6, 10), _guarded(_read_join_group), _write_join
 
 @dataclass(slots=True)
 class SyncGroupAssignmentView:
+    """One member's assignment in a leader's SyncGroup request."""
     member_id: str
     assignment: bytes
 

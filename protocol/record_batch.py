@@ -64,6 +64,7 @@ class CorruptBatchError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Record:
+    """One record of a batch as read: its absolute offset and timestamp, key, value and headers."""
     offset: int
     timestamp: int
     key: bytes | None
@@ -98,6 +99,7 @@ make_record = _record_maker()
 
 @dataclass(slots=True)
 class BatchHeader:
+    """A record batch v2's 61-byte header, as read from the log or the wire."""
     base_offset: int
     batch_length: int
     partition_leader_epoch: int

@@ -48,6 +48,8 @@ def _kafka(name: str, default: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
+    """A partition log's settings under Kafka's topic config names (segment size and age, retention, cleanup policy,
+    compaction, timestamps, flushing)."""
     segment_bytes: int = _kafka("segment.bytes", 1024 * 1024 * 1024)
     segment_ms: int = _kafka("segment.ms", 7 * 24 * 3600 * 1000)
     segment_index_bytes: int = _kafka("segment.index.bytes", 10 * 1024 * 1024)

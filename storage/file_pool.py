@@ -54,6 +54,8 @@ class FileKey:
 
 @dataclass(slots=True)
 class _Entry:
+    """One open descriptor of the pool: how many readers or writers hold it, and whether it closes when they are
+    done."""
     fd: int
     borrowers: int = 0
     doomed: bool = field(default=False)
@@ -62,6 +64,7 @@ class _Entry:
 
 @dataclass(frozen=True, slots=True)
 class FilePoolStats:
+    """What the pool holds and has done: open descriptors, the cap, opens and evictions (for metrics)."""
     open_files: int
     max_open: int
     opens: int

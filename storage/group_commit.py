@@ -114,6 +114,7 @@ def _syncfs(fd: int) -> None:
 
 @dataclass(slots=True)
 class _Waiting:
+    """Writes waiting for the next round: the runs to write, the segments to sync, and the future their writers wait on."""
     runs: Runs
     segments: list[Segment]
     done: asyncio.Future[float]

@@ -52,6 +52,7 @@ WRITE_RETRY_BACKOFF_S: Final = 0.5
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
+    """Where an append landed: the first and last offsets assigned, the log-append time and the largest timestamp."""
     base_offset: int
     last_offset: int
     log_append_time: int
@@ -800,6 +801,7 @@ class PartitionLog:
 
 @dataclass(slots=True)
 class _PendingWrite:
+    """Bytes reserved at a position of the active segment, written by the next write round."""
     segment: Segment
     position: int
     data: bytearray

@@ -43,6 +43,7 @@ _log = structlog.get_logger("groupcoord.storage.recovery")
 
 @dataclass(frozen=True, slots=True)
 class RecoveredLog:
+    """What recovery leaves of a partition's directory: its segments and the offset below which they are durable."""
     segments: list[Segment]
     recovery_point: int
     """Everything below this offset is durable with its indexes (the log end after a clean shutdown)."""

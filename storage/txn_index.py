@@ -23,6 +23,7 @@ _ENTRY = struct.Struct(">hqqqq")
 
 @dataclass(frozen=True, slots=True)
 class AbortedTxn:
+    """One ``.txnindex`` entry: an aborted transaction's producer, first and last offsets, and the LSO after it."""
     producer_id: int
     first_offset: int
     last_offset: int

@@ -49,6 +49,7 @@ class RecordFormatError(ValueError):
 @fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommitKey:
+    """The key of an offset commit record (type 1): group, topic, partition."""
     group: str
     topic: str
     partition: int
@@ -57,6 +58,7 @@ class OffsetCommitKey:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommitValue:
+    """An offset commit record's value: offset, leader epoch, metadata, commit and expire timestamps."""
     offset: int
     leader_epoch: int = -1
     metadata: str = ""
@@ -66,11 +68,13 @@ class OffsetCommitValue:
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey:
+    """The key of a classic group's metadata record (type 2): the group id."""
     group: str
 
 
 @dataclass(frozen=True, slots=True)
 class MemberMetadata:
+    """One member of a classic group's metadata record, as Kafka writes it."""
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -83,6 +87,7 @@ class MemberMetadata:
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataValue:
+    """A classic group's metadata record: protocol type and name, generation, leader, members."""
     protocol_type: str
     generation: int
     protocol: str | None

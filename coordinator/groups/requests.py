@@ -16,6 +16,7 @@ from groupcoord.protocol.frozen import fast_init
 @fast_init
 @dataclass(frozen=True, slots=True)
 class JoinGroup:
+    """A JoinGroup request, whatever its version."""
     group_id: str
     member_id: str
     protocol_type: str
@@ -37,6 +38,7 @@ class JoinGroup:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class SyncGroup:
+    """A SyncGroup request, whatever its version."""
     group_id: str
     generation_id: int
     member_id: str
@@ -50,6 +52,7 @@ class SyncGroup:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
+    """A Heartbeat request, whatever its version."""
     group_id: str
     generation_id: int
     member_id: str
@@ -59,6 +62,7 @@ class Heartbeat:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class CommitPartition:
+    """One partition's offset in an OffsetCommit request."""
     partition: int
     offset: int
     leader_epoch: int = -1
@@ -68,6 +72,7 @@ class CommitPartition:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommit:
+    """An OffsetCommit request, whatever its version."""
     group_id: str
     topics: tuple[tuple[str, tuple[CommitPartition, ...]], ...]
     generation_id: int = -1

@@ -26,6 +26,8 @@ _MEMBER_EVENTS = {"joined": "member joined", "left": "member left", "expired": "
 
 @dataclass(eq=False)
 class ShardState:
+    """The plain state every group API takes: one shard's groups of each type, timer, config, topics, logger,
+    observer."""
     partition: int
     config: Any
     topics: Any

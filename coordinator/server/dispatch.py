@@ -75,6 +75,8 @@ may still run to completion, whereas Kafka would not have read them at all)."""
 @fast_init
 @dataclass(frozen=True, slots=True)
 class RequestContext:
+    """Who sent a request and how: API key and version, correlation id, client id and host, connection, principal,
+    listener."""
     api_key: int
     api_version: int
     correlation_id: int

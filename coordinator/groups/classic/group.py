@@ -19,6 +19,7 @@ from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
 
 @dataclass(slots=True, eq=False)
 class ClassicGroup:
+    """A classic group's live state: its state machine, protocol, generation, leader, members and pending joins."""
     group_id: str
     state: GroupState = EMPTY
     protocol_type: str | None = None

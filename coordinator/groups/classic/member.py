@@ -10,6 +10,8 @@ from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
 
 @dataclass(slots=True, eq=False)
 class ClassicMember:
+    """A classic group's member: its ids, client, timeouts, protocols offered, assignment, and what it is waiting
+    for."""
     member_id: str
     group_instance_id: str | None
     client_id: str

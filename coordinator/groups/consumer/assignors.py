@@ -24,6 +24,7 @@ SUPPORTED = (UNIFORM, RANGE)  # Kafka's group.consumer.assignors default order: 
 
 @dataclass(frozen=True, slots=True)
 class MemberSpec:
+    """What an assignor knows of a member: its id, subscribed topic ids and current assignment."""
     member_id: str
     topics: frozenset[uuid.UUID]
     current: Assignment

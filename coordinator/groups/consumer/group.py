@@ -44,6 +44,7 @@ def state_of(group_epoch: int, assignment_epoch: int, members: tuple[ConsumerMem
 
 @dataclass(slots=True, eq=False)
 class ConsumerGroup:
+    """A KIP-848 consumer group's live state: epochs, members, target assignment, subscribed topics."""
     group_id: str
     group_epoch: int = INITIAL_EPOCH
     assignment_epoch: int = INITIAL_EPOCH

@@ -27,6 +27,7 @@ class MemberState(enum.IntEnum):
 
 @dataclass(slots=True, eq=False)
 class ConsumerMember:
+    """A KIP-848 consumer group member: epochs, subscription, assigned and pending partitions, timeouts."""
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None

@@ -129,6 +129,7 @@ class _Parked:
 
 @dataclass
 class _ShardRuntime:
+    """The runtime's side of one shard: its log, queued operations, pending writes and replies, load state."""
     shard: CoordinatorShard
     log: Any = None
     queue: list[Effects] = field(default_factory=list)

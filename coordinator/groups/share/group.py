@@ -29,6 +29,7 @@ class ShareGroupState(enum.Enum):
 
 @dataclass(slots=True, eq=False)
 class ShareGroup:
+    """A KIP-932 share group's live state: epochs, metadata hash, members, target assignment."""
     group_id: str
     group_epoch: int = INITIAL_EPOCH
     metadata_hash: int = 0

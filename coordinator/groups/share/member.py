@@ -13,6 +13,7 @@ STABLE = 0  # MemberState.STABLE, the only state a share member is ever in (pers
 
 @dataclass(slots=True, eq=True)
 class ShareMember:
+    """A KIP-932 share group member: epochs, subscription, assignment, client."""
     member_id: str
     member_epoch: int = 0
     previous_member_epoch: int = -1  # Kafka's Builder default

@@ -17,6 +17,8 @@ InitMap = dict[uuid.UUID, tuple[str, frozenset[int]]]  # topic id -> (topic name
 
 @dataclass(frozen=True, slots=True)
 class ShareStatePartitions:
+    """A share group's ShareGroupStatePartitionMetadata: partitions initializing, initialized, and topics being
+    deleted."""
     initializing: InitMap = field(default_factory=dict)
     initialized: InitMap = field(default_factory=dict)
     deleting: frozenset[uuid.UUID] = frozenset()

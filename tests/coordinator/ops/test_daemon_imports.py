@@ -85,29 +85,43 @@ NOT_BEFORE_LISTENING = (
 )
 
 
-def _modules_at_listening(data_dir) -> set[str]:
-    """``groupcoord serve``'s modules at the moment it prints `listening on` (it then stops itself)."""
+def _at_listening(data_dir) -> tuple[set[str], list[str]]:
+    """``groupcoord serve``'s modules at the moment it prints `listening on` (it then stops itself), and the
+    dataclasses of its own modules then built whose docstring is the one the dataclass machinery makes: without a
+    docstring of its own, a dataclass computes one from ``inspect.signature`` of its ``__init__`` as it is built,
+    a cost every start paid for each."""
     code = (
-        "import builtins, os, signal, sys\n"
+        "import builtins, dataclasses, os, signal, sys\n"
         "from groupcoord.coordinator.ops import cli\n"
         "seen = []\n"
         "real_print = print\n"
+        "def undocumented():\n"
+        "    for name, module in sorted(sys.modules.items()):\n"
+        "        if not name.startswith('groupcoord.') or module is None:\n"
+        "            continue\n"
+        "        for value in list(vars(module).values()):\n"
+        "            if isinstance(value, type) and value.__module__ == name and dataclasses.is_dataclass(value) \\\n"
+        "                    and (value.__doc__ or '').startswith(value.__name__ + '('):\n"
+        "                yield f'{name}.{value.__qualname__}'\n"
         "def spy(*args, **kwargs):\n"
         "    if not seen and str(args[0]).startswith('listening on'):\n"
-        "        seen.append(sorted(sys.modules))\n"
+        "        seen.append((sorted(sys.modules), sorted(set(undocumented()))))\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n"
         "    return real_print(*args, **kwargs)\n"
         "builtins.print = spy\n"
         f"cli.main(['serve', '--listen', '127.0.0.1:0', '--metrics-port', '0', '--data-dir', {str(data_dir)!r}])\n"
-        "real_print('MODULES', ' '.join(seen[0]))\n"
+        "real_print('MODULES', ' '.join(seen[0][0]))\n"
+        "real_print('UNDOCUMENTED', ' '.join(seen[0][1]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
-    return set(line.split()[1:])
+    (modules,) = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
+    (undocumented,) = [line for line in done.stdout.splitlines() if line.startswith("UNDOCUMENTED")]
+    return set(modules.split()[1:]), undocumented.split()[1:]
 
 
 def test_serve_reaches_listening_without_what_loads_on_first_use(tmp_path):
-    modules = _modules_at_listening(tmp_path)
+    modules, undocumented = _at_listening(tmp_path)
     assert "groupcoord.coordinator.broker" in modules  # the spy saw the real start
     assert modules.isdisjoint(NOT_BEFORE_LISTENING), sorted(modules.intersection(NOT_BEFORE_LISTENING))
+    assert undocumented == [], undocumented
