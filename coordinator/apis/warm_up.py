@@ -68,6 +68,9 @@ def steps() -> Iterator[Step]:
     yield "consumer protocol", _consumer_protocol
     yield "consumer and share group records", lambda: import_module(
         "groupcoord.coordinator.groups.consumer_share_records")
+    # the consumer and share groups' code, which the group coordinator imports with the first such group or request
+    yield "consumer group code", lambda: import_module("groupcoord.coordinator.groups.consumer.heartbeat")
+    yield "share group code", lambda: import_module("groupcoord.coordinator.groups.share.heartbeat")
     yield "transaction markers", lambda: import_module("groupcoord.coordinator.dataplane.txn_markers")  # DataPlane's
     # the transaction coordinator's shards (made by its first request: transactions/service.py)
     yield "transaction shards", lambda: import_module("groupcoord.coordinator.transactions.shard")

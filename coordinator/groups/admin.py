@@ -6,13 +6,10 @@ from typing import Any
 
 from groupcoord.coordinator.groups.classic import deletion as classic_deletion
 from groupcoord.coordinator.groups.classic.state import GroupState, parse_state
-from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
-from groupcoord.coordinator.groups.consumer.group import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.coordinator.groups.share import deletion as share_deletion
-from groupcoord.coordinator.groups.share.group import SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.names import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE, SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE
 
 CLASSIC_GROUP_TYPE = "classic"
 # Without an authorizer every principal may READ, DELETE and DESCRIBE a group (AclOperation codes 3, 6, 8).
@@ -123,10 +120,14 @@ def handle_delete_group(state: ShardState, group_id: str, token: Any, now: int) 
     if state.availability_error() is not None:
         error = state.availability_error()
     elif share_group is not None:
+        from groupcoord.coordinator.groups.share import deletion as share_deletion  # with the first share group
+
         error = ErrorCode.non_empty_group if share_group.members else ErrorCode.none
         if error == ErrorCode.none:
             share_deletion.delete_group(state, share_group, now, fx)
     elif consumer_group is not None:
+        from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion  # with the first such group
+
         error = consumer_deletion.delete_error(consumer_group) or ErrorCode.none
         if error == ErrorCode.none:
             consumer_deletion.delete_group(state, consumer_group, now, fx)

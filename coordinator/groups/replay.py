@@ -13,12 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.coordinator.groups.classic.appliers import apply_group_metadata
-from groupcoord.coordinator.groups.consumer import appliers as consumer_appliers
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset
 from groupcoord.coordinator.groups.offsets_records import GroupMetadataKey, OffsetCommitKey, UnknownKey
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.coordinator.groups.share import appliers as share_appliers
 
 
 def apply_record(state: ShardState, key: Any, value: Any, now: int) -> None:
@@ -28,7 +26,28 @@ def apply_record(state: ShardState, key: Any, value: Any, now: int) -> None:
         apply_group_metadata(state, key, value, now)
     elif isinstance(key, UnknownKey):
         state.log.warning("skipping record of unknown type", record_type=key.record_type)
-    elif consumer_appliers.is_consumer_record(key):
+    else:
+        _apply_other_record(state, key, value, now)
+
+
+_OTHER_APPLIERS: list[Any] = []
+"""The consumer and share groups' appliers, imported (with the groups' code) by the first such record applied, not
+with the group coordinator: a broker starts, and most serve, without those groups."""
+
+
+def _other_appliers() -> list[Any]:
+    if not _OTHER_APPLIERS:
+        from groupcoord.coordinator.groups.consumer import appliers as consumer_appliers
+        from groupcoord.coordinator.groups.share import appliers as share_appliers
+
+        _OTHER_APPLIERS.extend((consumer_appliers, share_appliers))
+    return _OTHER_APPLIERS
+
+
+def _apply_other_record(state: ShardState, key: Any, value: Any, now: int) -> None:
+    """A record of a consumer or share group, or of a group type not served."""
+    consumer_appliers, share_appliers = _other_appliers()
+    if consumer_appliers.is_consumer_record(key):
         consumer_appliers.apply(state, key, value, now)
     elif share_appliers.is_share_record(key):
         share_appliers.apply(state, key, value, now)

@@ -7,7 +7,6 @@ from typing import Callable
 from groupcoord.coordinator.groups.classic import deletion as classic_deletion
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.state import GroupState
-from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion
 from groupcoord.coordinator.groups.offsets.pending import has_pending, pending_partitions
 from groupcoord.coordinator.groups.offsets.tombstones import delete_offsets
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
@@ -72,6 +71,8 @@ def expire_offsets(state: ShardState, now: int) -> Effects:
             state.log.info("offsets expired", group_id=cgroup.group_id, count=len(expired))
             state.observer.on_offsets_expired(cgroup.group_id, len(expired))
         if not cgroup.members and not cgroup.offsets:
+            from groupcoord.coordinator.groups.consumer import deletion as consumer_deletion  # the first such group's
+
             consumer_deletion.delete_group(state, cgroup, now, fx)
     return fx
 

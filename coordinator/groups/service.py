@@ -4,6 +4,10 @@ Each request is routed to the shard that owns its group (Kafka's partition of
 ``__consumer_offsets``) and run there by the runtime, which answers once the
 records it wrote are durable. Every method also says how to answer with an
 error instead, for when the shard cannot take the request or its write fails.
+
+The KIP-848 consumer and KIP-932 share groups' code (their models, records' appliers, heartbeats, describes) is
+imported by the first such group, record or request (the methods and branches that need it import it), not with
+the group coordinator: a broker starts, and most brokers serve, without either (~4 % of the daemon's start-up).
 """
 
 from __future__ import annotations
@@ -18,10 +22,6 @@ from groupcoord.coordinator.clock import Clock, SystemClock
 from groupcoord.coordinator.groups.admin import described_error
 from groupcoord.coordinator.groups.classic.heartbeat import beat_stable
 from groupcoord.coordinator.groups.classic.responses import join_error, sync_error
-from groupcoord.coordinator.groups.consumer import describe as consumer_describe
-from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
-from groupcoord.coordinator.groups.share import describe as share_describe, heartbeat as share_heartbeat
-from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
 from groupcoord.coordinator.groups import offsets_records
 from groupcoord.coordinator.groups.hashing import partition_for, partitions as partition_table
 from groupcoord.coordinator.groups.observer import ObserverAdapter
@@ -39,6 +39,7 @@ from groupcoord.storage.config import CleanupPolicy, LogConfig
 if TYPE_CHECKING:
     from groupcoord.coordinator.groups.lazy_requests import (  # annotations only
         ConsumerGroupHeartbeat, LeaveGroup, OffsetDelete, OffsetFetch, ShareGroupHeartbeat, TxnOffsetCommit)
+    from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
     from groupcoord.coordinator.groups.views import GroupView
 
 ErrorShape = Callable[[ErrorCode], dict]
@@ -216,11 +217,14 @@ class GroupCoordinatorService:
         )
 
     def consumer_group_heartbeat(self, req: ConsumerGroupHeartbeat) -> asyncio.Future[dict]:
+        from groupcoord.coordinator.groups.consumer.heartbeat import error_response  # see the module's docstring
+
         return self._run(req.group_id, lambda s, t, now: s.handle_consumer_group_heartbeat(req, t, now),
-                         lambda e: consumer_heartbeat.error_response(e, None))
+                         lambda e: error_response(e, None))
 
     async def describe_consumer_groups(self, group_ids: list[str], include_authorized_operations: bool = False) -> list[dict]:
         """Each group as of its shard's last durable write (answered behind that shard's pending appends)."""
+        from groupcoord.coordinator.groups.consumer import describe as consumer_describe
 
         async def one(group_id: str) -> dict:
             def op(shard: GroupShard, token: Any, now: int) -> Effects:
@@ -237,6 +241,8 @@ class GroupCoordinatorService:
     def share_group_heartbeat(self, req: ShareGroupHeartbeat) -> asyncio.Future[dict]:
         """The answer once the heartbeat's records are durable; partitions it found without share-partition
         state are initialised after that, off the heartbeat's path (Kafka adds the persister call to a timer)."""
+        from groupcoord.coordinator.groups.share import heartbeat as share_heartbeat
+
         inner = self._run(req.group_id, lambda s, t, now: s.handle_share_group_heartbeat(req, t, now),
                           lambda e: share_heartbeat.error_response(e, None))
         outer = asyncio.get_running_loop().create_future()
@@ -295,6 +301,8 @@ class GroupCoordinatorService:
             self._log.error("share-partition state metadata not written", group_id=group_id, error=repr(exc))
 
     async def describe_share_groups(self, group_ids: list[str], include_authorized_operations: bool = False) -> list[dict]:
+        from groupcoord.coordinator.groups.share import describe as share_describe
+
         async def one(group_id: str) -> dict:
             if not group_id:
                 return share_describe.error_row("", ErrorCode.invalid_group_id, None)

@@ -8,6 +8,9 @@ shard's life cycle (load, replay, timers). Every operation takes ``now``
 partition and replies to release once they are durable. Parked requests
 (JoinGroup, SyncGroup) are answered later, in the ``Effects`` of whatever
 operation or timer completes them. Nothing below imports this module.
+
+The consumer and share groups' modules are imported by the methods that need them, on first use (a broker starts,
+and most serve, without those groups: groups/service.py's docstring); the classic groups' and offsets' at once.
 """
 
 from __future__ import annotations
@@ -21,9 +24,6 @@ import structlog
 from groupcoord.coordinator.groups import admin, replay, retention
 from groupcoord.coordinator.groups.classic import heartbeat, join, leave, rebalance, sync
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
-from groupcoord.coordinator.groups.consumer import describe as consumer_describe, fencing
-from groupcoord.coordinator.groups.consumer import heartbeat as consumer_heartbeat
-from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets import commit, delete, fetch, transactional
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
@@ -34,13 +34,11 @@ from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
-from groupcoord.coordinator.groups.share import deletion as share_deletion, describe as share_describe
-from groupcoord.coordinator.groups.share import fencing as share_fencing, heartbeat as share_heartbeat
-from groupcoord.coordinator.groups.share import initialization as share_initialization
-from groupcoord.coordinator.groups.share.group import ShareGroup
 from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+    from groupcoord.coordinator.groups.share.group import ShareGroup
     from groupcoord.coordinator.groups.lazy_requests import (  # annotations only
         ConsumerGroupHeartbeat, LeaveGroup, OffsetDelete, OffsetFetch, ShareGroupHeartbeat, TxnOffsetCommit)
 
@@ -179,28 +177,44 @@ class GroupShard:
         return admin.handle_delete_group(self.state, group_id, token, now)
 
     def handle_consumer_group_heartbeat(self, req: ConsumerGroupHeartbeat, token: Any, now: int) -> Effects:
-        return consumer_heartbeat.handle(self.state, req, token, now)
+        from groupcoord.coordinator.groups.consumer.heartbeat import handle
+
+        return handle(self.state, req, token, now)
 
     def describe_consumer_group(self, group_id: str, include_authorized_operations: bool = False) -> dict:
-        return consumer_describe.describe(self.state, group_id, include_authorized_operations)
+        from groupcoord.coordinator.groups.consumer.describe import describe
+
+        return describe(self.state, group_id, include_authorized_operations)
 
     def handle_share_group_heartbeat(self, req: ShareGroupHeartbeat, token: Any, now: int) -> Effects:
-        return share_heartbeat.handle(self.state, req, token, now)
+        from groupcoord.coordinator.groups.share.heartbeat import handle
+
+        return handle(self.state, req, token, now)
 
     def describe_share_group(self, group_id: str, include_authorized_operations: bool = False) -> dict:
-        return share_describe.describe(self.state, group_id, include_authorized_operations)
+        from groupcoord.coordinator.groups.share.describe import describe
+
+        return describe(self.state, group_id, include_authorized_operations)
 
     def share_partitions_initialized(self, group_id: str, done: dict, token: Any, now: int) -> Effects:
-        return share_initialization.initialized(self.state, group_id, done, token, now)
+        from groupcoord.coordinator.groups.share.initialization import initialized
+
+        return initialized(self.state, group_id, done, token, now)
 
     def share_partitions_uninitialized(self, group_id: str, failed: dict, token: Any, now: int) -> Effects:
-        return share_initialization.uninitialized(self.state, group_id, failed, token, now)
+        from groupcoord.coordinator.groups.share.initialization import uninitialized
+
+        return uninitialized(self.state, group_id, failed, token, now)
 
     def share_topics_deleting(self, group_id: str, topics: dict, token: Any, now: int) -> Effects:
-        return share_initialization.mark_deleting(self.state, group_id, topics, token, now)
+        from groupcoord.coordinator.groups.share.initialization import mark_deleting
+
+        return mark_deleting(self.state, group_id, topics, token, now)
 
     def share_topics_deleted(self, group_id: str, topic_ids: set, token: Any, now: int) -> Effects:
-        return share_initialization.forget_deleting(self.state, group_id, topic_ids, token, now)
+        from groupcoord.coordinator.groups.share.initialization import forget_deleting
+
+        return forget_deleting(self.state, group_id, topic_ids, token, now)
 
     def prepare_share_group_deletion(self, group_id: str, token: Any, now: int) -> Effects:
         """Kafka's sharePartitionDeleteRequests for one id: replies {"error_code", "partitions"}, with
@@ -210,7 +224,9 @@ class GroupShard:
         if self.state.availability_error() is not None or group is None:
             fx.reply(token, {"error_code": None, "partitions": {}})
             return fx
-        error, partitions = share_deletion.prepare(self.state, group, fx, now)
+        from groupcoord.coordinator.groups.share.deletion import prepare
+
+        error, partitions = prepare(self.state, group, fx, now)
         fx.reply(token, {"error_code": error, "partitions": partitions})
         return fx
 
@@ -348,8 +364,14 @@ class GroupShard:
     def finish_load(self, now: int) -> None:
         """Loaded members get a full session from now to heartbeat; the retention pass is scheduled."""
         rebalance.schedule_loaded(self.state, now)
-        fencing.schedule_loaded(self.state, now)
-        share_fencing.schedule_loaded(self.state, now)
+        if self.state.consumer_groups:  # (their modules: with the first such group)
+            from groupcoord.coordinator.groups.consumer.fencing import schedule_loaded
+
+            schedule_loaded(self.state, now)
+        if self.state.share_groups:
+            from groupcoord.coordinator.groups.share.fencing import schedule_loaded as schedule_share_loaded
+
+            schedule_share_loaded(self.state, now)
         retention.schedule(self.state, now)
         self.state.loading = False
         self._replay_names = {}

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.state import GroupState
-from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_availability import availability_error
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 
 TOPIC_PARTITIONS_CACHED = 200_000
 

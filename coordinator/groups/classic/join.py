@@ -11,7 +11,6 @@ from groupcoord.coordinator.groups.classic.records import group_metadata_record
 from groupcoord.coordinator.groups.classic.shared_sets import protocol_names
 from groupcoord.coordinator.groups.classic.responses import join_error, join_result, sync_result
 from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from groupcoord.coordinator.groups.requests import JoinGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
@@ -35,6 +34,8 @@ def handle_join(state: ShardState, req: JoinGroup, token: Any, now: int) -> Effe
     is_unknown = req.member_id == ""
     consumer_group = state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
+        from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis  # such groups' own
+
         if consumer_group.members or not is_unknown:
             fx.reply(token, join_error(req.member_id, consumer_classic_apis.JOIN_NON_EMPTY_ERROR))
             return fx

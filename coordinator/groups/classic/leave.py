@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 from groupcoord.coordinator.groups.classic import rebalance
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.classic.validation import member_group
-from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
@@ -37,6 +36,8 @@ def handle_leave(state: ShardState, req: LeaveGroup, token: Any, now: int) -> Ef
         group = state.groups.get(req.group_id)
         for leaving in req.members:
             if consumer_group is not None:
+                from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
+
                 code = consumer_classic_apis.leave_one(state, consumer_group, leaving, now, fx)
             else:
                 code = _leave_one(state, group, leaving, now, fx)

@@ -10,7 +10,6 @@ from groupcoord.coordinator.groups.classic.records import group_metadata_record
 from groupcoord.coordinator.groups.classic.responses import NO_ERROR, sync_error, sync_result
 from groupcoord.coordinator.groups.classic.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupcoord.coordinator.groups.classic.validation import member_group, validate_member
-from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis
 from groupcoord.coordinator.groups.requests import SyncGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
 from groupcoord.coordinator.groups.shard_state import ShardState
@@ -24,6 +23,8 @@ def _inconsistent(requested: str | None, current: str | None) -> bool:
 def handle_sync(state: ShardState, req: SyncGroup, token: Any, now: int) -> Effects:
     fx = Effects()
     if req.group_id in state.consumer_groups and not state.loading:
+        from groupcoord.coordinator.groups.consumer import classic_apis as consumer_classic_apis  # such groups' own
+
         fx.reply(token, sync_error(consumer_classic_apis.SYNC_ERROR))
         return fx
     share_group = state.share_groups.get(req.group_id) if not state.loading else None

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.groups.consumer.member import Assignment, ConsumerMember, MemberState
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitValue
-from groupcoord.protocol.names import CONSUMER_PROTOCOL_TYPE  # admin.py reads it from here
+from groupcoord.protocol.names import CONSUMER_GROUP_TYPE, CONSUMER_PROTOCOL_TYPE  # noqa: F401 (re-exported)
 
-CONSUMER_GROUP_TYPE = "consumer"
 # Kafka 4.3's ModernGroup starts a new group at group and assignment epoch 1, so its first member joins at 2.
 INITIAL_EPOCH = 1
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
+from typing import TYPE_CHECKING
+
 from groupcoord.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:  # (the commit and fetch paths import this module: the group's code loads with the first group)
+    from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 
 MEMBER_EPOCH_COMMIT_VERSION = 9  # members of the consumer protocol commit with OffsetCommit v9+
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
-from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
 from groupcoord.coordinator.groups.offsets.topics import answer_commits
 from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
@@ -22,6 +21,7 @@ from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
     from groupcoord.coordinator.groups.lazy_requests import TxnOffsetCommit  # annotations only
 
 

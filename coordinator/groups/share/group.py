@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 
 from groupcoord.coordinator.groups.share.member import Assignment, ShareMember
 from groupcoord.coordinator.groups.share.state_metadata import ShareStatePartitions
+from groupcoord.protocol.names import SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE  # noqa: F401 (re-exported)
 
-SHARE_GROUP_TYPE = "share"
-SHARE_PROTOCOL_TYPE = "share"
 # ModernGroup starts at group epoch 1 and TargetAssignmentMetadata.INITIAL is epoch 1 (Kafka 4.3).
 INITIAL_EPOCH = 1
 ASSIGNOR_NAME = "simple"

@@ -66,6 +66,13 @@ NOT_BEFORE_LISTENING = (
     "groupcoord.protocol.build",  # the first error answer made from kio's entity (a handler failure, a bad version)
     "groupcoord.protocol.control_records",  # the first coordinator partition loaded, the first marker written
     "groupcoord.coordinator.transactions.markers",  # the first transaction markers written
+    # the KIP-848 consumer and KIP-932 share groups' code: the first such group, record or request (and the warm-up)
+    "groupcoord.coordinator.groups.consumer.group",
+    "groupcoord.coordinator.groups.consumer.heartbeat",
+    "groupcoord.coordinator.groups.consumer.appliers",
+    "groupcoord.coordinator.groups.share.group",
+    "groupcoord.coordinator.groups.share.heartbeat",
+    "groupcoord.coordinator.groups.share.appliers",
     # TLS and SASL: only a listener that uses them (listener_security.build) or a secured connection loads them
     "groupcoord.coordinator.security.authenticator",
     "groupcoord.coordinator.security.jaas",
