@@ -45,8 +45,9 @@ KNOWN_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Sta
                       "Assigning", "Reconciling")  # the last two: KIP-848 consumer groups
 
 
-_MEMBER_ID = re.compile(r"\b(member|leader) (?!joining\b|during\b|expired\b|rejoined\b)\S+")
-_MEMBER_LIST = re.compile(r"\[[^\]]*\]")
+# Patterns compiled by their first use (re's cache), not at start-up: the first rebalance.
+_MEMBER_ID = r"\b(member|leader) (?!joining\b|during\b|expired\b|rejoined\b)\S+"
+_MEMBER_LIST = r"\[[^\]]*\]"
 
 
 def rebalance_reason_label(reason: str) -> str:
@@ -55,7 +56,7 @@ def rebalance_reason_label(reason: str) -> str:
     series stay few however many groups and members come and go (one series per member id would grow the
     registry, and the cost of each rebalance, with every group ever formed)."""
     text = reason.split("; client reason:", 1)[0].strip()
-    text = _MEMBER_LIST.sub("members", _MEMBER_ID.sub(r"\1", text))
+    text = re.sub(_MEMBER_LIST, "members", re.sub(_MEMBER_ID, r"\1", text))
     return text or "unknown"
 
 

@@ -29,8 +29,9 @@ from groupcoord.storage.segment import fsync_directory
 
 CLEANER_CHECKPOINT_FILE: Final = "cleaner-offset-checkpoint"
 CHECKPOINT_VERSION: Final = 0
-_WHITESPACE = re.compile(r"\s+")
-_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Java's parseInt/parseLong accept
+# Patterns compiled by their first use (re's cache), not at start-up: most starts read no checkpoint file.
+_WHITESPACE = r"\s+"
+_INTEGER = r"[+-]?[0-9]+"  # what Java's parseInt/parseLong accept
 
 _log = structlog.get_logger("groupcoord.storage.cleaner_checkpoint")
 
@@ -68,7 +69,7 @@ def parse_checkpoint(text: str) -> dict[TopicPartition, int]:
 
 
 def _parse_entry(line: str) -> tuple[TopicPartition, int]:
-    parts = _WHITESPACE.split(line)
+    parts = re.split(_WHITESPACE, line)
     if len(parts) != 3:
         raise CheckpointFormatError(f"malformed line {line!r}")
     topic, partition, offset = parts
@@ -76,7 +77,7 @@ def _parse_entry(line: str) -> tuple[TopicPartition, int]:
 
 
 def _parse_int(text: str) -> int:
-    if not _INTEGER.fullmatch(text):
+    if not re.fullmatch(_INTEGER, text):
         raise CheckpointFormatError(f"malformed line {text!r}")
     return int(text)
 

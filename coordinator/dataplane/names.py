@@ -10,7 +10,7 @@ import re
 MAX_NAME_LENGTH = 249
 from groupcoord.protocol.names import INTERNAL_TOPICS
 
-_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+_LEGAL = r"[a-zA-Z0-9._-]+"  # compiled by its first use (re's cache), not at start-up: the first topic name checked
 
 
 def topic_name_error(name: str | None) -> str | None:
@@ -22,7 +22,7 @@ def topic_name_error(name: str | None) -> str | None:
     if len(name) > MAX_NAME_LENGTH:
         return (f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, "
                 f"topic name: {name}")
-    if not _LEGAL.fullmatch(name):
+    if not re.fullmatch(_LEGAL, name):
         return (f"Topic name \"{name}\" is illegal, it contains a character other than "
                 "ASCII alphanumerics, '.', '_' and '-'")
     return None

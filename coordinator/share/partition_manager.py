@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 _log = structlog.get_logger("groupcoord.share")
 
 Key = tuple[str, uuid.UUID, int]
-_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+_DURATION = r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$"  # compiled by its first use (re's cache), not at start-up
 
 
 def parse_duration_ms(text: str) -> int | None:
     """ISO-8601 ``PnDTnHnMn.nS`` (what Java's Duration.parse takes for by_duration), None when malformed."""
-    m = _DURATION.match(text.strip().upper())
+    m = re.match(_DURATION, text.strip().upper())
     if m is None or not any(m.groups()):
         return None
     days, hours, minutes, seconds = (float(g) if g else 0.0 for g in m.groups())
