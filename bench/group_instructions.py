@@ -25,13 +25,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
 
 from .group_cpu import form_groups
 from .kafka_server import GROUPCOORD_SETTINGS
-from .servers import _daemon_command, _installed_env, child_server
+from .servers import Started, _daemon_command, _installed_env, child_server
+
+T = TypeVar("T")
 
 WARM_GROUPS = 100
 START_SECONDS = 300.0  # the daemon's start-up under valgrind, on a loaded machine
+SETTLE_WINDOW_S = 2.0
+IDLE_INSTRUCTIONS = 1_000_000  # in SETTLE_WINDOW_S: ~55 thousand when idle, 20-160 million while warming up
 
 
 def total_instructions(dump: str) -> int:
@@ -48,12 +54,13 @@ def total_instructions(dump: str) -> int:
     return found
 
 
-def _warm(bootstrap: str, groups: int) -> None:
-    """Warm-up groups, retried while the coordinator partitions are still loading (slowly, under valgrind)."""
+def retry_while_starting(attempt: Callable[[], object]) -> None:
+    """``attempt()`` retried on RuntimeError (the bench clients' "not ready yet") while the daemon, slow under
+    valgrind, is still loading its coordinator partitions; bounded by START_SECONDS."""
     deadline = time.monotonic() + START_SECONDS
     while True:
         try:
-            form_groups(bootstrap, groups, 1 if len(os.sched_getaffinity(0)) >= 2 else None)
+            attempt()
             return
         except RuntimeError:
             if time.monotonic() > deadline:
@@ -61,26 +68,78 @@ def _warm(bootstrap: str, groups: int) -> None:
             time.sleep(3)
 
 
-def one_run(groups: int, fsync: str, warm_groups: int = WARM_GROUPS) -> float:
-    """Instructions of the daemon per group formed, over ``groups`` groups after ``warm_groups``."""
+class CallgrindDaemon:
+    """The daemon started under ``valgrind --tool=callgrind`` (pinned to core 0 on a 2-core machine): ``bootstrap``
+    to load it, ``measure(work)`` for the instructions it executes while ``work()`` runs, the dumps in ``prefix``."""
+
+    def __init__(self, started: Started, prefix: str) -> None:
+        self.bootstrap = started[0]
+        self.pid = started.pid
+        self.prefix = prefix
+        self.dumps = 0
+
+    def measure(self, work: Callable[[], T], keep: str | None = None) -> tuple[int, T]:
+        """(instructions of every thread of the daemon while ``work()`` ran, what it returned): counters zeroed
+        before (``callgrind_control -z``) and dumped after (``-d``); ``keep``: a path to copy the dump to."""
+        subprocess.run(["callgrind_control", "-z", str(self.pid)], check=True, capture_output=True)
+        result = work()
+        subprocess.run(["callgrind_control", "-d", str(self.pid)], check=True, capture_output=True)
+        self.dumps += 1
+        # dumps asked for are numbered from 1 in order; the one at exit (after them) covers the shutdown
+        measured = glob.glob(f"{self.prefix}.{self.pid}.{self.dumps}")
+        if not measured:
+            raise RuntimeError(f"callgrind wrote no dump {self.dumps} for pid {self.pid}")
+        if keep is not None:
+            shutil.copyfile(measured[0], keep)
+        return total_instructions(measured[0]), result
+
+
+    def settle(self) -> int:
+        """Wait until the daemon is idle when nothing asks anything of it, and return the windows waited. After
+        ``listening on`` the daemon imports, in the loop's idle moments, what the common APIs' first requests
+        would (coordinator/apis/warm_up.py): a second at full speed, a minute or more under valgrind, where
+        those imports (~300 M instructions) would otherwise land in the measured stretch. Windows of
+        SETTLE_WINDOW_S are counted until one executes fewer than IDLE_INSTRUCTIONS; bounded by START_SECONDS."""
+        deadline = time.monotonic() + START_SECONDS
+        windows = 0
+        while True:
+            windows += 1
+            spent, _ = self.measure(lambda: time.sleep(SETTLE_WINDOW_S))
+            if spent < IDLE_INSTRUCTIONS:
+                return windows
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the daemon never settled: {spent:,} instructions in {SETTLE_WINDOW_S} s idle")
+
+
+def client_cores() -> list[int] | None:
+    """Core 1 for the bench's clients when the daemon has core 0 (a machine of 2 cores or more)."""
+    return [1] if len(os.sched_getaffinity(0)) >= 2 else None
+
+
+@contextmanager
+def callgrind_daemon(fsync: str, settings: dict[str, str], python: str = sys.executable,
+                     cwd: str | None = None) -> Iterator[CallgrindDaemon]:
+    """A fresh daemon (``python -m groupcoord serve``, a temporary data directory) under callgrind."""
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind (with callgrind_control) is not installed")
     with tempfile.TemporaryDirectory(prefix="groupcoord-bench-") as data, \
             tempfile.TemporaryDirectory(prefix="groupcoord-callgrind-") as dumps:
         prefix = os.path.join(dumps, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={prefix}.%p", "--dump-instr=no",
-               *_daemon_command(data, fsync, GROUPCOORD_SETTINGS)]
-        cores = [0] if len(os.sched_getaffinity(0)) >= 2 else None
-        with child_server(cmd, cores, timeout=START_SECONDS, env=_installed_env(cores)) as started:
-            _warm(started[0], warm_groups)
-            subprocess.run(["callgrind_control", "-z", str(started.pid)], check=True, capture_output=True)
-            form_groups(started[0], groups, 1 if cores else None)
-            subprocess.run(["callgrind_control", "-d", str(started.pid)], check=True, capture_output=True)
-            # the dump asked for is the daemon's first (numbered .1): the one at exit covers the shutdown
-            measured = glob.glob(f"{prefix}.{started.pid}.1")
-            if not measured:
-                raise RuntimeError(f"callgrind wrote no dump for pid {started.pid}")
-            return total_instructions(measured[0]) / groups
+               *_daemon_command(data, fsync, settings, python)]
+        cores = [0] if client_cores() else None
+        with child_server(cmd, cores, timeout=START_SECONDS, env=_installed_env(cores), cwd=cwd) as started:
+            yield CallgrindDaemon(started, prefix)
+
+
+def one_run(groups: int, fsync: str, warm_groups: int = WARM_GROUPS) -> float:
+    """Instructions of the daemon per group formed, over ``groups`` groups after ``warm_groups``."""
+    with callgrind_daemon(fsync, GROUPCOORD_SETTINGS) as daemon:
+        cores = client_cores()
+        retry_while_starting(lambda: form_groups(daemon.bootstrap, warm_groups, cores and cores[0]))
+        daemon.settle()
+        instructions, _ = daemon.measure(lambda: form_groups(daemon.bootstrap, groups, cores and cores[0]))
+        return instructions / groups
 
 
 def main() -> None:

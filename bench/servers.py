@@ -30,7 +30,7 @@ class Started(tuple):
 
 @contextmanager
 def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0,
-                 env: dict[str, str] | None = None) -> Iterator[Started]:
+                 env: dict[str, str] | None = None, cwd: str | None = None) -> Iterator[Started]:
     """Yields (bootstrap address, seconds from spawn to 'listening on'), with the child's ``pid``."""
 
     def pin() -> None:
@@ -38,7 +38,8 @@ def child_server(cmd: list[str], cores: list[int] | None, timeout: float = 30.0,
             os.sched_setaffinity(0, cores)
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=pin, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=pin, env=env,
+                            cwd=cwd)
     found: list[str] = []
     ready = threading.Event()
 
@@ -77,9 +78,10 @@ def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -
             yield started
 
 
-def _daemon_command(data: str, fsync: str, settings: dict[str, str]) -> list[str]:
-    # `python -m groupcoord`, the stable entry point: the CLI module behind it may move.
-    cmd = [sys.executable, "-m", "groupcoord", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
+def _daemon_command(data: str, fsync: str, settings: dict[str, str], python: str = sys.executable) -> list[str]:
+    # `python -m groupcoord`, the stable entry point: the CLI module behind it may move. `python`: another tree's
+    # interpreter (its virtualenv imports that tree's groupcoord), for an A/B.
+    cmd = [python, "-m", "groupcoord", "serve", "--listen", "127.0.0.1:0", "--data-dir", data,
            "--fsync", fsync, "--metrics-port", "0", "--log-level", "warning", "--log-format", "json"]
     for key, value in settings.items():
         cmd += [f"--{key.replace('_', '-')}", str(value)]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from groupcoord.storage.kept_loop import KeptLoop
 from groupcoord.storage.segment import Segment
 
 __all__ = ["SYNCFS_MIN_FILES", "FlushFailed", "GroupCommit", "Runs", "syncfs_available", "write_runs",
@@ -136,6 +137,7 @@ class GroupCommit:
         self._waiting: list[_Waiting] = []
         self._rounds_in_flight = 0
         self._scheduled = False
+        self._loop = KeptLoop()  # every log's appends ask for it: once, not a getpid() each (storage/kept_loop.py)
         self.rounds = 0
         """Rounds started (tests and the bench read these two)."""
         self.syncfs_rounds = 0
@@ -151,7 +153,7 @@ class GroupCommit:
             return False
 
     async def write_and_sync(self, runs: Runs, segments: list[Segment]) -> float:
-        loop = asyncio.get_running_loop()
+        loop = self._loop()
         done: asyncio.Future[float] = loop.create_future()
         self._waiting.append(_Waiting(runs, segments, done))
         if self._rounds_in_flight < ROUNDS_IN_FLIGHT and not self._scheduled:
@@ -173,7 +175,7 @@ class GroupCommit:
         self._rounds_in_flight += 1
         self.rounds += 1
         files = sum(len(item.segments) for item in waiting)  # each log names its own segments once
-        loop = asyncio.get_running_loop()
+        loop = self._loop()
         try:
             if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
@@ -206,7 +208,7 @@ class GroupCommit:
             # Not at once: the logs just answered resume their writers in this turn, and their next writes
             # should join the round too.
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._start_round)
+            self._loop().call_soon(self._start_round)
 
 
 def write_every_log(all_runs: list[Runs]) -> list[BaseException | None]:

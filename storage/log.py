@@ -30,6 +30,7 @@ from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
 from groupcoord.storage.errors import CorruptLogError, LogClosedError
 from groupcoord.storage.file_pool import SHARED_FILES, FilePool
 from groupcoord.storage.group_commit import FlushFailed, GroupCommit, write_runs, write_runs_and_flush
+from groupcoord.storage.kept_loop import KeptLoop
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
@@ -101,6 +102,7 @@ class PartitionLog:
         """Any other policy: the data directory's shared write rounds (one storage job for the writes of every log
         ready in a loop turn, storage.write_rounds); None: this log's own write job per group of appends."""
         self._append_lock = asyncio.Lock()
+        self._loop = KeptLoop()  # the loop appends run on, asked once (storage/kept_loop.py)
         self.maintenance_lock = asyncio.Lock()
         """Held by the cleaner and retention so they never rewrite and delete the same segment."""
         self._reserved_seq = 0
@@ -257,7 +259,7 @@ class PartitionLog:
             self.log_end_offset = next_offset
             self._reserved_seq += 1
             seq = self._reserved_seq
-            loop = asyncio.get_running_loop()  # once: each ask is a getpid() system call on CPython 3.11
+            loop = self._loop()  # (no getpid() per append: storage/kept_loop.py)
             written = loop.create_future()
             self._pending.append(_PendingWrite(segment, position, buf, seq, written, tail, size))
             if self._writer is None:

@@ -31,6 +31,7 @@ from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.runtime import snapshot as snapshots
 from groupcoord.coordinator.groups.runtime.effects import Effects, EndMarker, TransactionalRecords
 from groupcoord.coordinator.groups.runtime.snapshot import LatestRecords, SnapshotError, pack_latest
+from groupcoord.coordinator.groups.runtime.wakeup import Wakeup
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_key_values, decode_records, encode_batch, encode_plain_batch
 from groupcoord.storage.errors import CorruptLogError
@@ -133,7 +134,7 @@ class _ShardRuntime:
     shard: CoordinatorShard
     log: Any = None
     queue: list[Effects] = field(default_factory=list)
-    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+    wakeup: Wakeup = field(default_factory=Wakeup)
     writer: asyncio.Task | None = None
     timer: asyncio.TimerHandle | None = None
     timer_deadline: int | None = None
@@ -652,7 +653,7 @@ class CoordinatorRuntime:
                 continue
             if not (self._started or rt.queue or inflight):
                 break
-            await wakeup.wait()
+            await wakeup.wait(self._loop or asyncio.get_running_loop())
         rt.writing = False
         if rt.expiry is not None:
             rt.expiry.cancel()
