@@ -288,52 +288,56 @@ def _decode_key_value_list(b: bytes, count: int, base_offset: int) -> list[tuple
         record_end = i + length
         if length < 0 or record_end > n:
             raise ValueError(f"record length {length} runs past the batch")
+        # The record's own bytes: positions in them are small ints (under 256, which Python does not allocate),
+        # where positions in the batch are new int objects at every step.
+        r = b[i:record_end]
+        i = record_end
         # attributes, then the timestamp delta: neither read
-        if b[i + 1] < 0x80:
-            i += 2
+        if r[1] < 0x80:
+            p = 2
         else:
-            _, i = varlong(b, i + 1)
-        x = b[i]
+            _, p = varlong(r, 1)
+        x = r[p]
         if x < 0x80:
-            offset = base_offset + zigzag[x]; i += 1
-        elif not x & 1 and (y := b[i + 1]) < 0x80:
-            offset = base_offset + (half[x] | (y << 6)); i += 2
+            offset = base_offset + zigzag[x]; p += 1
+        elif not x & 1 and (y := r[p + 1]) < 0x80:
+            offset = base_offset + (half[x] | (y << 6)); p += 2
         else:
-            offset_delta, i = varlong(b, i)
+            offset_delta, p = varlong(r, p)
             offset = base_offset + offset_delta
-        x = b[i]
+        x = r[p]
         if x < 0x80:
-            key_len = zigzag[x]; i += 1
+            key_len = zigzag[x]; p += 1
         else:
-            key_len, i = varlong(b, i)
+            key_len, p = varlong(r, p)
         if key_len < 0:
             key = None
         else:
-            j = i + key_len; key = b[i:j]; i = j
-        x = b[i]
+            q = p + key_len; key = r[p:q]; p = q
+        x = r[p]
         if x < 0x80:
-            value_len = zigzag[x]; i += 1
+            value_len = zigzag[x]; p += 1
         else:
-            value_len, i = varlong(b, i)
+            value_len, p = varlong(r, p)
         if value_len < 0:
             value = None
         else:
-            j = i + value_len; value = b[i:j]; i = j
-        if b[i] == 0:
-            i += 1
+            q = p + value_len; value = r[p:q]; p = q
+        if r[p] == 0:
+            p += 1
         else:
-            header_count, i = varlong(b, i)
+            header_count, p = varlong(r, p)
             if header_count < 0:
                 raise ValueError(f"negative header count {header_count}")
             for _h in range(header_count):
-                hk_len, i = varlong(b, i)
+                hk_len, p = varlong(r, p)
                 if hk_len < 0:
                     raise ValueError("record header key is null")
-                b[i:i + hk_len].decode(); i += hk_len
-                hv_len, i = varlong(b, i)
+                r[p:p + hk_len].decode(); p += hk_len
+                hv_len, p = varlong(r, p)
                 if hv_len > 0:
-                    i += hv_len
-        if i != record_end:
+                    p += hv_len
+        if p != length:
             raise ValueError("record fields do not add up to the record length")
         append((offset, key, value))
     if i != n:
