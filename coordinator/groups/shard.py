@@ -72,7 +72,7 @@ os.register_at_fork(after_in_child=_forget_random)
 
 _I32 = struct.Struct(">i")
 _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, metadata length 0, commit time
-_PACKED_PRESENT = struct.Struct(">qB")  # pack_latest's offset and present flag
+_PACKED_V3 = struct.Struct(">qB24s")  # pack_latest's offset and present flag, then a 24-byte value
 
 
 class GroupShard:
@@ -320,17 +320,19 @@ class GroupShard:
         pending = state.pending_by_partition
         partition_at = _I32.unpack_from
         value_v3 = _VALUE_V3_NO_METADATA.unpack
-        pack_offset = _PACKED_PRESENT.pack
+        pack_v3 = _PACKED_V3.pack
         count = 0
         for offset, key, value in records:
             if key is None or offset < start:
                 continue
             count += 1
-            if value is not None and len(value) == 24 and value[0] == 0 and value[1] == 3 and len(key) >= 4 \
-                    and key[0] == 0 and key[1] <= 1:
-                names = names_of.get(key[:-4])
-                _, commit_offset, epoch, mlen, commit_ts = value_v3(value)
-                if names is not None and mlen == 0:
+            # A key whose bytes before the partition are a prefix ``replay_raw`` checked and named is an offset
+            # commit key (v0/v1) of that group and topic, exactly that long (see there): no byte of it needs
+            # checking again. A 24-byte value is one unpack; its version and metadata length decide.
+            names = names_of.get(key[:-4])
+            if names is not None and value is not None and len(value) == 24:
+                version, commit_offset, epoch, mlen, commit_ts = value_v3(value)
+                if version == 3 and mlen == 0:
                     group_id, topic = names
                     partition = partition_at(key, len(key) - 4)[0]
                     # apply_offset_fields, inline
@@ -344,7 +346,7 @@ class GroupShard:
                         state.offset_order[(group_id, topic, partition)] = state.take_offset_order()
                     if key in latest:
                         del latest[key]  # re-inserted at the end: the dict stays in log order
-                    latest[key] = pack_offset(offset, 1) + value
+                    latest[key] = pack_v3(offset, 1, value)  # pack_latest(offset, value), in one allocation
                     continue
             if not self.replay_raw(key, value, now):
                 self.replay(*decode_record(key, value), now, -1)

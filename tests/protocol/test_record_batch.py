@@ -292,3 +292,25 @@ def test_the_offset_delta_table_is_each_numbers_varint():
     from groupcoord.protocol.varint import encode_varint
 
     assert list(_OFFSET_DELTAS) == [encode_varint(n) for n in range(4096)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(coordinator_record, min_size=1, max_size=150),
+       st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=3),
+       st.integers(min_value=0, max_value=2**40))
+def test_key_value_decoding_of_damaged_batches_agrees_with_full_decoding(records, damage, base_offset):
+    """Bytes of the records section overwritten (lengths, deltas, varints cut or made negative, header counts):
+    decode_key_values refuses what decode_records refuses, and reads what it reads otherwise."""
+    from groupcoord.protocol.record_batch import decode_key_values
+
+    batch = bytearray(encode_batch(records, base_offset=base_offset, base_timestamp=0))
+    for where, byte in damage:
+        batch[HEADER_SIZE + where % (len(batch) - HEADER_SIZE)] = byte
+    batch = bytes(batch)
+    try:
+        expected = [(r.offset, r.key, r.value) for r in decode_records(batch)]
+    except CorruptBatchError:
+        with pytest.raises(CorruptBatchError):
+            decode_key_values(batch)
+    else:
+        assert decode_key_values(batch) == expected

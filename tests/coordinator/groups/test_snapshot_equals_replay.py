@@ -187,3 +187,60 @@ def test_replay_by_plain_batches_equals_the_decoded_replay(ops, cuts, metadata):
     assert count == len(h.log)
     assert latest == expected.records and list(latest) == list(expected.records)
     assert state_of(shard) == state_of(h.restart())
+
+
+def _commit_key(version: int, group: str, topic: str, partition: int) -> bytes:
+    g, t = group.encode(), topic.encode()
+    return (version.to_bytes(2, "big") + len(g).to_bytes(2, "big") + g + len(t).to_bytes(2, "big") + t
+            + partition.to_bytes(4, "big", signed=True))
+
+
+# Values replay_plain_batch sees after a key whose group-and-topic prefix is known: its own shape (v3, no
+# metadata, 24 bytes), the other 24-byte shapes (v0 with 4 bytes of metadata, v3 whose length field is not 0), the
+# longer ones (v1, v3 with metadata) and tombstones.
+_value = st.one_of(
+    st.builds(lambda o, e, ts: (3).to_bytes(2, "big") + o.to_bytes(8, "big") + e.to_bytes(4, "big", signed=True)
+              + b"\x00\x00" + ts.to_bytes(8, "big"), st.integers(0, 2**40), st.integers(-1, 9), st.integers(0, 2**41)),
+    st.builds(lambda o, m, ts: (0).to_bytes(2, "big") + o.to_bytes(8, "big") + b"\x00\x04" + m + ts.to_bytes(8, "big"),
+              st.integers(0, 2**40), st.sampled_from((b"abcd", b"ab\x00\x00", b"\x00\x00\x00\x00")), st.integers(0, 2**41)),
+    st.builds(lambda o, m, ts: (3).to_bytes(2, "big") + o.to_bytes(8, "big") + b"\xff\xff\xff\xff"
+              + len(m).to_bytes(2, "big") + m + ts.to_bytes(8, "big"),
+              st.integers(0, 2**40), st.sampled_from((b"x", b"meta")), st.integers(0, 2**41)),
+    st.builds(lambda o, ts, ex: (1).to_bytes(2, "big") + o.to_bytes(8, "big") + b"\x00\x00" + ts.to_bytes(8, "big")
+              + ex.to_bytes(8, "big"), st.integers(0, 2**40), st.integers(0, 2**41), st.integers(0, 2**41)),
+    st.none(),
+)
+_raw_record = st.tuples(st.sampled_from((0, 1)), st.sampled_from(("a", "bb")), st.sampled_from(("orders", "p")),
+                        st.integers(0, 3), _value)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(_raw_record, min_size=1, max_size=30), split=st.integers(0, 30))
+def test_plain_batches_of_every_value_shape_equal_the_record_by_record_replay(records, split):
+    """replay_plain_batch's one-unpack path is taken on a known key prefix and a 24-byte value; any other value
+    after that prefix (another version, a metadata length, tombstones) goes the record-by-record way, and the
+    state and latest records are what ``replay_raw``, else the decoded ``replay``, and ``pack_latest`` give."""
+    from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
+
+    log = [(offset, _commit_key(v, g, t, p), value) for offset, (v, g, t, p, value) in enumerate(records)]
+    h = Harness()
+    expected_shard = h.new_shard()
+    expected_shard.begin_load()
+    expected_latest: dict[bytes, bytes] = {}
+    for offset, key, value in log:
+        if not expected_shard.replay_raw(key, value, h.now):
+            expected_shard.replay(*decode_record(key, value), h.now)
+        expected_latest.pop(key, None)
+        expected_latest[key] = pack_latest(offset, value)
+    expected_shard.finish_load(h.now)
+
+    shard = h.new_shard()
+    shard.begin_load()
+    latest: dict[bytes, bytes] = {}
+    split = min(split, len(log))
+    count = shard.replay_plain_batch(log[:split], 0, h.now, latest, decode_record)
+    count += shard.replay_plain_batch(log[split:], 0, h.now, latest, decode_record)
+    shard.finish_load(h.now)
+    assert count == len(log)
+    assert latest == expected_latest and list(latest) == list(expected_latest)
+    assert state_of(shard) == state_of(expected_shard)
