@@ -64,11 +64,13 @@ class OffsetCommitValue:
     expire_timestamp: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey:
     group: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MemberMetadata:
     member_id: str
@@ -81,6 +83,7 @@ class MemberMetadata:
     assignment: bytes
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupMetadataValue:
     protocol_type: str
