@@ -157,7 +157,7 @@ class KafkaConnection(asyncio.Protocol):
             else:
                 self._abort("oversized frame", error=str(exc))
             return
-        if decoder.buffered:
+        if decoder.partial:  # (the attribute, not the ``buffered`` property: no call per read)
             deadlines.frame_incomplete(self, now)
             self._frame_open = True
         elif self._frame_open:  # (most reads end where a frame ends and began where one did: nothing to tell)
