@@ -420,12 +420,8 @@ class KafkaConnection(asyncio.Protocol):
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
                 self.transport.writelines(opened(out))
-                sent = sum(len(answer) for answer in out)
             else:
-                data = out[0] if len(out) == 1 else b"".join(out)
-                self.transport.write(data)
-                sent = len(data)
-            self.server.bytes_sent(sent)
+                self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             if not touched:
                 self.server.deadlines.active(self, time.monotonic())
         if close:
