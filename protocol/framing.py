@@ -25,23 +25,25 @@ class FrameDecoder:
     lie, without copying each one out (the server's frame loop reads pipelined requests in place);
     ``feed`` hands them back as separate ``bytes``."""
 
-    __slots__ = ("max_frame_size", "_buf", "_need")
+    __slots__ = ("max_frame_size", "partial", "_need")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self.max_frame_size = max_frame_size
-        self._buf = bytearray()  # the start of an incomplete frame, size prefix included
-        self._need = 0  # bytes _buf must hold before a frame can complete (4 while the prefix is partial)
+        self.partial = bytearray()
+        """The start of an incomplete frame, size prefix included: empty (false) when the reads so far ended where
+        a frame did. Read as it is by the server's frame loop after each read (``buffered`` is its length)."""
+        self._need = 0  # bytes `partial` must hold before a frame can complete (4 while the prefix is partial)
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        return len(self.partial)
 
     def spans(self, data: bytes) -> tuple[bytes, list[int]]:
         """(buffer, bounds): the frames completed by ``data`` are ``buffer[bounds[i]:bounds[i + 1]]`` for
         even ``i`` (size prefixes excluded). ``buffer`` is ``data`` itself unless part of a frame was waiting
         from earlier reads; a frame still incomplete is kept for the next call, and while its size is
         known, further pieces of it are only appended (a large frame is not re-scanned per read)."""
-        buf = self._buf
+        buf = self.partial
         if buf:
             buf += data
             need = self._need

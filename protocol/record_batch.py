@@ -588,10 +588,10 @@ _NO_HEADER: Final = bytes(HEADER_SIZE)
 def encode_plain_batch(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]]]],
                        timestamp: int, *, compression: int = 0) -> bytes:
     """``encode_batch(records, base_timestamp=timestamp, compression=compression)``, byte for byte, for the
-    coordinator's own appends: (key, value, no headers) records all stamped ``timestamp``. Each small record
-    (key and value under 64 bytes: an offset commit's) is laid out as parts of one join over the whole batch,
-    with its varints from tables, instead of a record tuple, a bytes object and a function call per record;
-    anything else goes to ``encode_batch``. tests/protocol/test_record_batch.py holds the two equal."""
+    coordinator's own appends: (key, value, no headers) records all stamped ``timestamp``. Each record (key and
+    value under 64 bytes: an offset commit's; or larger, its length under 4,096 bytes: a group's GroupMetadata)
+    is laid out as parts of one join over the whole batch, with its varints from tables, instead of a record
+    tuple, a bytes object and a function call per record; anything else goes to ``encode_batch``. tests/protocol/test_record_batch.py holds the two equal."""
     count = len(records)
     if compression or not count or count > len(_OFFSET_DELTAS):
         return encode_batch(records, base_timestamp=timestamp, compression=compression)
@@ -604,12 +604,19 @@ def encode_plain_batch(records: Sequence[tuple[bytes | None, bytes | None, Seque
         if headers or key is None or value is None:
             return encode_batch(records, base_timestamp=timestamp, compression=compression)
         key_len, value_len = len(key), len(value)
-        if key_len >= 64 or value_len >= 64:
-            return encode_batch(records, base_timestamp=timestamp, compression=compression)
         delta = deltas[index]
-        # length, attributes 0, timestamp delta 0, offset delta, key, value, no headers
-        add((deltas[key_len + value_len + 5 + len(delta)], b"\x00\x00", delta, small[key_len], key,
-             small[value_len], value, b"\x00"))
+        if key_len < 64 and value_len < 64:
+            # length, attributes 0, timestamp delta 0, offset delta, key, value, no headers
+            add((deltas[key_len + value_len + 5 + len(delta)], b"\x00\x00", delta, small[key_len], key,
+                 small[value_len], value, b"\x00"))
+        else:  # a larger record (a group's GroupMetadata, ~100 bytes a member): its lengths' varints from the table too
+            if key_len >= len(deltas) or value_len >= len(deltas):
+                return encode_batch(records, base_timestamp=timestamp, compression=compression)
+            key_size, value_size = deltas[key_len], deltas[value_len]
+            size = 3 + len(delta) + len(key_size) + key_len + len(value_size) + value_len
+            if size >= len(deltas):
+                return encode_batch(records, base_timestamp=timestamp, compression=compression)
+            add((deltas[size], b"\x00\x00", delta, key_size, key, value_size, value, b"\x00"))
         index += 1
     out = bytearray(b"".join(parts))
     _HEADER.pack_into(out, 0, 0, len(out) - LOG_OVERHEAD, -1, MAGIC, 0, 0, count - 1, timestamp, timestamp, -1, -1,

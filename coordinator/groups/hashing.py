@@ -7,15 +7,30 @@ the other, so Java's ``String.hashCode`` is reproduced bit for bit.
 
 from __future__ import annotations
 
+import sys
+from array import array
+from operator import mul
+
 _INT_MIN = -(2**31)
+_MASK = 0xFFFFFFFF
+_CHUNK = 64
+_POWERS = tuple(pow(31, k, 1 << 32) for k in range(_CHUNK + 1))  # 31**k mod 2**32, k = 0.._CHUNK
+_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # code units in the machine's order
 
 
 def java_string_hash(text: str) -> int:
-    """Java ``String.hashCode()``: 31*h + c over UTF-16 code units, wrapped to signed 32 bits."""
-    data = text.encode("utf-16-be")
+    """Java ``String.hashCode()``: 31*h + c over UTF-16 code units, wrapped to signed 32 bits.
+
+    Written as the sum it expands to, ``c[0]*31**(n-1) + ... + c[n-1]*31**0`` (mod 2**32), a chunk of up to
+    64 units at a time summed in C (``sum(map(mul, ...))`` over the units from the last and the powers of 31),
+    rather than one Python step per character: a new group's id is hashed once per group formed, and the
+    character loop was ~2 % of the daemon's instructions per group. An ASCII id's bytes are its code units."""
+    units = text.encode("ascii") if text.isascii() else array("H", text.encode(_UTF16))
+    powers = _POWERS
     h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    for start in range(0, len(units), _CHUNK):
+        chunk = units[start:start + _CHUNK]
+        h = (h * powers[len(chunk)] + sum(map(mul, reversed(chunk), powers))) & _MASK
     return h - (1 << 32) if h & 0x80000000 else h
 
 

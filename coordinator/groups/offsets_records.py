@@ -66,12 +66,14 @@ class OffsetCommitValue:
     expire_timestamp: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey:
     """The key of a classic group's metadata record (type 2): the group id."""
     group: str
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MemberMetadata:
     """One member of a classic group's metadata record, as Kafka writes it."""
@@ -85,6 +87,7 @@ class MemberMetadata:
     assignment: bytes
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GroupMetadataValue:
     """A classic group's metadata record: protocol type and name, generation, leader, members."""
@@ -606,34 +609,23 @@ def _encode_group_key(key: GroupMetadataKey) -> bytes:
     return b"".join((_GROUP_KEY_TYPE, _H.pack(len(group)), group))
 
 
-def _put_string(parts: list[bytes], value: str) -> None:
-    raw = value.encode("utf-8")
-    parts.append(_H.pack(len(raw)))
-    parts.append(raw)
-
-
-def _put_nullable_string(parts: list[bytes], value: str | None) -> None:
-    if value is None:
-        parts.append(_NULL_STRING)
-    else:
-        _put_string(parts, value)
-
-
 def _encode_group_value_v3(value: GroupMetadataValue) -> bytes:
     """GroupMetadataValue v3 (what every completed rebalance and stored assignment writes), spelled out:
     the generic writer's schema walk was most of a classic group's record cost. Held to the generic writer
     by tests/coordinator/groups/test_offsets_records_fast.py; anything it cannot write as the generic
     writer would (a None where a string is due, a length past its field) raises, and the caller then
     lets the generic writer judge it."""
-    parts = [_GROUP_VALUE_V3]
-    _put_string(parts, value.protocol_type)
-    parts.append(_I.pack(value.generation))
-    _put_nullable_string(parts, value.protocol)
-    _put_nullable_string(parts, value.leader)
-    parts.append(_Q.pack(value.current_state_timestamp))
-    members = value.members
-    parts.append(_I.pack(len(members)))
     pack_h = _H.pack
+    raw = value.protocol_type.encode("utf-8")
+    parts = [_GROUP_VALUE_V3, pack_h(len(raw)), raw, _I.pack(value.generation)]
+    for text in (value.protocol, value.leader):  # nullable strings, inline as the members' (no helper call each)
+        if text is None:
+            parts.append(_NULL_STRING)
+        else:
+            raw = text.encode("utf-8")
+            parts += (pack_h(len(raw)), raw)
+    members = value.members
+    parts += (_Q.pack(value.current_state_timestamp), _I.pack(len(members)))
     for m in members:  # each member's strings written inline (no helper call per field: 4-5 per member)
         if type(m) is not MemberMetadata:
             raise TypeError("not a MemberMetadata")

@@ -75,6 +75,9 @@ class GroupCoordinatorService:
         self.topic_defaults = topic_defaults or LogConfig()
         self.topics = topics
         self.num_partitions = config.offsets_topic_num_partitions
+        self._partition_of = partition_table(self.num_partitions)
+        """``[group_id]``: its partition — the shared routing table itself, so that a remembered group's look-up is
+        the dictionary's, no call (every JoinGroup, SyncGroup and Heartbeat routes by it)."""
         shards = [
             GroupShard(p, config, topics=topics, observer=observer, member_id_factory=member_id_factory)
             for p in range(self.num_partitions)
@@ -148,22 +151,22 @@ class GroupCoordinatorService:
     # ------------------------------------------------------------------ routing
 
     def shard_for(self, group_id: str) -> GroupShard:
-        return self._runtime.shard(partition_for(group_id, self.num_partitions))
+        return self._runtime.shard(self._partition_of[group_id])
 
     def _run(self, group_id: str, op: Callable[[GroupShard, Any, int], Effects], on_error: ErrorShape,
              reply: Any = None) -> asyncio.Future[dict]:
-        return self._runtime.run(partition_for(group_id, self.num_partitions), op, on_error, reply)
+        return self._runtime.run(self._partition_of[group_id], op, on_error, reply)
 
     # ------------------------------------------------------------------ APIs
 
     def join_group(self, req: JoinGroup, reply: Any = None) -> asyncio.Future[dict]:
         """``reply``: answered instead of a new future (the server's JoinGroup lane hands its ``OwedAnswer``)."""
-        return self._runtime.run_request(partition_for(req.group_id, self.num_partitions), GroupShard.handle_join,
+        return self._runtime.run_request(self._partition_of[req.group_id], GroupShard.handle_join,
                                          req, _join_error_of, reply)
 
     def sync_group(self, req: SyncGroup, reply: Any = None) -> asyncio.Future[dict]:
         """``reply``: as for `join_group` (the SyncGroup lane's)."""
-        return self._runtime.run_request(partition_for(req.group_id, self.num_partitions), GroupShard.handle_sync,
+        return self._runtime.run_request(self._partition_of[req.group_id], GroupShard.handle_sync,
                                          req, _sync_error_of, reply)
 
     def join_lane(self) -> Callable[[JoinGroup, Any], Any]:
@@ -180,7 +183,7 @@ class GroupCoordinatorService:
     def heartbeat_inline(self, req: Heartbeat) -> dict | asyncio.Future[dict]:
         """The same as `heartbeat`, but the answer itself when it is known at once (nearly always): what
         the wire handler calls, so that a heartbeat costs no future."""
-        return self._runtime.run_inline(partition_for(req.group_id, self.num_partitions),
+        return self._runtime.run_inline(self._partition_of[req.group_id],
                                         lambda s, t, now: s.handle_heartbeat(req, t, now), _heartbeat_error)
 
     def heartbeat_lane(self) -> tuple[Callable[[str, int, str, int], bool], Callable[[], int]]:

@@ -72,7 +72,12 @@ class KafkaConnection(asyncio.Protocol):
         self._gate: "SaslAuthenticator | None" = None  # the SASL exchange, until authenticated
         self.admitted = True  # counted against max.connections(.per.ip) until the server forgets it
         self.transport: asyncio.Transport | None = None
-        self._decoder = FrameDecoder(server.config.socket_request_max_bytes)
+        config = server.config
+        self._decoder = FrameDecoder(config.socket_request_max_bytes)
+        self._frame_open = False  # the deadlines were told a frame is incomplete (and not yet that it completed)
+        # Back-pressure's bounds (_update_reading, after every read and write), read from the config once.
+        self._max_owed = config.connection_max_inflight_requests
+        self._max_buffered = config.connection_max_buffered_bytes
         self._pending: deque[_Slot] = deque()
         self._ready_bytes = 0  # answer bytes filled in but not yet handed to the transport
         self._reading_paused = False
@@ -141,7 +146,8 @@ class KafkaConnection(asyncio.Protocol):
     def _serve_frames(self, data: bytes) -> None:
         server = self.server
         deadlines = server.deadlines
-        deadlines.active(self, time.monotonic())
+        now = time.monotonic()
+        deadlines.active(self, now)
         decoder = self._decoder
         try:
             buffer, bounds = decoder.spans(data)
@@ -151,10 +157,12 @@ class KafkaConnection(asyncio.Protocol):
             else:
                 self._abort("oversized frame", error=str(exc))
             return
-        if decoder.buffered:
-            deadlines.frame_incomplete(self, time.monotonic())
-        else:
+        if decoder.partial:  # (the attribute, not the ``buffered`` property: no call per read)
+            deadlines.frame_incomplete(self, now)
+            self._frame_open = True
+        elif self._frame_open:  # (most reads end where a frame ends and began where one did: nothing to tell)
             deadlines.frame_complete(self)
+            self._frame_open = False
         if not bounds:
             return
         quotas = server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)
@@ -222,7 +230,8 @@ class KafkaConnection(asyncio.Protocol):
                 self._take_ready(out)  # answered at once: keeps the lanes open for what follows
         if laned:
             dispatcher.observe_lane(lane_api, laned, time.perf_counter() - started)
-        self._flush(out, touched=True)
+        if out or (pending and pending[0].done):  # (else what is owed waits: a parked JoinGroup, nothing to write)
+            self._flush(out, touched=True)
         self._update_reading()
 
     def _take_ready(self, out: list[bytes]) -> None:
@@ -411,12 +420,8 @@ class KafkaConnection(asyncio.Protocol):
                 # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
                 # handed to the socket as they are, one writelines, no join of megabytes.
                 self.transport.writelines(opened(out))
-                sent = sum(len(answer) for answer in out)
             else:
-                data = out[0] if len(out) == 1 else b"".join(out)
-                self.transport.write(data)
-                sent = len(data)
-            self.server.bytes_sent(sent)
+                self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             if not touched:
                 self.server.deadlines.active(self, time.monotonic())
         if close:
@@ -427,19 +432,18 @@ class KafkaConnection(asyncio.Protocol):
     def _update_reading(self) -> None:
         if self._closed or self.transport is None:
             return
-        cfg = self.server.config
         owed = len(self._pending)
         buffered = self._ready_bytes + self.transport.get_write_buffer_size()
         if not self._reading_paused:
-            if self._writing_paused or owed >= cfg.connection_max_inflight_requests or buffered >= cfg.connection_max_buffered_bytes:
+            if self._writing_paused or owed >= self._max_owed or buffered >= self._max_buffered:
                 self._reading_paused = True
                 self.transport.pause_reading()
         elif (
             not self._closing
             and not self._muted
             and not self._writing_paused
-            and owed <= cfg.connection_max_inflight_requests // 2
-            and buffered <= cfg.connection_max_buffered_bytes // 2
+            and owed <= self._max_owed // 2
+            and buffered <= self._max_buffered // 2
         ):
             self._reading_paused = False
             self.transport.resume_reading()

@@ -68,7 +68,6 @@ class KafkaServer:
         self.connections: set[KafkaConnection] = set()
         self.deadlines = ConnectionDeadlines(config.connections_max_idle_ms, config.socket_request_read_timeout_ms)
         self.bursts = BurstLog(log)
-        self.total_bytes_sent = 0
         self._admitted = 0                    # sockets counted against the limits, handshakes included
         self._per_ip: Counter[str] = Counter()
         self._overrides: dict[str, int] | None = None
@@ -236,9 +235,6 @@ class KafkaServer:
         method = getattr(self.observer, "authentication", None)
         if method is not None:
             method(listener, mechanism, succeeded)
-
-    def bytes_sent(self, n: int) -> None:
-        self.total_bytes_sent += n
 
     async def stop(self, drain_timeout: float = 5.0) -> None:
         """Stop accepting, let in-flight requests finish (bounded), close every connection."""

@@ -228,7 +228,9 @@ def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
     not kept, and the memory is emptied when full."""
     from groupcoord.protocol import fast_codecs
 
-    monkeypatch.setattr(fast_codecs, "_texts", Memo(fast_codecs._encode_compact_text, 2, fast_codecs.TEXT_MAX_CHARS))
+    texts = Memo(fast_codecs._encode_compact_text, 2, fast_codecs.TEXT_MAX_CHARS)
+    monkeypatch.setattr(fast_codecs, "_texts", texts)
+    monkeypatch.setattr(fast_codecs, "_compact_text", texts.__getitem__)  # (the memo's own look-up)
     assert fast_codecs._compact_text("range") == b"\x06range"
     assert fast_codecs._compact_text("range") is fast_codecs._texts["range"]
     assert fast_codecs._compact_text("é") == b"\x03\xc3\xa9"
@@ -237,8 +239,10 @@ def test_compact_text_remembers_short_strings_within_its_bound(monkeypatch):
     assert long not in fast_codecs._texts and len(fast_codecs._texts) == 2
     assert fast_codecs._compact_text("consumer") == b"\x09consumer"
     assert list(fast_codecs._texts) == ["consumer"]
-    with pytest.raises(TypeError):
-        fast_codecs._compact_text(b"range")
+    for not_text in (b"range", None, 7, ["range"]):  # no encode(), or unhashable: the writer declines
+        with pytest.raises((AttributeError, TypeError)):
+            fast_codecs._compact_text(not_text)
+    assert list(fast_codecs._texts) == ["consumer"]
 
 
 @pytest.mark.parametrize("version", SYNC_GROUP.versions)

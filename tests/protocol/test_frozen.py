@@ -7,7 +7,13 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import (
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+)
 from groupcoord.coordinator.groups.requests import CommitPartition, Heartbeat, OffsetCommit
 from groupcoord.coordinator.server.dispatch import RequestContext
 from groupcoord.protocol.frozen import fast_init
@@ -65,6 +71,9 @@ def test_left_alone_when_it_cannot_serve() -> None:
     Heartbeat("g", 1, "m"),
     OffsetCommitKey("g", "t", 0),
     OffsetCommitValue(42, -1, "", 1000, None),
+    GroupMetadataKey("g"),
+    MemberMetadata("m", None, "client", "/127.0.0.1", 300000, 45000, b"sub", b"assign"),
+    GroupMetadataValue("consumer", 1, "range", "m", 1000),
 ])
 def test_hot_classes_stay_frozen_dataclasses(obj) -> None:
     cls = type(obj)

@@ -259,19 +259,35 @@ def test_key_value_decoding_refuses_what_full_decoding_refuses(damage):
 
 
 coordinator_record = st.tuples(st.binary(max_size=70), st.none() | st.binary(max_size=70), st.just(()))
+large_record = st.tuples(st.binary(max_size=70), st.binary(min_size=60, max_size=4200), st.just(()))
+"""Values either side of 4,096 bytes too (the varint table's end: a record that long goes to encode_batch)."""
 
 
 @settings(max_examples=120, deadline=None, derandomize=True)
-@given(st.one_of(st.lists(coordinator_record, min_size=1, max_size=300), st.lists(record_strategy, min_size=1, max_size=8)),
+@given(st.one_of(st.lists(coordinator_record, min_size=1, max_size=300), st.lists(record_strategy, min_size=1, max_size=8),
+                 st.lists(st.one_of(coordinator_record, large_record), min_size=1, max_size=8)),
        st.integers(min_value=0, max_value=2**42), st.sampled_from([CompressionType.NONE, CompressionType.LZ4]))
 def test_the_coordinators_batch_writer_is_encode_batch_byte_for_byte(records, timestamp, codec):
     """encode_plain_batch (the coordinator runtime's appends) lays small records out from tables and falls back
-    to encode_batch for anything else: keys and values either side of 64 bytes (the one-byte varint limit),
-    tombstones, headers, null keys, offset deltas past 63, compression; every batch equals encode_batch's."""
+    to encode_batch for anything else: keys and values either side of 64 bytes (the one-byte varint limit) and
+    of 4,096 (the table's), tombstones, headers, null keys, offset deltas past 63, compression; every batch equals encode_batch's."""
     from groupcoord.protocol.record_batch import encode_plain_batch
 
     assert encode_plain_batch(records, timestamp, compression=codec) == \
         encode_batch(records, base_timestamp=timestamp, compression=codec)
+
+
+@pytest.mark.parametrize("value_len", [63, 64, 300, 4088, 4089, 4095, 4096, 5000])
+def test_the_coordinators_batch_writer_at_the_tables_edges(value_len):
+    """A record whose value, or whose whole length, needs a varint past the table's 4,096 goes to encode_batch;
+    below that it is laid out from the table; the same batch either way, with a small record either side."""
+    from groupcoord.protocol.record_batch import encode_plain_batch
+
+    records = [(b"k", b"v", ()), (b"", bytes(range(256)) * (value_len // 256) + bytes(value_len % 256), ()),
+               (b"\x00\x02group", b"x" * 10, ())]
+    batch = encode_plain_batch(records, 1_700_000_000_000)
+    assert batch == encode_batch(records, base_timestamp=1_700_000_000_000)
+    assert [(r.key, r.value) for r in decode_records(batch)] == [(k, v) for k, v, _ in records]
 
 
 def test_the_coordinators_batch_writer_takes_a_loop_turn_of_offset_commits():

@@ -78,7 +78,8 @@ class Effects:
         base = len(self.records)
         self.records.extend(other.records)
         self.replies.extend(other.replies)
-        self.batches.extend((base + at, batch) for at, batch in other.batches)
+        if other.batches:  # (rare: a generator made per call otherwise, and a timer tick extends once per due operation)
+            self.batches.extend((base + at, batch) for at, batch in other.batches)
 
     def writes(self) -> list[tuple[Any, Any | None] | Batch]:
         """Everything to append, in the order asked: plain (key, value) records and batches."""

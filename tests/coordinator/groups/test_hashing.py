@@ -1,6 +1,7 @@
 """Groups land on the same __consumer_offsets partition as they would on Kafka (vectors checked on a JVM)."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from groupcoord.coordinator.groups.hashing import java_string_hash, partition_for
 
@@ -52,3 +53,26 @@ def test_the_heartbeat_lane_s_table_answers_kafka_s_partition(group_id, partitio
     partitions = Partitions(50)
     assert partitions[group_id] == partition
     assert partitions[group_id] == partition  # remembered, the same
+
+
+def _reference_hash(text: str) -> int:
+    """Java's loop as String.hashCode() spells it, one UTF-16 code unit at a time."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=300), st.text(alphabet=st.characters(max_codepoint=127), max_size=300)))
+def test_the_chunked_sum_is_java_s_loop(text):
+    """java_string_hash sums 64 code units at a time: the same as the loop for any length (chunk edges, ids
+    longer than a chunk) and any text (ASCII, non-ASCII, surrogate pairs)."""
+    assert java_string_hash(text) == _reference_hash(text)
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 127, 128, 129, 1000])
+def test_the_chunk_edges(n):
+    for text in ("z" * n, "\u00e9" * n, "\U0001F600" * n):
+        assert java_string_hash(text) == _reference_hash(text)
