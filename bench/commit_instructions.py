@@ -220,12 +220,9 @@ def main() -> None:
     for run in range(max(1, ns.runs)):
         for fsync in fsyncs:
             for name, tree, python in sides:
-                keep = None
-                if ns.keep_dumps is not None:
-                    os.makedirs(ns.keep_dumps, exist_ok=True)
-                    keep = os.path.join(ns.keep_dumps, f"callgrind.{name}.{fsync}.{run + 1}")
                 per, wall, cpu = one_run(tree, python, fsync, ns.requests, ns.connections, ns.depth, ns.warm_rounds,
-                                         valgrind=not ns.no_valgrind, keep=keep)
+                                         valgrind=not ns.no_valgrind,
+                                         keep=heartbeat_bench["kept_dump"](ns, name, fsync, run + 1))
                 count = "" if per is None else f"{per:,.0f} instructions per commit; "
                 print(f"{name} fsync={fsync} run {run + 1}: {count}{wall:.2f} µs wall, {cpu:.2f} µs CPU per commit"
                       f"{' (under valgrind)' if per is not None else ''}; {ns.connections} connections x depth "
@@ -234,16 +231,9 @@ def main() -> None:
                 if per is not None:
                     results[(name, fsync)].append(per)
     for fsync in fsyncs:
-        figures = {name: sorted(results[(name, fsync)]) for name, _, _ in sides}
-        if not all(figures.values()):
-            continue
-        line = "; ".join(f"{name}: median {xs[len(xs) // 2]:,.0f} (min {xs[0]:,.0f}, max {xs[-1]:,.0f})"
-                         for name, xs in figures.items())
-        if len(sides) == 2:
-            (a, xa), (b, xb) = figures.items()
-            line += f"; {b} / {a} = {xb[len(xb) // 2] / xa[len(xa) // 2]:.3f} (medians)"
-        print(f"fsync={fsync}: {line}", flush=True)
-
+        if all(results[(name, fsync)] for name, _, _ in sides):
+            summary = heartbeat_bench["median_summary"]({name: results[(name, fsync)] for name, _, _ in sides})
+            print(f"fsync={fsync}: {summary}", flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from .group_instructions import callgrind_daemon, client_cores, retry_while_starting
-from .heartbeat_instructions import sides_of
+from .heartbeat_instructions import kept_dump, median_summary, sides_of
 from .loadgen import run_load
 
 HERE = Path(__file__).resolve()
@@ -77,23 +77,13 @@ def main() -> None:
     results: dict[str, list[float]] = {name: [] for name, _, _ in sides}
     for run in range(max(1, ns.runs)):
         for name, tree, python in sides:
-            keep = None
-            if ns.keep_dumps is not None:
-                os.makedirs(ns.keep_dumps, exist_ok=True)
-                keep = os.path.join(ns.keep_dumps, f"callgrind.daemon.{name}.{ns.fsync}.{run + 1}")
+            keep = kept_dump(ns, "daemon", name, ns.fsync, run + 1)
             per, commits = one_run(python, tree, ns.fsync, ns.requests, ns.connections, ns.pipeline, keep)
             results[name].append(per)
             print(f"{name} fsync={ns.fsync} run {run + 1}: daemon {per:,.0f} instructions per commit over "
                   f"{commits:,} commits; {ns.connections} connections x {ns.pipeline} in flight "
                   f"({time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()[0]:.2f})", flush=True)
-    medians = {name: sorted(xs)[len(xs) // 2] for name, xs in results.items()}
-    line = "; ".join(f"{name}: median {m:,.0f} (min {min(results[name]):,.0f}, max {max(results[name]):,.0f})"
-                     for name, m in medians.items())
-    if len(sides) == 2:
-        (a, ma), (b, mb) = medians.items()
-        line += f"; {b} / {a} = {mb / ma:.3f} (medians)"
-    print(f"fsync={ns.fsync}: {line}", flush=True)
-
+    print(f"fsync={ns.fsync}: {median_summary(results)}", flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -167,9 +167,19 @@ def one_run(tree: Path, python: str, requests: int, connections: int, depth: int
     """(instructions per heartbeat or None without valgrind, wall µs, CPU µs per heartbeat of the child).
     ``keep``: a path to copy the measured dump to (for ``callgrind_annotate``). ``script`` and ``extra``: another
     bench's child run the same way, with its own arguments (bench.commit_instructions: per OffsetCommit)."""
-    child = [python, "-c", f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')", "--child",
-             "--requests", str(requests), "--connections", str(connections), "--depth", str(depth),
-             "--warm-rounds", str(warm_rounds), *extra]
+    args = ("--requests", str(requests), "--connections", str(connections), "--depth", str(depth),
+            "--warm-rounds", str(warm_rounds), *extra)
+    total, (fed, wall, cpu) = count_child(tree, python, script, args, valgrind=valgrind, keep=keep)
+    return (None if total is None else total / int(fed)), float(wall), float(cpu)
+
+
+def count_child(tree: Path, python: str, script: Path, args: tuple[str, ...], valgrind: bool = True,
+                keep: str | None = None, timeout_s: float = START_SECONDS) -> tuple[int | None, list[str]]:
+    """Run ``script``'s child (``--child`` plus ``args``, ``tree`` first on its path) under callgrind and count
+    what it does between its "ready" and its "done": (the instructions, or None without valgrind; the words of
+    its "ok" line after "ok"). The one parent side of every in-process instruction bench (heartbeat, commit,
+    replay): the child's handshake is ``run_child``'s."""
+    child = [python, "-c", f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')", "--child", *args]
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts run to run
     env.pop("PYTHONPATH", None)
     with tempfile.TemporaryDirectory(prefix="groupcoord-callgrind-") as dumps:
@@ -193,20 +203,40 @@ def one_run(tree: Path, python: str, requests: int, connections: int, depth: int
                 subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
             proc.stdin.write("go\n")
             proc.stdin.flush()
-            _, fed, wall, cpu = _expect(proc, "ok").split()
-            proc.wait(timeout=START_SECONDS)
+            words = _expect(proc, "ok").split()[1:]
+            proc.wait(timeout=timeout_s)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
         if not valgrind:
-            return None, float(wall), float(cpu)
+            return None, words
         measured = glob.glob(f"{prefix}.{proc.pid}.1")  # the dump asked for (the one at exit is .2 or none)
         if not measured:
             raise RuntimeError(f"callgrind wrote no dump for pid {proc.pid}")
         if keep is not None:
             shutil.copyfile(measured[0], keep)
-        return total_instructions(measured[0]) / int(fed), float(wall), float(cpu)
+        return total_instructions(measured[0]), words
+
+
+def kept_dump(ns: argparse.Namespace, *name: object) -> str | None:
+    """Where ``--keep-dumps`` keeps one run's dump (``callgrind.<name parts joined by dots>``), or None."""
+    if ns.keep_dumps is None:
+        return None
+    os.makedirs(ns.keep_dumps, exist_ok=True)
+    return os.path.join(ns.keep_dumps, ".".join(("callgrind", *map(str, name))))
+
+
+def median_summary(results: dict[str, list[float]], unit: str = "") -> str:
+    """One line of each side's median (min, max) and, for two sides, the second's median over the first's: how
+    every instruction bench ends."""
+    figures = {name: sorted(xs) for name, xs in results.items() if xs}
+    line = "; ".join(f"{name}: median {xs[len(xs) // 2]:,.0f}{unit} (min {xs[0]:,.0f}, max {xs[-1]:,.0f})"
+                     for name, xs in figures.items())
+    if len(figures) == 2:
+        (a, xa), (b, xb) = figures.items()
+        line += f"; {b} / {a} = {xb[len(xb) // 2] / xa[len(xa) // 2]:.3f} (medians)"
+    return line
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, request: str, warm_rounds: int) -> None:
@@ -246,12 +276,8 @@ def main() -> None:
     results: dict[str, list[float]] = {name: [] for name, _, _ in sides}
     for run in range(max(1, ns.runs)):
         for name, tree, python in sides:
-            keep = None
-            if ns.keep_dumps is not None:
-                os.makedirs(ns.keep_dumps, exist_ok=True)
-                keep = os.path.join(ns.keep_dumps, f"callgrind.{name}.{run + 1}")
             per, wall, cpu = one_run(tree, python, ns.requests, ns.connections, ns.depth, ns.warm_rounds,
-                                     valgrind=not ns.no_valgrind, keep=keep)
+                                     valgrind=not ns.no_valgrind, keep=kept_dump(ns, name, run + 1))
             count = "" if per is None else f"{per:,.0f} instructions per heartbeat; "
             print(f"{name} run {run + 1}: {count}{wall:.2f} µs wall, {cpu:.2f} µs CPU per heartbeat"
                   f"{' (under valgrind)' if per is not None else ''}; {ns.connections} connections x depth {ns.depth} "

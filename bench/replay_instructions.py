@@ -24,11 +24,9 @@ instructions, so compare trees at one scale, and read the per-record slope from 
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import runpy
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -81,54 +79,18 @@ def child_main(ns: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- the parent
 
 
-def _expect(proc: subprocess.Popen[str], word: str) -> str:
-    line = proc.stdout.readline() if proc.stdout is not None else ""
-    if not line.startswith(word):
-        proc.kill()
-        rest = proc.stdout.read() if proc.stdout is not None else ""
-        raise RuntimeError(f"child said {line!r} (expected {word!r}); then {rest[-2000:]!r}")
-    return line.strip()
-
-
 def one_run(tree: Path, python: str, data_dir: Path, groups: int, partitions: int, rounds: int,
             keep: str | None = None) -> tuple[int, int, float, float]:
     """(instructions of the replay, records replayed, wall s and CPU s of it under valgrind)."""
-    from bench.group_instructions import total_instructions
+    from bench.heartbeat_instructions import count_child
     from bench.replay_bench import drop_snapshots
 
     drop_snapshots(data_dir)
-    child = [python, "-c", f"import runpy; runpy.run_path({str(HERE)!r}, run_name='__main__')", "--child",
-             "--data-dir", str(data_dir), "--groups", str(groups), "--partitions", str(partitions),
-             "--rounds", str(rounds)]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts run to run
-    env.pop("PYTHONPATH", None)
-    with tempfile.TemporaryDirectory(prefix="groupcoord-callgrind-") as dumps:
-        prefix = os.path.join(dumps, "callgrind.out")
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={prefix}.%p", "--dump-instr=no", *child]
-        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
-        assert proc.stdin is not None
-        try:
-            _expect(proc, "ready")
-            subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-            _expect(proc, "done")
-            subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-            _, replayed, wall, cpu = _expect(proc, "ok").split()
-            proc.wait(timeout=TIMEOUT_S)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        measured = glob.glob(f"{prefix}.{proc.pid}.1")  # the dump asked for (the one at exit is .2 or none)
-        if not measured:
-            raise RuntimeError(f"callgrind wrote no dump for pid {proc.pid}")
-        if keep is not None:
-            shutil.copyfile(measured[0], keep)
-        return total_instructions(measured[0]), int(replayed), float(wall), float(cpu)
+    args = ("--data-dir", str(data_dir), "--groups", str(groups), "--partitions", str(partitions),
+            "--rounds", str(rounds))
+    total, (replayed, wall, cpu) = count_child(tree, python, HERE, args, keep=keep, timeout_s=TIMEOUT_S)
+    assert total is not None
+    return total, int(replayed), float(wall), float(cpu)
 
 
 def main() -> None:
@@ -151,13 +113,10 @@ def main() -> None:
         raise SystemExit("valgrind (with callgrind_control) is not installed")
     import asyncio
 
+    from bench.heartbeat_instructions import kept_dump, median_summary, sides_of
     from bench.replay_bench import grow
 
-    sides: list[tuple[str, Path, str]] = []
-    if ns.ab is not None:
-        other = ns.ab.resolve()
-        sides.append((other.name, other, ns.ab_python or str(other / ".venv" / "bin" / "python")))
-    sides.append((TREE.name, TREE, ns.python))
+    sides = sides_of(ns, TREE)
     results: dict[str, list[float]] = {name: [] for name, _, _ in sides}
     with tempfile.TemporaryDirectory(prefix="groupcoord-replay-") as tmp:
         data = Path(tmp)
@@ -166,22 +125,14 @@ def main() -> None:
               f"{ns.rounds} rounds)", flush=True)
         for run in range(max(1, ns.runs)):
             for name, tree, python in sides:
-                keep = None
-                if ns.keep_dumps is not None:
-                    os.makedirs(ns.keep_dumps, exist_ok=True)
-                    keep = os.path.join(ns.keep_dumps, f"callgrind.{name}.{run + 1}")
-                total, replayed, wall, cpu = one_run(tree, python, data, ns.groups, ns.partitions, ns.rounds, keep)
+                total, replayed, wall, cpu = one_run(tree, python, data, ns.groups, ns.partitions, ns.rounds,
+                                                     kept_dump(ns, name, run + 1))
                 per = total / replayed
                 results[name].append(per)
                 print(f"{name} run {run + 1}: {total / 1e6:,.1f} M instructions, {per:,.0f} per record replayed "
                       f"({replayed:,}); {wall:.1f} s wall, {cpu:.1f} s CPU under valgrind "
                       f"({time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()[0]:.2f})", flush=True)
-    line = "; ".join(f"{name}: median {sorted(xs)[len(xs) // 2]:,.0f} per record" for name, xs in results.items())
-    if len(sides) == 2:
-        (_, xa), (b, xb) = results.items()
-        line += f"; {b} / {sides[0][0]} = {sorted(xb)[len(xb) // 2] / sorted(xa)[len(xa) // 2]:.3f} (medians)"
-    print(line, flush=True)
-
+    print(f"{median_summary(results, ' per record')}", flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())
