@@ -235,5 +235,6 @@ def main() -> None:
             summary = heartbeat_bench["median_summary"]({name: results[(name, fsync)] for name, _, _ in sides})
             print(f"fsync={fsync}: {summary}", flush=True)
 
+
 if __name__ == "__main__":
     sys.exit(main())

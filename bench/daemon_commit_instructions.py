@@ -85,5 +85,6 @@ def main() -> None:
                   f"({time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"fsync={ns.fsync}: {median_summary(results)}", flush=True)
 
+
 if __name__ == "__main__":
     sys.exit(main())

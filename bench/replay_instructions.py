@@ -134,5 +134,6 @@ def main() -> None:
                       f"({time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"{median_summary(results, ' per record')}", flush=True)
 
+
 if __name__ == "__main__":
     sys.exit(main())
