@@ -35,6 +35,7 @@ from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import builder
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -73,6 +74,7 @@ os.register_at_fork(after_in_child=_forget_random)
 _I32 = struct.Struct(">i")
 _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, metadata length 0, commit time
 _PACKED_V3 = struct.Struct(">qB24s")  # pack_latest's offset and present flag, then a 24-byte value
+_new_offset_value = builder(OffsetCommitValue)  # OffsetCommitValue(...) at under half the cost: one per record
 
 
 class GroupShard:
@@ -300,7 +302,7 @@ class GroupShard:
         value_fields = offset_value_fields(value)
         if value_fields is None:
             return False
-        apply_offset_fields(self.state, group_id, topic, partition, OffsetCommitValue(*value_fields), now)
+        apply_offset_fields(self.state, group_id, topic, partition, _new_offset_value(*value_fields), now)
         return True
 
     def replay_plain_batch(self, records: list[tuple[int, bytes | None, bytes | None]], start: int, now: int,
@@ -321,6 +323,7 @@ class GroupShard:
         partition_at = _I32.unpack_from
         value_v3 = _VALUE_V3_NO_METADATA.unpack
         pack_v3 = _PACKED_V3.pack
+        new_value = _new_offset_value
         count = 0
         for offset, key, value in records:
             if key is None or offset < start:
@@ -341,7 +344,7 @@ class GroupShard:
                         group = state.create_group(group_id, now)
                     shared = shared_tps.get((topic, partition))
                     group.offsets[shared if shared is not None else state.topic_partition(topic, partition)] = \
-                        OffsetCommitValue(commit_offset, epoch, "", commit_ts, None)
+                        new_value(commit_offset, epoch, "", commit_ts, None)
                     if pending and (group_id, topic, partition) in pending:
                         state.offset_order[(group_id, topic, partition)] = state.take_offset_order()
                     if key in latest:
