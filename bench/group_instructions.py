@@ -54,6 +54,18 @@ def total_instructions(dump: str) -> int:
     return found
 
 
+def asked_dump(prefix: str, pid: int, number: int, keep: str | None = None) -> int:
+    """The instructions of the ``number``-th dump process ``pid`` was asked for (``callgrind_control -d``; callgrind
+    numbers them from 1 in order, the one at exit comes after them and covers the shutdown), its file named
+    ``prefix.pid.number``; ``keep``: a path to copy it to (for ``callgrind_annotate``)."""
+    measured = glob.glob(f"{prefix}.{pid}.{number}")
+    if not measured:
+        raise RuntimeError(f"callgrind wrote no dump {number} for pid {pid}")
+    if keep is not None:
+        shutil.copyfile(measured[0], keep)
+    return total_instructions(measured[0])
+
+
 def retry_while_starting(attempt: Callable[[], object]) -> None:
     """``attempt()`` retried on RuntimeError (the bench clients' "not ready yet") while the daemon, slow under
     valgrind, is still loading its coordinator partitions; bounded by START_SECONDS."""
@@ -85,13 +97,7 @@ class CallgrindDaemon:
         result = work()
         subprocess.run(["callgrind_control", "-d", str(self.pid)], check=True, capture_output=True)
         self.dumps += 1
-        # dumps asked for are numbered from 1 in order; the one at exit (after them) covers the shutdown
-        measured = glob.glob(f"{self.prefix}.{self.pid}.{self.dumps}")
-        if not measured:
-            raise RuntimeError(f"callgrind wrote no dump {self.dumps} for pid {self.pid}")
-        if keep is not None:
-            shutil.copyfile(measured[0], keep)
-        return total_instructions(measured[0]), result
+        return asked_dump(self.prefix, self.pid, self.dumps, keep), result
 
 
     def settle(self) -> int:

@@ -33,7 +33,6 @@ tree's ``bench`` package (its ``hotpath_bench`` forms the groups), so the harnes
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import shutil
 import subprocess
@@ -146,12 +145,6 @@ def child_main(ns: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- the parent
 
 
-def total_instructions(dump: str) -> int:
-    from .group_instructions import total_instructions as total
-
-    return total(dump)
-
-
 def _expect(proc: subprocess.Popen[str], word: str) -> str:
     line = proc.stdout.readline() if proc.stdout is not None else ""
     if not line.startswith(word):
@@ -211,12 +204,9 @@ def count_child(tree: Path, python: str, script: Path, args: tuple[str, ...], va
                 proc.wait()
         if not valgrind:
             return None, words
-        measured = glob.glob(f"{prefix}.{proc.pid}.1")  # the dump asked for (the one at exit is .2 or none)
-        if not measured:
-            raise RuntimeError(f"callgrind wrote no dump for pid {proc.pid}")
-        if keep is not None:
-            shutil.copyfile(measured[0], keep)
-        return total_instructions(measured[0]), words
+        from .group_instructions import asked_dump
+
+        return asked_dump(prefix, proc.pid, 1, keep), words
 
 
 def kept_dump(ns: argparse.Namespace, *name: object) -> str | None:

@@ -18,6 +18,7 @@ from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.producer_ids import ProducerIdAllocator
 from groupcoord.coordinator.dataplane.topics import Topic, TopicCatalog
+from groupcoord.coordinator.first_use import made
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.dataplane.produce import ProduceService, TransactionVerifier
@@ -84,7 +85,7 @@ class DataPlane:
 
     def fetch_sessions_made(self) -> FetchSessionCache | None:
         """The session cache if the first Fetch has made it, else None (what a metrics scrape reads)."""
-        return self.__dict__.get("fetch_sessions")
+        return made(self, "fetch_sessions")
 
     @cached_property
     def fetch(self) -> FetchService:
@@ -169,8 +170,9 @@ class DataPlane:
         """The transaction coordinator's partition check for transactional Produce (None: no check): kept for
         the Produce service when its first request makes it, and given to it if made already."""
         self._verifier = verifier
-        if "produce" in self.__dict__:
-            self.produce.verifier = verifier
+        produce = made(self, "produce")
+        if produce is not None:
+            produce.verifier = verifier
 
     def _schedule_producer_expiry(self) -> None:
         """Kafka's PeriodicProducerExpirationCheck: every producer.id.expiration.check.interval.ms, first

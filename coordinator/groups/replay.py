@@ -10,6 +10,7 @@ a snapshot of the live group, which already is its state.)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from groupcoord.coordinator.groups.classic.appliers import apply_group_metadata
@@ -30,18 +31,14 @@ def apply_record(state: ShardState, key: Any, value: Any, now: int) -> None:
         _apply_other_record(state, key, value, now)
 
 
-_OTHER_APPLIERS: list[Any] = []
-"""The consumer and share groups' appliers, imported (with the groups' code) by the first such record applied, not
-with the group coordinator: a broker starts, and most serve, without those groups."""
+@functools.cache
+def _other_appliers() -> tuple[Any, Any]:
+    """The consumer and share groups' appliers, imported (with the groups' code) by the first such record applied,
+    not with the group coordinator: a broker starts, and most serve, without those groups."""
+    from groupcoord.coordinator.groups.consumer import appliers as consumer_appliers
+    from groupcoord.coordinator.groups.share import appliers as share_appliers
 
-
-def _other_appliers() -> list[Any]:
-    if not _OTHER_APPLIERS:
-        from groupcoord.coordinator.groups.consumer import appliers as consumer_appliers
-        from groupcoord.coordinator.groups.share import appliers as share_appliers
-
-        _OTHER_APPLIERS.extend((consumer_appliers, share_appliers))
-    return _OTHER_APPLIERS
+    return consumer_appliers, share_appliers
 
 
 def _apply_other_record(state: ShardState, key: Any, value: Any, now: int) -> None:

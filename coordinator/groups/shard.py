@@ -31,7 +31,7 @@ from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, Offse
     offset_value_fields
 from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
-from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
+from groupcoord.coordinator.groups.runtime.snapshot import pack_latest, pack_latest_24
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
@@ -73,7 +73,6 @@ os.register_at_fork(after_in_child=_forget_random)
 
 _I32 = struct.Struct(">i")
 _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, metadata length 0, commit time
-_PACKED_V3 = struct.Struct(">qB24s")  # pack_latest's offset and present flag, then a 24-byte value
 _new_offset_value = builder(OffsetCommitValue)  # OffsetCommitValue(...) at under half the cost: one per record
 
 
@@ -322,7 +321,7 @@ class GroupShard:
         pending = state.pending_by_partition
         partition_at = _I32.unpack_from
         value_v3 = _VALUE_V3_NO_METADATA.unpack
-        pack_v3 = _PACKED_V3.pack
+        pack_v3 = pack_latest_24
         new_value = _new_offset_value
         count = 0
         for offset, key, value in records:
@@ -349,7 +348,7 @@ class GroupShard:
                         state.offset_order[(group_id, topic, partition)] = state.take_offset_order()
                     if key in latest:
                         del latest[key]  # re-inserted at the end: the dict stays in log order
-                    latest[key] = pack_v3(offset, 1, value)  # pack_latest(offset, value), in one allocation
+                    latest[key] = pack_v3(offset, 1, value)  # pack_latest(offset, value)
                     continue
             if not self.replay_raw(key, value, now):
                 self.replay(*decode_record(key, value), now, -1)

@@ -74,7 +74,6 @@ class KafkaConnection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         config = server.config
         self._decoder = FrameDecoder(config.socket_request_max_bytes)
-        self._frame_open = False  # the deadlines were told a frame is incomplete (and not yet that it completed)
         # Back-pressure's bounds (_update_reading, after every read and write), read from the config once.
         self._max_owed = config.connection_max_inflight_requests
         self._max_buffered = config.connection_max_buffered_bytes
@@ -149,6 +148,7 @@ class KafkaConnection(asyncio.Protocol):
         now = time.monotonic()
         deadlines.active(self, now)
         decoder = self._decoder
+        frame_was_open = bool(decoder.partial)  # the last read ended mid-frame: the deadlines were told so
         try:
             buffer, bounds = decoder.spans(data)
         except FrameTooLarge as exc:
@@ -159,10 +159,8 @@ class KafkaConnection(asyncio.Protocol):
             return
         if decoder.partial:  # (the attribute, not the ``buffered`` property: no call per read)
             deadlines.frame_incomplete(self, now)
-            self._frame_open = True
-        elif self._frame_open:  # (most reads end where a frame ends and began where one did: nothing to tell)
+        elif frame_was_open:  # (most reads end where a frame ends and began where one did: nothing to tell)
             deadlines.frame_complete(self)
-            self._frame_open = False
         if not bounds:
             return
         quotas = server.quotas  # None unless a client quota exists (coordinator/quotas/throttling.py)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
+from groupcoord.coordinator.first_use import made
 from groupcoord.coordinator.share.persister import SharePersister
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import iter_batches
@@ -89,11 +90,6 @@ class SharePartitionManager:
         from groupcoord.coordinator.share.sessions import ShareSessionCache
 
         return ShareSessionCache(getattr(self.config, "group_share_max_share_sessions", 2000))
-
-    def _sessions_made(self) -> ShareSessionCache | None:
-        """The session cache if something has made it, else None: a closed connection or a metrics scrape has
-        no session to find in a cache never made, and does not make it."""
-        return self.__dict__.get("sessions")
 
     # ------------------------------------------------------------------ settings (group config over broker)
 
@@ -281,7 +277,7 @@ class SharePartitionManager:
     def on_connection_closed(self, connection_id: int) -> None:
         """Kafka 4.1+: a share session ends with the connection it was opened on, and what its member held
         in the session's partitions is released (delivered again to others), without waiting for the locks."""
-        sessions = self._sessions_made()
+        sessions = made(self, "sessions")
         if sessions is None:
             return
         for session in sessions.on_connection_closed(connection_id):
@@ -304,7 +300,7 @@ class SharePartitionManager:
         """What the metrics show: sessions, share partitions loaded, records acquired and available again,
         and the totals of lock expiries, redeliveries and records archived at the delivery limit."""
         parts = list(self.partitions.values())
-        sessions = self._sessions_made()
+        sessions = made(self, "sessions")
         out = {"sessions": 0 if sessions is None else len(sessions), "share_partitions": len(parts),
                "acquired": sum(sp.acquired_count() for sp in parts),
                "available": sum(sp.available_count() for sp in parts)}

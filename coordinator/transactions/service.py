@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 import structlog
 
 from groupcoord.coordinator.clock import Clock, SystemClock
+from groupcoord.coordinator.first_use import made
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.runtime.coordinator_runtime import CoordinatorRuntime
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -100,8 +101,9 @@ class TransactionCoordinator:
     def set_data_marker_writer(self, writer: Any) -> None:
         """The data plane's marker write (the broker assembly wires it)."""
         self._data_writer = writer
-        if "markers" in self.__dict__:
-            self.markers.data_writer = writer
+        markers = made(self, "markers")
+        if markers is not None:
+            markers.data_writer = writer
 
     @property
     def log_config(self) -> LogConfig:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from hypothesis import given, strategies as st
+
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
 from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
-from groupcoord.coordinator.groups.runtime.snapshot import SNAPSHOT_FILE, decode_snapshot
+from groupcoord.coordinator.groups.runtime.snapshot import (
+    SNAPSHOT_FILE, decode_snapshot, pack_latest, pack_latest_24, unpack_latest)
 from groupcoord.protocol.errors import ErrorCode
 from tests.support.daemon import Daemon
 from tests.support.wire import WireClient
@@ -135,3 +138,12 @@ async def test_a_snapshot_ahead_of_the_log_is_ignored(tmp_path):
         assert fetched["error_code"] == ErrorCode.none and not fetched["topics"], "nothing the log does not hold"
         assert broker.groups.last_load(SHARD) == (0, 0)
     assert before
+
+
+@given(offset=st.integers(min_value=-(2**63), max_value=2**63 - 1), value=st.binary(min_size=24, max_size=24))
+def test_a_24_byte_value_packs_as_pack_latest_packs_it(offset: int, value: bytes) -> None:
+    """The replay's one-allocation packing of an offset commit v3 value is ``pack_latest``'s, byte for byte, and
+    ``unpack_latest`` reads it back."""
+    packed = pack_latest_24(offset, 1, value)
+    assert packed == pack_latest(offset, value)
+    assert unpack_latest(packed) == (offset, value)
