@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any, Callable, Mapping
 
 
+from .file_region import FileRegion
 from .framing import FrameParts
 from .names import ZERO_UUID
 from .values import as_epoch_ms, as_ms
@@ -43,18 +44,26 @@ def _raw(value: Any) -> bytes:
 
 SPLICE_MIN = 16 * 1024
 """A records field given as a memoryview of at least this many bytes (a fetch's batches, as read from the
-segment) is not copied into the body: the body is cut around it and it is written to the socket as it is."""
+segment) is not copied into the body: the body is cut around it and it is written to the socket as it is.
+One given as a FileRegion (a fetch's batches left in the segment file) is always cut around."""
 
 _splicing = threading.local()
 
 
 def _splice(out: bytearray, v: Any) -> bool:
-    """Note ``v`` (records as a memoryview) to follow ``out``'s current end, when encode_body splices."""
+    """Note ``v`` (records as a memoryview or a FileRegion) to follow ``out``'s current end, when encode_body
+    splices."""
     splices = getattr(_splicing, "splices", None)
-    if splices is None or type(v) is not memoryview or len(v) < SPLICE_MIN:
+    if splices is None or (type(v) is memoryview and len(v) < SPLICE_MIN):
         return False
     splices.append((len(out), v))
     return True
+
+
+def _spliced_records(out: bytearray, v: Any) -> None:
+    """The records' bytes after their length: spliced when they may be, else copied in (a region read whole)."""
+    if not _splice(out, v):
+        out += v if type(v) is memoryview else bytes(v)
 
 
 def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
@@ -83,10 +92,9 @@ def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
                 if v is None:
                     out.append(0)
                     return
-                if type(v) is memoryview:
+                if type(v) is memoryview or type(v) is FileRegion:
                     write_unsigned_varint(out, len(v) + 1)
-                    if not _splice(out, v):
-                        out += v
+                    _spliced_records(out, v)
                     return
                 raw = _raw(v)
                 write_unsigned_varint(out, len(raw) + 1)
@@ -98,10 +106,9 @@ def _scalar_writer(kafka_type: str, flexible: bool, optional: bool) -> Write:
             if v is None:
                 out.extend(_i(-1))
                 return
-            if type(v) is memoryview:
+            if type(v) is memoryview or type(v) is FileRegion:
                 out.extend(_i(len(v)))
-                if not _splice(out, v):
-                    out += v
+                _spliced_records(out, v)
                 return
             raw = _raw(v)
             out.extend(_i(len(raw)))
@@ -255,7 +262,7 @@ def encode_body(cls: type, data: Any) -> bytes | bytearray | FrameParts:
         return data
     out = bytearray()
     outer = getattr(_splicing, "splices", None)
-    splices: list[tuple[int, memoryview]] = []
+    splices: list[tuple[int, memoryview | FileRegion]] = []
     _splicing.splices = splices
     try:
         entity_encoder(cls)(out, data)

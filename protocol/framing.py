@@ -11,6 +11,7 @@ import struct
 from typing import Any
 
 from .errors import ProtocolError
+from .file_region import FileRegion
 
 DEFAULT_MAX_FRAME_SIZE = 100 * 1024 * 1024
 _SIZE = struct.Struct(">i")
@@ -105,9 +106,10 @@ class FrameDecoder:
 
 
 class FrameParts:
-    """A response frame in pieces (small encoded parts and the large records views between them), written
-    to the socket with one writelines, never joined. ``len()`` is the frame's size in bytes; ``bytes()``
-    joins it (for whoever needs it whole)."""
+    """A response frame in pieces (small encoded parts and the large records views or file regions between
+    them), written to the socket with one writelines (regions with sendfile: coordinator/server/file_sender.py),
+    never joined. ``len()`` is the frame's size in bytes; ``bytes()`` joins it, reading its regions (for
+    whoever needs it whole)."""
 
     __slots__ = ("parts", "nbytes")
 
@@ -119,7 +121,7 @@ class FrameParts:
         return self.nbytes
 
     def __bytes__(self) -> bytes:
-        return b"".join(self.parts)
+        return b"".join([bytes(p) if type(p) is FileRegion else p for p in self.parts])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrameParts):
@@ -154,6 +156,6 @@ def frame_parts(*parts: Any) -> Any:
         return b"".join((_SIZE.pack(sum(len(p) for p in parts)), *parts))
     pieces = opened(parts)
     head: list[Any] = [_SIZE.pack(sum(len(p) for p in pieces))]
-    while pieces and type(pieces[0]) is not memoryview:
+    while pieces and type(pieces[0]) is not memoryview and type(pieces[0]) is not FileRegion:
         head.append(pieces.pop(0))  # the size, the header and the body up to the first records: one piece
     return FrameParts([b"".join(head), *pieces])

@@ -1,9 +1,11 @@
 """Our fast encoder must produce exactly the bytes kio's own writer produces, for every API and
 version we answer — given the same data, whether as a dict or as a kio entity."""
 
+import os
 import uuid
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.encode import MissingField, encode_body
@@ -81,3 +83,38 @@ def test_fetch_records_given_as_views_are_spliced_into_the_same_bytes(version):
     assert bytes(frame) == frame_parts(b"HEAD", plain)
     # Small views only: an ordinary bytearray, as before.
     assert type(encode_body(response_class(1, version), _fetch_response([memoryview(b"abc")]))) is bytearray
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(0, 3 * 16 * 1024), min_size=1, max_size=4), version=st.sampled_from([4, 11, 12, 16, 17]),
+       offset=st.integers(0, 1000))
+def test_fetch_records_given_as_file_regions_encode_as_kio_encodes_their_bytes(tmp_path_factory, sizes, version, offset):
+    """Records left in a file (protocol/file_region.FileRegion, of any size) are cut around, never read into
+    the body; the frame's bytes, its regions read, are kio's for the same answer given as bytes."""
+    from groupcoord.protocol.file_region import FileRegion
+    from groupcoord.protocol.framing import FrameParts, frame_parts
+
+    path = tmp_path_factory.mktemp("regions") / "segment"
+    content = bytes((offset + i) % 251 for i in range(offset + sum(sizes)))
+    path.write_bytes(content)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        regions, position = [], offset
+        for size in sizes:
+            regions.append(FileRegion(os.dup(fd), position, size) if size else b"")
+            position += size
+        cls = response_class(1, version)
+        expected = encode_entity(build(cls, _fetch_response([bytes(r) for r in regions])))
+        body = encode_body(cls, _fetch_response(regions))
+        held = sum(1 for size in sizes if size)
+        assert type(body) is (FrameParts if held else bytearray)
+        assert sum(1 for p in getattr(body, "parts", ()) if type(p) is FileRegion) == held
+        assert bytes(body) == expected and len(body) == len(expected)
+        frame = frame_parts(b"HEAD", body)
+        assert bytes(frame) == frame_parts(b"HEAD", expected)
+        assert type(frame.parts[0] if held else frame) is bytes
+    finally:
+        for region in regions:
+            if type(region) is FileRegion:
+                region.close()
+        os.close(fd)
