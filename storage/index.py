@@ -49,6 +49,17 @@ class OffsetIndex:
         slot = bisect_right(self.relative_offsets, offset - self.base_offset) - 1
         return self.positions[slot] if slot >= 0 else 0
 
+    def walk_start(self, end_position: int, below_offset: int) -> int:
+        """Where a forward walk of batch headers starts to find the last whole batch that ends by
+        ``end_position`` and begins below ``below_offset`` (a fetch's bound: its byte budget, the high watermark),
+        without reading every header before it: the batch of the entry before the last one inside both bounds
+        (that last one's batch begins by ``end_position`` and lies wholly below ``below_offset``, so every batch
+        before it fits, and the walk from its predecessor reads the header of the batch that ends where it
+        begins). 0 when no such entry exists."""
+        inside = min(bisect_right(self.positions, end_position),
+                     bisect_left(self.relative_offsets, below_offset - self.base_offset)) - 1
+        return self.positions[inside - 1] if inside >= 1 else 0
+
     def last_position(self) -> int:
         return self.positions[-1] if self.positions else 0
 

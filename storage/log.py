@@ -22,6 +22,7 @@ from typing import Final
 
 import structlog
 
+from groupcoord.protocol.file_region import FileRegion
 from groupcoord.protocol.record_batch import (
     PARTITION_LEADER_EPOCH_OFFSET, BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time,
     set_partition_leader_epoch,
@@ -36,7 +37,7 @@ from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
 )
 from groupcoord.storage.segment import Segment, fsync_directory
-from groupcoord.storage.segment_reads import find_timestamp, read_batches
+from groupcoord.storage.segment_reads import find_timestamp, read_batches, read_region
 from groupcoord.storage.write_rounds import WriteRounds
 from groupcoord.storage.txn_index import AbortedTxn
 
@@ -548,15 +549,17 @@ class PartitionLog:
         bases = [segment.base_offset for segment in self.segments]
         return max(bisect_right(bases, offset) - 1, 0)
 
-    async def read(self, offset: int, max_bytes: int, *, min_one: bool = True,
-                   max_offset: int | None = None, view: bool = False) -> bytes | memoryview:
+    async def read(self, offset: int, max_bytes: int, *, min_one: bool = True, max_offset: int | None = None,
+                   view: bool = False, region: bool = False) -> bytes | memoryview | FileRegion:
         """Whole raw batches starting at the batch holding ``offset``, below the high watermark (and below
         ``max_offset`` when given: a read_committed fetch stops at the last stable offset).
 
         At most ``max_bytes`` unless ``min_one`` and the first batch alone is larger, in
         which case that batch is returned whole (as Kafka does for the first partition
         of a fetch). Offsets below the log start read from the log start. With ``view`` the answer may be a
-        read-only memoryview instead of bytes (a fetch hands it to the socket uncopied).
+        read-only memoryview instead of bytes (a fetch hands it to the socket uncopied); with ``region`` a
+        ``FileRegion`` of the segment file (segment_reads.read_region: a fetch on a connection that sends it
+        with ``sendfile``), or the bytes when the batches are few or not yet checked.
         """
         self._check_open()
         if self.corruption is not None:
@@ -572,7 +575,7 @@ class PartitionLog:
                     break  # replaced by the cleaner or retention meanwhile: look again
                 if segment.base_offset >= high_watermark:
                     return b""
-                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark, view)
+                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark, view, region)
                 if data:
                     return data
             else:
@@ -580,11 +583,17 @@ class PartitionLog:
             offset = max(offset, self.log_start_offset)
 
     async def _read_from(self, segment: Segment, offset: int, max_bytes: int, min_one: bool,
-                         high_watermark: int, view: bool = False) -> bytes | memoryview:
+                         high_watermark: int, view: bool = False,
+                         region: bool = False) -> bytes | memoryview | FileRegion:
         limit = segment.size
-        start = segment.offset_index.lookup(offset)
+        index = segment.offset_index
+        start = index.lookup(offset)
         segment.begin_read()
         try:
+            if region:  # (the index is read here, on the loop that appends to it)
+                walk_from = index.walk_start(start + max(max_bytes, 0), high_watermark)
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, read_region, segment, offset, start, limit, max_bytes, min_one, high_watermark, walk_from)
             return await asyncio.get_running_loop().run_in_executor(
                 None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark, view)
         except CorruptLogError as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from groupcoord.protocol.file_region import FileRegion
 from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
@@ -148,6 +149,12 @@ class Segment:
     def read(self, position: int, size: int) -> bytes:
         with self.files.borrow(self._file) as fd:
             return os.pread(fd, size, position)
+
+    def region(self, position: int, size: int, next_offset: int = -1) -> FileRegion:
+        """``size`` bytes from ``position`` as a region with a descriptor of its own (see protocol/file_region.py:
+        the pool's may be closed before the region is sent)."""
+        with self.files.borrow(self._file) as fd:
+            return FileRegion(os.dup(fd), position, size, next_offset)
 
     def flush(self) -> None:
         """Appended bytes durable: fdatasync where the platform has it. It writes the data and the
