@@ -43,6 +43,7 @@ from .quotas.throttling import Throttler
 from .server import listener_security
 from .server.dispatch import Dispatcher
 from .server.listeners import Listener, configured_listeners
+from .server.file_sender import sends_regions
 from .server.server import KafkaServer
 from .transactions.service import TransactionCoordinator
 from .share.coordinator_service import ShareCoordinator
@@ -228,7 +229,9 @@ class Broker:
                                                 share_persister=self.share_persister,
                                                 share_offsets=ShareOffsetsAdmin(self.groups, self.share_persister,
                                                                                 catalog, self.share_partitions),
-                                                quotas=self.quotas))
+                                                quotas=self.quotas,
+                                                sendfile_listeners=frozenset(
+                                                    l.name for l in self.listeners if sends_regions(l))))
         self.metrics.attach_state_sources(self.groups, self.dataplane.topics)
         self.metrics.attach_health(self.health)
         self.metrics.attach_transactions(self.transactions)

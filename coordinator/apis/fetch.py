@@ -18,16 +18,19 @@ API = Api(ApiKey.FETCH, 4, 17)
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> dict:
-    """With an authorizer, the topics without READ answer TOPIC_AUTHORIZATION_FAILED, unread."""
+    """With an authorizer, the topics without READ answer TOPIC_AUTHORIZATION_FAILED, unread. On a listener whose
+    bytes go to the socket as they are, large records are answered as file regions, sent with sendfile."""
     parsed = parse_request(request, ctx.api_version)
     quotas = services.quotas
     if quotas is not None and quotas.managers.fetch.enabled:
         parsed = _within_quota_window(parsed, quotas.managers.fetch, ctx)
     auth = services.authorizer
+    regions = ctx.listener in services.sendfile_listeners
     if auth is None:
-        return await services.dataplane.fetch.fetch(parsed)
+        return await services.dataplane.fetch.fetch(parsed, regions=regions)
     return await services.dataplane.fetch.fetch(
-        parsed, authorize=lambda names: auth.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names))
+        parsed, authorize=lambda names: auth.filter_authorized(ctx, AclOperation.READ, ResourceType.TOPIC, names),
+        regions=regions)
 
 
 def _within_quota_window(parsed: Any, fetch_quota: Any, ctx: RequestContext) -> Any:

@@ -81,6 +81,9 @@ class Services:
     share_partitions: SharePartitionManager | None = None  # share partitions and share sessions (ShareFetch)
     share_persister: Any = None  # coordinator/share/persister.py: what the group side calls
     share_offsets: Any = None  # coordinator/share/offsets_admin.py: the share-group offsets admin APIs
+    sendfile_listeners: frozenset[str] = frozenset()
+    """The listeners whose connections send file regions with sendfile (no TLS: the bytes are not transformed);
+    a fetch answered on one of them leaves its records in the segment files (coordinator/server/file_sender.py)."""
 
     def identity_for(self, listener: str) -> ClusterIdentity:
         """This broker as the clients of one listener must reach it (its advertised address)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.file_region import FileRegion
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.protocol.values import as_ms as _ms
@@ -87,19 +88,21 @@ class FetchService:
         self._observer = observer
 
     async def fetch(self, request: FetchRequestData,
-                    authorize: Callable[[set[str]], set[str]] | None = None) -> dict:
+                    authorize: Callable[[set[str]], set[str]] | None = None, regions: bool = False) -> dict:
         """The version-neutral FetchResponse body, after waiting (at most max_wait_ms) for min_bytes.
 
         ``authorize`` (given when ACLs are on) returns the topics the client may READ among those the
         session fetches; the others answer TOPIC_AUTHORIZATION_FAILED unread, before whether they exist
-        is looked at (KafkaApis.handleFetchRequest)."""
+        is looked at (KafkaApis.handleFetchRequest). With ``regions`` (a connection that sends file regions with
+        sendfile: coordinator/server/file_sender.py) large records are answered as regions of the segment files
+        (PartitionLog.read's ``region``) rather than read."""
         context = self._context(request)
         targets = context.partitions()
         denied: frozenset[str] = frozenset()
         if authorize is not None:
             names = {ref.topic for ref, _ in targets if ref.topic is not None}
             denied = frozenset(names - authorize(names))
-        read = await self._wait_and_read(request, targets, denied)
+        read = await self._wait_and_read(request, targets, denied, regions)
         answer = context.respond(read.results)
         responses = self._group(answer.partitions)
         for topic in responses:
@@ -132,14 +135,14 @@ class FetchService:
 
     async def _wait_and_read(self, request: FetchRequestData,
                              targets: list[tuple[TopicPartitionRef, PartitionRequest]],
-                             denied: frozenset[str] = frozenset()) -> _Read:
+                             denied: frozenset[str] = frozenset(), regions: bool = False) -> _Read:
         """Read until min_bytes, a read error or the deadline, as ReplicaManager.fetchMessages decides;
         a fetch with nothing readable is answered at once."""
         deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
         committed = request.isolation_level == READ_COMMITTED
         while True:
             ends_before = self._end_offsets(self._readable(targets, denied), committed)
-            read = await self._read(request, targets, denied)
+            read = await self._read(request, targets, denied, regions)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
                     or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
@@ -147,7 +150,7 @@ class FetchService:
                 continue          # an append landed while we were reading: look again before parking
             reason = await self._purgatory.park(read.readable, deadline)
             if reason is WakeReason.SHUTDOWN:
-                return await self._read(request, targets, denied)
+                return await self._read(request, targets, denied, regions)
 
     def _end_offsets(self, keys: list[tuple[str, int]], committed: bool = False) -> tuple[int, ...]:
         """How far each partition can be read: the high watermark, or at read_committed the last stable
@@ -185,7 +188,7 @@ class FetchService:
 
     async def _read(self, request: FetchRequestData,
                     targets: list[tuple[TopicPartitionRef, PartitionRequest]],
-                    denied: frozenset[str] = frozenset()) -> _Read:
+                    denied: frozenset[str] = frozenset(), regions: bool = False) -> _Read:
         remaining = request.max_bytes
         total = 0
         read_error = False
@@ -231,7 +234,8 @@ class FetchService:
                 limit = max(0, min(part.max_bytes, remaining))
                 try:
                     data = await log.read(part.fetch_offset, limit, min_one=min_one,
-                                          max_offset=stable if committed else None, view=True)
+                                          max_offset=stable if committed else None, view=True,
+                                          region=regions)
                 except CorruptLogError:
                     # The read found a batch whose CRC fails: the log has taken itself offline; this
                     # partition answers as every later fetch of it will, the others are served.
@@ -249,12 +253,16 @@ class FetchService:
         return _Read(results + erroneous, total, read_error, readable)
 
     @staticmethod
-    def _aborted(log: Any, fetch_offset: int, data: bytes | memoryview) -> list[dict]:
+    def _aborted(log: Any, fetch_offset: int, data: bytes | memoryview | FileRegion) -> list[dict]:
         """The aborted transactions overlapping what is returned (Kafka's addAbortedTransactions): those still
-        open at the fetch offset that began before the end of the returned batches."""
+        open at the fetch offset that began before the end of the returned batches (a region knows where its
+        batches end)."""
         upper = fetch_offset
-        for _pos, header in iter_batches(data, verify=False):
-            upper = header.next_offset
+        if type(data) is FileRegion:
+            upper = data.next_offset
+        else:
+            for _pos, header in iter_batches(data, verify=False):
+                upper = header.next_offset
         return [{"producer_id": txn.producer_id, "first_offset": txn.first_offset}
                 for txn in log.collect_aborted_txns(fetch_offset, upper)]
 

@@ -30,6 +30,7 @@ from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge,
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 
 from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
+from .file_sender import FileSender, write_pieces
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.security.authenticator import SaslAuthenticator
@@ -90,6 +91,7 @@ class KafkaConnection(asyncio.Protocol):
         self._muted_until = 0.0
         self._held: list[bytes] = []  # frames read with a throttled one, served once the throttle time is over
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sender: FileSender | None = None  # sending an answer's file regions: later answers queue behind it
 
     # -- asyncio callbacks ----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -110,6 +112,8 @@ class KafkaConnection(asyncio.Protocol):
         self._closed = True
         self.server.forget(self)
         self._abandon_parked()
+        if self._sender is not None:
+            self._sender.cancel()  # its regions are closed, its watched descriptor too
 
     def _abandon_parked(self) -> None:
         """Nobody will read these answers: stop the coroutines still working on them, so a long-poll Fetch
@@ -414,17 +418,25 @@ class KafkaConnection(asyncio.Protocol):
             if slot.payload is not None:
                 out.append(slot.payload)
         if out:
-            if type(out[0]) is FrameParts if len(out) == 1 else FrameParts in map(type, out):  # (no generator)
-                # A fetch's records spliced in as views of what was read (protocol.framing.FrameParts):
-                # handed to the socket as they are, one writelines, no join of megabytes.
-                self.transport.writelines(opened(out))
+            if self._sender is not None:  # an answer's file regions are still being sent: these follow them
+                self._sender.send(opened(out))
+            elif type(out[0]) is FrameParts if len(out) == 1 else FrameParts in map(type, out):  # (no generator)
+                # A fetch's records spliced in as views of what was read or as regions of the segment files
+                # (protocol.framing.FrameParts): handed to the socket as they are, no join of megabytes.
+                self._sender = write_pieces(self, opened(out))
             else:
                 self.transport.write(out[0] if len(out) == 1 else b"".join(out))
             if not touched:
                 self.server.deadlines.active(self, time.monotonic())
         if close:
             # close(), not abort(): the answers just written still reach the client before the EOF.
-            self._closed = True
+            self._close_when_sent()
+
+    def _close_when_sent(self) -> None:
+        self._closed = True
+        if self._sender is not None:
+            self._sender.close_when_sent()
+        elif self.transport is not None:
             self.transport.close()
 
     def _update_reading(self) -> None:
@@ -532,5 +544,4 @@ class KafkaConnection(asyncio.Protocol):
             await asyncio.wait(set(self._tasks), timeout=timeout)
         self._flush()
         if self.transport is not None and not self._closed:
-            self._closed = True
-            self.transport.close()
+            self._close_when_sent()
