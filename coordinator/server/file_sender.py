@@ -17,6 +17,7 @@ sent or abandoned (a send error, the peer gone, the connection closed): see ``ca
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections import deque
@@ -102,7 +103,7 @@ class FileSender:
 
     @property
     def queued(self) -> int:
-        """Bytes still to send (back-pressure's measure of what this sender holds)."""
+        """Bytes still to send."""
         return sum(len(p) for p in self._queue) - self._done
 
     def send(self, pieces: list[Any]) -> None:
@@ -124,10 +125,11 @@ class FileSender:
                 piece = queue[0]
                 if type(piece) is FileRegion:
                     left = piece.length - self._done
-                    sent = os.sendfile(fd, piece.fd, piece.position + self._done, min(left, _SENDFILE_MAX))
-                    if sent == 0:
-                        raise OSError(f"the segment file ended {left} bytes short of its region")
+                    sent = os.sendfile(fd, piece.fd, piece.position + self._done, min(left, _SENDFILE_MAX)) \
+                        if left > 0 else 0
                     if sent < left:
+                        if sent == 0:
+                            raise OSError(f"the segment file ended {left} bytes short of its region")
                         self._done += sent
                         continue
                     queue.popleft().close()
@@ -160,7 +162,6 @@ class FileSender:
             conn = self._conn
             loop = conn._loop
             if loop is None:
-                import asyncio
                 loop = conn._loop = asyncio.get_running_loop()
             self._watch_fd = os.dup(self._fd)
             loop.add_writer(self._watch_fd, self._on_writable)
