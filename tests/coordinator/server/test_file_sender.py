@@ -259,7 +259,10 @@ def test_the_peer_going_away_mid_send_closes_everything(loop_factory, reset, tmp
 
 
 @LOOPS
-def test_a_segment_deleted_by_retention_while_its_region_waits_is_still_sent(loop_factory, tmp_path):
+def test_a_segment_deleted_while_its_region_waits_is_still_sent(loop_factory, tmp_path):
+    """Segments deleted (PartitionLog.delete_segments, as retention and DeleteRecords delete them) while an
+    answer's regions of them are still queued: the regions' own descriptors keep the unlinked files readable,
+    and the answers are the bytes read before the deletion."""
     async def scenario(cluster: Cluster) -> None:
         frames = [fetch_frame(1, REQUESTS[0]), fetch_frame(2, REQUESTS[0])]
         expected = await answers(cluster.plain, frames)
