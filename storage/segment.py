@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
@@ -45,7 +45,7 @@ def parse_segment_filename(name: str) -> tuple[int, str] | None:
     return int(stem), "." + suffix
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ScanOutcome:
     """Where a forward walk of the ``.log`` stopped and, if early, why."""
 
