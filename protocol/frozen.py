@@ -1,22 +1,26 @@
-"""``frozen_dataclass``: ``@dataclass(frozen=True, slots=True)`` made at a fraction of the cost, and built so too.
+"""``frozen_dataclass``: ``@dataclass(frozen=True[, slots=True])`` made at a fraction of the cost, and built so too.
 
 Making a frozen dataclass writes the source of six methods and compiles each (``exec``): some 3 M instructions
 a class, and the daemon makes some forty before it listens, about a sixth of its start-up. Five of those methods
 are the same for every frozen class but for the field names: ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__`` and ``__delattr__``. ``frozen_dataclass`` lets the dataclass machinery make everything else
-(fields, ``__dataclass_params__``, ``__match_args__``, the slotted class) and gives those five as closures over
-the names, doing what the generated ones do: the same repr text (recursion shown as ``...``), equality and hash
-over the same tuple of the same fields, ``FrozenInstanceError`` on assignment with the same message (and 3.11's
-own ``super`` of the class before its slots otherwise), the same pickling, ``__dataclass_params__`` saying frozen.
-``tests/protocol/test_frozen.py`` holds each to what ``@dataclass(frozen=True, slots=True)`` makes.
+(fields, ``__dataclass_params__``, ``__match_args__``, the slotted class) and gives ``__setattr__`` and
+``__delattr__`` as closures over the names, doing what the generated ones do (``FrozenInstanceError`` with the
+same message; otherwise 3.11's own ``super`` of the class as it was before its slots), and ``__repr__``,
+``__eq__`` and ``__hash__`` as stand-ins that compile, at their first call, the very method the dataclass
+writes and put it in their place: only the classes whose objects are shown, compared or hashed pay for it,
+and those then run the dataclass's own code. A method the class defines itself is kept, as the dataclass keeps
+it; a slotted class gets the dataclass's pickling state; ``__dataclass_params__`` says frozen.
+``tests/protocol/test_frozen.py`` holds each to what ``@dataclass(frozen=True[, slots=True])`` makes.
 
-``__init__`` is still compiled, as the one method on the hot path: it sets the fields through their slot
-descriptors, which do not go through the frozen ``__setattr__`` (the generated one calls ``object.__setattr__``
-per field, about 0.2 µs each; the objects made for every request on the hot path, a request's context, an
-OffsetCommit and its partitions, each offset record's key and value, paid some 5 µs of a commit's 45 that way).
-Defaults and default factories are the dataclass's. A class it cannot make so (its own ``__init__``, ``__eq__``
-and the like, a ``__post_init__``, a dataclass base, a field left out of ``__init__``) is refused with a
-``TypeError`` at its definition: write ``@dataclass(frozen=True, slots=True)`` there.
+``__init__`` is still compiled, as the one method on the hot path. In a slotted class it sets the fields through
+their slot descriptors, which do not go through the frozen ``__setattr__`` (the generated one calls
+``object.__setattr__`` per field, about 0.2 µs each; the objects made for every request on the hot path, a
+request's context, an OffsetCommit and its partitions, each offset record's key and value, paid some 5 µs of a
+commit's 45 that way); without slots it calls ``object.__setattr__`` as the generated one does. Defaults and
+default factories are the dataclass's. A class it cannot make so (its own ``__setattr__`` or ``__delattr__``, a
+``__post_init__``, a dataclass base, a field left out of ``__init__``) is refused with a ``TypeError`` at its
+definition: write ``@dataclass(frozen=True)`` there.
 
 ``builder(cls)``: for the few call sites that make hundreds of thousands of objects of one class (a replay
 of the offsets log builds an ``OffsetCommitValue`` per record), a function with ``__init__``'s signature
@@ -34,38 +38,51 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
-_MADE_HERE = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__getstate__",
-              "__setstate__", "__post_init__", "__slots__")
+_KEPT = ("__init__", "__repr__", "__eq__")  # a class's own is kept, as the dataclass keeps it (and __hash__: below)
+_REFUSED = ("__setattr__", "__delattr__", "__post_init__")
 
 
-def frozen_dataclass(cls: type[T]) -> type[T]:
-    """``@dataclass(frozen=True, slots=True)``, made as the module's docstring says; refuses what it cannot make."""
-    refused = ([name for name in _MADE_HERE if name in cls.__dict__]
+def frozen_dataclass(cls: type[T] | None = None, /, *, slots: bool = True) -> Any:
+    """``@dataclass(frozen=True, slots=True)`` (``@frozen_dataclass``) or ``@dataclass(frozen=True)``
+    (``@frozen_dataclass(slots=False)``), made as the module's docstring says; refuses what it cannot make."""
+    if cls is None:
+        return lambda cls: frozen_dataclass(cls, slots=slots)
+    refused = ([name for name in (*_REFUSED, *(("__slots__",) if slots else ())) if name in cls.__dict__]
                + [base.__name__ for base in cls.__mro__[1:] if dataclasses.is_dataclass(base)])
     if refused:
         raise TypeError(f"frozen_dataclass cannot make {cls.__qualname__} ({', '.join(refused)}): "
-                        "use @dataclass(frozen=True, slots=True)")
+                        "use @dataclass(frozen=True)")
     original = cls  # what the dataclass's own __setattr__ and __delattr__ name (3.11: the class before its slots)
     documented = bool(cls.__doc__)
-    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=True)
+    own = {name for name in _KEPT if name in cls.__dict__}
+    own_hash = cls.__dict__.get("__hash__", dataclasses.MISSING)  # the dataclass's test of an explicit __hash__
+    if not (own_hash is dataclasses.MISSING or (own_hash is None and "__eq__" in cls.__dict__)):
+        own.add("__hash__")
+    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)
     fields = dataclasses.fields(made)
-    parameters = _parameters(fields)
-    if parameters is None:
-        raise TypeError(f"frozen_dataclass cannot make {cls.__qualname__} (a field left out of __init__, or one "
-                        "named self): use @dataclass(frozen=True, slots=True)")
-    made.__init__ = _slot_init(made, fields, *parameters)  # type: ignore[misc]
-    setattr(made, _BUILDER, None)  # builder(cls) makes it when first asked for (few classes have a caller)
+    if "__init__" not in own:
+        parameters = _parameters(fields)
+        if parameters is None:
+            raise TypeError(f"frozen_dataclass cannot make {cls.__qualname__} (a field left out of __init__, or "
+                            "one named self): use @dataclass(frozen=True)")
+        made.__init__ = _init(made, fields, slots, *parameters)  # type: ignore[misc]
+        if slots:
+            setattr(made, _BUILDER, None)  # builder(cls) makes it when first asked for (few classes have a caller)
     for method in _frozen_methods(made, original, tuple(f.name for f in fields), [f.name for f in fields if f.repr],
                                   [f.name for f in fields if f.compare],
                                   [f.name for f in fields if (f.compare if f.hash is None else f.hash)]):
-        method.__qualname__ = f"{made.__qualname__}.{method.__name__}"
-        setattr(made, method.__name__, method)
-    made.__getstate__ = dataclasses._dataclass_getstate  # type: ignore[attr-defined]  # what the dataclass gives
-    made.__setstate__ = dataclasses._dataclass_setstate  # type: ignore[attr-defined]  # a frozen slotted class
+        if method.__name__ not in own:
+            method.__qualname__ = f"{made.__qualname__}.{method.__name__}"
+            setattr(made, method.__name__, method)
+    if slots:  # what the dataclass gives a frozen slotted class, for pickling
+        for name, method in (("__getstate__", dataclasses._dataclass_getstate),  # type: ignore[attr-defined]
+                             ("__setstate__", dataclasses._dataclass_setstate)):  # type: ignore[attr-defined]
+            if name not in original.__dict__:
+                setattr(made, name, method)
     params = made.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     if not documented:  # what the dataclass would have written (it wrote one before this __init__ was there)
@@ -127,14 +144,18 @@ def _frozen_methods(made: type, cls: type, names: tuple[str, ...], shown: list[s
     return (*methods, __setattr__, __delattr__)
 
 
-def _slot_init(cls: type, fields: tuple[dataclasses.Field, ...], signature: str, namespace: dict[str, object],
-               values: list[str]) -> Callable[..., None]:
-    """``cls.__init__``, setting each field through its slot's descriptor."""
-    namespace = dict(namespace)
+def _init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool, signature: str,
+          namespace: dict[str, object], values: list[str]) -> Callable[..., None]:
+    """``cls.__init__``: each field set through its slot's descriptor, or without slots as the dataclass sets it
+    (``object.__setattr__``, past the frozen ``__setattr__``)."""
+    namespace = {**namespace, "_setattr": object.__setattr__}
     body = []
     for i, (f, value) in enumerate(zip(fields, values)):
-        namespace[f"_set{i}"] = getattr(cls, f.name).__set__  # the slot's member descriptor (a base's, if there)
-        body.append(f"    _set{i}(self, {value})")
+        if slots:
+            namespace[f"_set{i}"] = getattr(cls, f.name).__set__  # the slot's member descriptor (a base's, if there)
+            body.append(f"    _set{i}(self, {value})")
+        else:
+            body.append(f"    _setattr(self, {f.name!r}, {value})")
     exec(f"def __init__({signature}):\n" + ("\n".join(body) or "    pass"), namespace)  # noqa: S102
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]

@@ -36,13 +36,14 @@ def _made(decorate, kw_only: bool):
     return C
 
 
-_PAIRS = {kw: (_made(dataclasses.dataclass(frozen=True, slots=True), kw), _made(frozen_dataclass, kw))
-          for kw in (False, True)}
+_PAIRS = {(kw, slots): (_made(dataclasses.dataclass(frozen=True, slots=slots), kw),
+                        _made(frozen_dataclass(slots=slots), kw))
+          for kw in (False, True) for slots in (True, False)}
 
 
-def _pair(c: bool = False):
+def _pair(c: bool = False, slots: bool = True):
     """The same class (same name and qualified name) made by the dataclass machinery and by frozen_dataclass."""
-    return _PAIRS[c]
+    return _PAIRS[c, slots]
 
 
 def _calls(a, b, c):
@@ -74,9 +75,9 @@ def _assert_same(fast_obj, plain_obj, fast_other, plain_other) -> None:
     assert repr(dataclasses.replace(fast_obj, a=5)) == repr(dataclasses.replace(plain_obj, a=5))
 
 
-@given(st.integers(), st.none() | st.text(max_size=5), st.integers(), st.booleans())
-def test_the_objects_are_the_dataclass_ones(a: int, b: str | None, c: int, kw: bool) -> None:
-    plain, fast = _pair(c=kw)
+@given(st.integers(), st.none() | st.text(max_size=5), st.integers(), st.booleans(), st.booleans())
+def test_the_objects_are_the_dataclass_ones(a: int, b: str | None, c: int, kw: bool, slots: bool) -> None:
+    plain, fast = _pair(c=kw, slots=slots)
     calls = _calls(a, b, c)
     for args, kwargs in calls:
         for other_args, other_kwargs in calls[:3]:
@@ -87,23 +88,23 @@ def test_the_objects_are_the_dataclass_ones(a: int, b: str | None, c: int, kw: b
         assert _refusal(lambda: fast(*args)) == _refusal(lambda: plain(*args))
 
 
-def test_the_class_is_the_dataclass_one() -> None:
-    plain, fast = _pair()
+@pytest.mark.parametrize("slots", [True, False])
+def test_the_class_is_the_dataclass_one(slots: bool) -> None:
+    plain, fast = _pair(slots=slots)
     assert dataclasses.is_dataclass(fast)
     assert repr(fast.__dataclass_params__) == repr(plain.__dataclass_params__)
     assert [(f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare, f.kw_only)
             for f in dataclasses.fields(fast)] == [
         (f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare, f.kw_only)
         for f in dataclasses.fields(plain)]
-    assert fast.__match_args__ == plain.__match_args__ and fast.__slots__ == plain.__slots__
+    assert fast.__match_args__ == plain.__match_args__
+    assert fast.__dict__.get("__slots__") == plain.__dict__.get("__slots__")
     assert str(inspect.signature(fast)) == str(inspect.signature(plain))
     assert fast.__doc__ == plain.__doc__
     for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
         assert getattr(fast, name).__qualname__ == getattr(plain, name).__qualname__
     assert set(plain.__dict__) <= set(fast.__dict__) <= set(plain.__dict__) | {"_fast_new"}
-    obj = fast(1)
-    with pytest.raises(AttributeError):
-        obj.__dict__  # noqa: B018 - slotted
+    assert hasattr(fast(1), "__dict__") == hasattr(plain(1), "__dict__") == (not slots)
 
 
 def _undocumented(decorate):
@@ -156,12 +157,12 @@ def test_refused_where_it_cannot_make_the_class() -> None:
 
     with pytest.raises(TypeError):
         @frozen_dataclass
-        class OwnEq:
+        class OwnSetattr:
             """A class."""
             a: int
 
-            def __eq__(self, other: object) -> bool:
-                return True
+            def __setattr__(self, name: str, value: object) -> None:
+                pass
 
     with pytest.raises(TypeError):
         @frozen_dataclass
@@ -178,6 +179,39 @@ def test_refused_where_it_cannot_make_the_class() -> None:
         class Derived(Base):
             """A class."""
             b: int = 0
+
+
+def _own(decorate, hash_too: bool):
+    @decorate
+    class C:
+        """A class."""
+        a: int
+
+        def __init__(self, a: int) -> None:
+            object.__setattr__(self, "a", a * 2)
+
+        def __repr__(self) -> str:
+            return "own"
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        if hash_too:
+            def __hash__(self) -> int:
+                return 7
+
+    return C
+
+
+@pytest.mark.parametrize("slots", [True, False])
+@pytest.mark.parametrize("hash_too", [True, False])
+def test_methods_of_the_class_own_are_kept_as_the_dataclass_keeps_them(slots: bool, hash_too: bool) -> None:
+    plain = _own(dataclasses.dataclass(frozen=True, slots=slots), hash_too)
+    fast = _own(frozen_dataclass(slots=slots), hash_too)
+    for name in ("__init__", "__repr__", "__eq__", "__hash__"):
+        assert getattr(fast, name).__qualname__ == getattr(plain, name).__qualname__
+    assert (fast(2).a, repr(fast(2)), fast(2) == fast(3), hash(fast(2))) == (
+        plain(2).a, repr(plain(2)), plain(2) == plain(3), hash(plain(2)))
 
 
 @given(st.integers(), st.none() | st.text(max_size=5), st.integers(), st.booleans())
