@@ -103,13 +103,15 @@ def _compiled_by_first_call(owner: type, name: str, params: str, body: str) -> C
     or shown pay for the compile, and those then run the very code the dataclass would have given them."""
 
     def stand_in(self: object, *args: object) -> object:
-        namespace: dict[str, object] = {}
-        exec(f"def {name}({params}):\n{body}", namespace)  # noqa: S102
-        method = namespace[name]
-        if name == "__repr__":
-            method = reprlib.recursive_repr()(method)  # the dataclass's: a repr that reaches itself shows '...'
-        method.__qualname__ = f"{owner.__qualname__}.{name}"
-        setattr(owner, name, method)
+        method = owner.__dict__[name]
+        if method is stand_in:  # (a caller holding the stand-in itself is not made to compile it again)
+            namespace: dict[str, object] = {}
+            exec(f"def {name}({params}):\n{body}", namespace)  # noqa: S102
+            method = namespace[name]
+            if name == "__repr__":
+                method = reprlib.recursive_repr()(method)  # the dataclass's: a repr that reaches itself shows '...'
+            method.__qualname__ = f"{owner.__qualname__}.{name}"
+            setattr(owner, name, method)
         return method(self, *args)
 
     stand_in.__name__ = name
@@ -119,7 +121,8 @@ def _compiled_by_first_call(owner: type, name: str, params: str, body: str) -> C
 def _frozen_methods(made: type, cls: type, names: tuple[str, ...], shown: list[str], compared: list[str],
                     hashed: list[str]) -> tuple[Callable[..., object], ...]:
     """``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` as ``dataclasses`` writes them
-    for a frozen class of these fields (``cls`` the class as it was before its slots, which 3.11's own name)."""
+    for a frozen class of these fields (``cls``: the class as it was before its slots, the one 3.11's own
+    methods name)."""
     fields_text = ", ".join(f"{name}={{self.{name}!r}}" for name in shown)
     methods = [
         _compiled_by_first_call(made, "__repr__", "self",

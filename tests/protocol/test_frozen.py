@@ -143,6 +143,8 @@ def test_equality_and_hash_over_any_number_of_fields(count: int) -> None:
         compiled = {name: fast.__dict__[name] for name in stand_ins}  # the first call put the compiled one in place
         assert all(compiled[name] is not stand_ins[name] for name in stand_ins)
         assert compiled["__hash__"].__qualname__ == "C.__hash__" and compiled["__eq__"].__code__.co_name == "__eq__"
+        assert stand_ins["__hash__"](fast(*args)) == hash(plain(*args))  # a stand-in held elsewhere: the same answer
+        assert fast.__dict__["__hash__"] is compiled["__hash__"]  # and no second compile
 
 
 def test_refused_where_it_cannot_make_the_class() -> None:
