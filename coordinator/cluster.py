@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 META_FILE = "meta.properties"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClusterIdentity:
     """The broker as clients see it: node id, advertised host and port, cluster id."""
     node_id: int

@@ -11,9 +11,10 @@ import argparse
 import dataclasses
 import enum
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 ENV_PREFIX = "GROUPCOORD_"
 
@@ -147,7 +148,7 @@ def _super_users(value: Any) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Setting:
     """One broker setting: its dotted name, default, parser and help; its flag, environment variable and attribute
     derive from the name."""
@@ -370,19 +371,17 @@ BY_ATTR: dict[str, Setting] = {s.attr: s for s in SETTINGS}
 
 
 def _make_config_class() -> type:
-    """BrokerConfig's frozen dataclass base, a field per setting.
-
-    Its ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__`` are the loops over the fields below, not the
-    dataclass machinery's: that writes each of them as source text with a term per field and compiles it, at
-    every start (bytecode caches do not hold it); for 127 fields that was ~5 % of the daemon's instructions up to
-    ``listening on``. They behave as the generated ones (tests/coordinator/test_config.py compares them with a
-    generated twin); the class is still a frozen dataclass (``fields``, ``replace``, ``FrozenInstanceError``).
-    It is given a docstring because without one the dataclass machinery writes it from ``inspect.signature``."""
-    fields = [(s.attr, Any, dataclasses.field(default=s.default)) for s in SETTINGS]
-    namespace = {"__doc__": "Every setting of SETTINGS, as a frozen dataclass.", "__init__": _config_init,
-                 "__repr__": _config_repr, "__eq__": _config_eq, "__hash__": _config_hash}
-    return dataclasses.make_dataclass("_BrokerConfigBase", fields, frozen=True, init=False, repr=False, eq=False,
-                                      namespace=namespace)
+    """BrokerConfig's frozen dataclass base, a field per setting, made by protocol/frozen.py's frozen_dataclass
+    (its ``__repr__``, ``__eq__`` and ``__hash__`` compiled by their first call, its ``__setattr__`` and
+    ``__delattr__`` not compiled at all: the dataclass machinery writes each of them as source text with a term
+    per field and compiles it at every start; for 127 fields that was ~5 % of the daemon's instructions up to
+    ``listening on``). Its ``__init__`` is the loop below, not a compiled one for the same reason; it behaves as
+    the generated one (tests/coordinator/test_config.py compares the class with a generated twin). It is given
+    a docstring because without one the dataclass machinery writes it from ``inspect.signature``."""
+    namespace: dict[str, Any] = {s.attr: dataclasses.field(default=s.default) for s in SETTINGS}
+    namespace.update({"__annotations__": {s.attr: Any for s in SETTINGS}, "__module__": __name__,
+                      "__doc__": "Every setting of SETTINGS, as a frozen dataclass.", "__init__": _config_init})
+    return frozen_dataclass(type("_BrokerConfigBase", (), namespace), slots=False)
 
 
 _ATTRS = tuple(s.attr for s in SETTINGS)
@@ -405,20 +404,6 @@ def _config_init(self: Any, *args: Any, **kwargs: Any) -> None:
         values[name] = value
     for name, value in values.items():
         object.__setattr__(self, name, value)
-
-
-def _config_repr(self: Any) -> str:
-    return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in _ATTRS)})"
-
-
-def _config_eq(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return tuple(getattr(self, name) for name in _ATTRS) == tuple(getattr(other, name) for name in _ATTRS)
-    return NotImplemented
-
-
-def _config_hash(self: Any) -> int:
-    return hash(tuple(getattr(self, name) for name in _ATTRS))
 
 
 class BrokerConfig(_make_config_class()):  # type: ignore[misc]

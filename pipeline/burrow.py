@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
 
+from groupcoord.protocol.frozen import frozen_dataclass
+
 DEFAULT_WINDOW = 10
 
 
@@ -41,7 +43,7 @@ class GroupStatus(str, Enum):
     ERR = "ERR"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Commit:
     timestamp: int  # ms
     offset: int

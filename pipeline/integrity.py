@@ -6,17 +6,18 @@ type (skipped, as Kafka's loader does) and malformed records of known types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from groupcoord.pipeline.schema import RecordKind
+from groupcoord.protocol.frozen import frozen_dataclass
 
 _REPORTED = [RecordKind.CORRUPT, RecordKind.TORN_TAIL, RecordKind.MALFORMED, RecordKind.UNKNOWN]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Problem:
     kind: str
     offsets_partition: int
@@ -26,7 +27,7 @@ class Problem:
     error: str | None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class IntegritySummary:
     records: int
     counts: dict[str, int]

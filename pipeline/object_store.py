@@ -15,8 +15,10 @@ travel to the executors inside each input partition, so executors need no enviro
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from urllib.parse import urlparse
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 SCHEMES = ("s3", "s3a")
 # data source option -> (Spark/Hadoop configuration key, environment variable)
@@ -32,7 +34,7 @@ def is_object_store(path: str) -> bool:
     return urlparse(path).scheme in SCHEMES
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class S3Settings:
     """Plain values (picklable) that rebuild the same S3 filesystem on every executor."""
 

@@ -17,7 +17,8 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 MIN_JAVA = 17
 EXIT_SETUP = 2
@@ -31,7 +32,7 @@ class SetupError(Exception):
     """What is missing, already phrased as the one line the user reads (fix included)."""
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class JavaFound:
     binary: str
     major: int

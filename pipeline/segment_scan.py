@@ -10,7 +10,6 @@ there no way to find the next batch, and then the walk ends with a `corrupt` rep
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Iterator
 
 from groupcoord.protocol.record_batch import (
@@ -26,18 +25,19 @@ from groupcoord.protocol.record_batch import (
 )
 
 from groupcoord.pipeline.schema import RecordKind
+from groupcoord.protocol.frozen import frozen_dataclass
 
 _FRAME = struct.Struct(">qi")  # a batch's base offset and length, the framing's two fields
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GoodBatch:
     position: int
     header: BatchHeader
     records: list[Record]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Damage:
     """A stretch of the file that yields no records; `records_claimed` is the header's count if known."""
 

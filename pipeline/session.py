@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from groupcoord.pipeline.segments import split_paths
+from groupcoord.protocol.frozen import frozen_dataclass
 
 DEFAULT_MASTER = "local[*]"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class SessionSettings:
     master: str = DEFAULT_MASTER
     app_name: str = "groupcoord-pipeline"

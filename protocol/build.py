@@ -20,6 +20,8 @@ from typing import Any, Callable, Mapping
 
 from kio.schema.errors import ErrorCode
 
+from groupcoord.protocol.frozen import frozen_dataclass
+
 _UTC = datetime.timezone.utc
 
 
@@ -77,7 +79,7 @@ def _is_sequence(annotation: Any) -> bool:
     return origin is tuple
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _FieldPlan:
     name: str
     has_default: bool

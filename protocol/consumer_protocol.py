@@ -13,8 +13,9 @@ from __future__ import annotations
 import io
 import struct
 import sys
-from dataclasses import dataclass
 from functools import cache
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .names import CONSUMER_PROTOCOL_TYPE
 
@@ -48,7 +49,7 @@ class ConsumerProtocolError(ValueError):
     """Bytes that are not a valid consumer-protocol subscription or assignment."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Subscription:
     """The consumer protocol's Subscription (JoinGroup metadata): topics, user data and, from v1 on, owned
     partitions, generation and rack."""
@@ -60,7 +61,7 @@ class Subscription:
     version: int = 3
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Assignment:
     """The consumer protocol's Assignment (a SyncGroup member assignment): partitions by topic and user data."""
     partitions: tuple[tuple[str, tuple[int, ...]], ...]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import enum
 import struct
-from dataclasses import dataclass
 from typing import Final
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import BatchHeader, Buffer, decode_records, encode_batch
 
 CONTROL_KEY_VERSION: Final = 0
@@ -28,7 +28,7 @@ class ControlRecordType(enum.IntEnum):
     UNKNOWN = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EndTxnMarker:
     """What an end-transaction marker says: commit or abort, and the coordinator epoch that wrote it."""
     control_type: ControlRecordType

@@ -23,6 +23,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.memo import Memo
 
 _HEADER = struct.Struct(">hhih")  # api key, api version, correlation id, client id length
@@ -52,7 +53,7 @@ class _Unhandled(Exception):
     """Raised inside a reader for input the general path must judge."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FastCodec:
     """The fast reader and writer of one API, and the versions they serve (a subset of what is served)."""
 

@@ -9,7 +9,8 @@ response header is always v0 so that a client can read the answer before it know
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .api_keys import ApiKey
 from .errors import ProtocolError
@@ -22,7 +23,7 @@ _PREFIX = struct.Struct(">hhih")  # api key, api version, correlation id, client
 _CORRELATION = struct.Struct(">i")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RequestHeader:
     """A request's header fields, and which header version carried them (flexible versions add tagged fields)."""
     api_key: int

@@ -17,6 +17,7 @@ from typing import Final
 from groupcoord.protocol.compression import (DEFAULT_MAX_DECOMPRESSED, CompressionError, CompressionType, compress,
                                             decompress, decompressed_size)
 from groupcoord.protocol.crc import crc32c
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.varint import decode_varlong, encode_varint, encode_varlong
 
 HEADER_SIZE: Final = 61
@@ -62,7 +63,7 @@ class CorruptBatchError(ValueError):
         self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Record:
     """One record of a batch as read: its absolute offset and timestamp, key, value and headers."""
     offset: int

@@ -8,15 +8,16 @@ flexibility, reader and writer) are cached here because kio resolves them by dyn
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from functools import cache
 from typing import Any, Callable
 
 from kio.schema.index import api_key_map, schema_name_map
 from kio.static.constants import EntityType
 
+from groupcoord.protocol.frozen import frozen_dataclass
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class ApiRange:
     """The versions of one API the broker serves (ApiVersions' answer, and the dispatcher's check)."""
     api_key: int

@@ -16,11 +16,12 @@ v2-v9, byte for byte what kio's writer produces) as the answers of each slice ar
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Iterator
 
 Entry = tuple[int, int, int, 'str | None']
 """One partition: partition_index, committed_offset, committed_leader_epoch (-1 below v6), committed_metadata."""
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .errors import ProtocolError
 from .varint import decode_unsigned_varint, write_unsigned_varint
@@ -39,7 +40,7 @@ RETENTION_VERSIONS = range(2, 5)
 THROTTLE_VERSION = 3
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CommitHead:
     """The fields before the topics array (``retention_time_ms`` -1 where the version has none)."""
 

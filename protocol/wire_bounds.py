@@ -26,6 +26,8 @@ import struct
 from functools import cache
 from typing import Any, Callable
 
+from groupcoord.protocol.frozen import frozen_dataclass
+
 from .errors import ProtocolError
 from .varint import VARLONG_MAX_BYTES, decode_unsigned_varint
 
@@ -89,7 +91,7 @@ _RUNTIME = {
 }
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Shape:
     """What the compiler knows of one field before writing its code."""
 
@@ -125,7 +127,7 @@ def _shape(f: dataclasses.Field, flexible: bool, is_tag: bool) -> _Shape:
     return item
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Info:
     min_size: int
     has_array: bool

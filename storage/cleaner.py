@@ -39,6 +39,7 @@ from weakref import WeakKeyDictionary
 
 import structlog
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import (
     HEADER_SIZE, BatchHeader, CorruptBatchError, Record, decode_keys, decode_records, encode_batch, parse_header, verify_crc,
 )
@@ -163,7 +164,7 @@ def max_compaction_delay(log: PartitionLog, first_dirty_offset: int, now_ms: int
     return clean_until - earliest if earliest < clean_until else 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogToClean:
     """One compacted log's standing in a cleaner pass (Kafka's LogToClean)."""
 

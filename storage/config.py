@@ -7,9 +7,11 @@ persisted per-partition config file all speak Kafka's names through one table.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
 class FsyncPolicy(Enum):
@@ -46,7 +48,7 @@ def _kafka(name: str, default: Any) -> Any:
     return field(default=default, metadata={"kafka": name})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogConfig:
     """A partition log's settings under Kafka's topic config names (segment size and age, retention, cleanup policy,
     compaction, timestamps, flushing)."""

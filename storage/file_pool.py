@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
+from groupcoord.protocol.frozen import frozen_dataclass
+
 MIN_OPEN_FILES: Final = 16
 AUTO: Final = 0
 """``log.max.open.files = 0`` means: a quarter of the process's soft ``RLIMIT_NOFILE``, leaving the rest to
@@ -62,7 +64,7 @@ class _Entry:
     """Forgotten while borrowed: closed when the last borrower returns it."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FilePoolStats:
     """What the pool holds and has done: open descriptors, the cap, opens and evictions (for metrics)."""
     open_files: int

@@ -23,6 +23,7 @@ from typing import Final
 import structlog
 
 from groupcoord.protocol.file_region import FileRegion
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import (
     PARTITION_LEADER_EPOCH_OFFSET, BatchHeader, CorruptBatchError, iter_batches, set_base_offset, set_log_append_time,
     set_partition_leader_epoch,
@@ -52,7 +53,7 @@ WRITE_RETRY_BACKOFF_S: Final = 0.5
 """After a failed write, appends are refused at once for this long before the next one retries the disk."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AppendResult:
     """Where an append landed: the first and last offsets assigned, the log-append time and the largest timestamp."""
     base_offset: int

@@ -22,13 +22,13 @@ The larger of the two counts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Final
 
 import structlog
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.storage.config import LogConfig
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.file_pool import SHARED_FILES, FilePool
@@ -41,7 +41,7 @@ RECOVERY_POINT_FILE: Final = "recovery-point-offset"
 _log = structlog.get_logger("groupcoord.storage.recovery")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RecoveredLog:
     """What recovery leaves of a partition's directory: its segments and the offset below which they are durable."""
     segments: list[Segment]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from groupcoord.protocol.file_region import FileRegion
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
@@ -47,7 +47,7 @@ def parse_segment_filename(name: str) -> tuple[int, str] | None:
     return int(stem), "." + suffix
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ScanOutcome:
     """Where a forward walk of the ``.log`` stopped and, if early, why."""
 

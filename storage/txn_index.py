@@ -11,9 +11,9 @@ in the order of their markers, so their last offsets increase.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Final
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.storage.index import IndexFormatError
 
 TXN_INDEX_VERSION: Final = 0
@@ -21,7 +21,7 @@ ENTRY_SIZE: Final = 34
 _ENTRY = struct.Struct(">hqqqq")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AbortedTxn:
     """One ``.txnindex`` entry: an aborted transaction's producer, first and last offsets, and the LSO after it."""
     producer_id: int

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import HEADER_SIZE
 from groupcoord.storage.file_pool import FilePool
 from groupcoord.storage.log import parse_partition_dir
@@ -29,7 +30,7 @@ class DamageKind(Enum):
     """The last write of an unclean stop was cut short; the next start truncates it (nothing acknowledged)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Damage:
     kind: DamageKind
     segment: Path

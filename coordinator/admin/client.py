@@ -24,6 +24,7 @@ from groupcoord.protocol.errors import kafka_name
 from groupcoord.protocol.framing import encode_frame
 from groupcoord.protocol import registry
 from groupcoord.protocol.build import build
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.headers import encode_request_header, parse_response_header
 
 from .client_security import ClientSecurity
@@ -261,7 +262,7 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
     return servers
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class PartitionMetadata:
     partition: int
     leader: int
@@ -269,7 +270,7 @@ class PartitionMetadata:
     isr: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class TopicMetadata:
     name: str
     error_code: int
@@ -277,7 +278,7 @@ class TopicMetadata:
     is_internal: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ClusterMetadata:
     brokers: dict[int, tuple[str, int]]
     topics: dict[str, TopicMetadata]

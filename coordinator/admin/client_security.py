@@ -19,12 +19,13 @@ ignore them, so one file serves both.
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from groupcoord.coordinator.properties_file import read_properties
 from groupcoord.coordinator.security.jaas import client_login
 from groupcoord.coordinator.security.tls import client_context
+from groupcoord.protocol.frozen import frozen_dataclass
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 __all__ = ["ClientConfigError", "ClientSecurity", "read_properties"]
@@ -34,7 +35,7 @@ class ClientConfigError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ClientSecurity:
     protocol: str = "PLAINTEXT"
     mechanism: str = "GSSAPI"

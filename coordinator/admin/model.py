@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from groupcoord.protocol.frozen import frozen_dataclass
 
 TopicPartition = tuple[str, int]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class GroupListing:
     group_id: str
     protocol_type: str
     state: str | None  # None when the broker's ListGroups version predates group states
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class MemberDescription:
     member_id: str
     group_instance_id: str | None
@@ -23,7 +23,7 @@ class MemberDescription:
     assignment: tuple[TopicPartition, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class GroupDescription:
     group_id: str
     state: str
@@ -38,7 +38,7 @@ class GroupDescription:
         return self.state in ("Empty", "Dead")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class CommittedOffset:
     topic: str
     partition: int
@@ -48,7 +48,7 @@ class CommittedOffset:
     commit_timestamp: int | None = None  # OffsetFetch does not carry it; snapshots read from the log do
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class LagRow:
     """One line of `groups describe`, with the columns of kafka-consumer-groups --describe."""
 
@@ -63,7 +63,7 @@ class LagRow:
     client_id: str | None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class PartitionOffsets:
     """What the log says about one partition, used to plan an offsets reset."""
 

@@ -8,9 +8,11 @@ to the log end directly. Shifting needs a committed offset to shift from, so it 
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Iterable, Mapping
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .client import AdminError
 from .model import PartitionOffsets, TopicPartition
@@ -25,14 +27,14 @@ class ResetStrategy(Enum):
     FROM_FILE = "from-file"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ResetSpec:
     strategy: ResetStrategy
     value: int | None = None  # the offset, the shift, or the timestamp in ms
     file_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class PlannedReset:
     topic: str
     partition: int

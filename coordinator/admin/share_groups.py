@@ -6,16 +6,16 @@ offsets view, DescribeShareGroupOffsets (each share partition's start offset and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kio.schema.errors import ErrorCode
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .client import AdminClient, ApiKey, check_error
 
 SHARE_PROTOCOL = "share"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ShareMemberDescription:
     member_id: str
     client_id: str
@@ -24,7 +24,7 @@ class ShareMemberDescription:
     assignment: tuple[tuple[str, int], ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ShareGroupDescription:
     group_id: str
     state: str
@@ -34,7 +34,7 @@ class ShareGroupDescription:
     coordinator: tuple[int, str, int] | None = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ShareOffsetRow:
     group: str
     topic: str

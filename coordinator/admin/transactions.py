@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from dataclasses import dataclass
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.varint import decode_unsigned_varint
 
 from .client import AdminClient, check_error
@@ -19,7 +19,7 @@ KEY_TYPE_TRANSACTION = 1
 _RETRY = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class TransactionListing:
     transactional_id: str
     coordinator: int
@@ -27,7 +27,7 @@ class TransactionListing:
     state: str
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class TransactionDescription:
     coordinator: int
     transactional_id: str

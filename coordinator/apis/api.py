@@ -8,10 +8,10 @@ future or coroutine of one of those.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from groupcoord.protocol.api_keys import ApiKey
+from groupcoord.protocol.frozen import frozen_dataclass
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.server.dispatch import RequestContext
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .services import Services
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Api:
     """An API key and the versions served, lowest and highest inclusive (ApiVersions advertises them)."""
 

@@ -8,12 +8,12 @@ refresh metadata constantly) reuse one encoding.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody, encode_body
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.registry import response_class
 
@@ -29,7 +29,7 @@ API = Api(ApiKey.METADATA, 0, 13)
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicInfo:
     """One topic as Metadata reports it (the data plane's catalog answers with its own of this shape)."""
 

@@ -6,11 +6,12 @@ bodies that ApiVersions and Metadata reuse are cached here, per broker.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Protocol, Sequence
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.registry import ApiRegistry
 
 from ..cluster import ClusterIdentity
@@ -58,7 +59,7 @@ class EncodedBodies:
         return body
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Services:
     """The broker's parts; ``registry`` is the dispatcher's (ApiVersions answers from it), ``topics`` the
     catalog Metadata describes, ``transactions`` the transaction coordinator, ``credentials`` the SCRAM

@@ -18,10 +18,10 @@ event loop serving everyone else meanwhile; the verdict is the same either way.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from groupcoord.protocol.compression import CompressionType, DecompressedTooLarge, decompressed_limit
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, check_payload,
                                    decode_records, parse_header, verify_crc)
 
@@ -39,14 +39,14 @@ class _Offload(enum.Enum):
 NEEDS_WORKER = _Offload.NEEDS_WORKER
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class BatchRejected:
     """Why a produced batch is refused: the partition's error code and message."""
     error: ErrorCode
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TimestampWindow:
     """CreateTime records must lie within [now - before_ms, now + after_ms]
     (message.timestamp.before.max.ms / message.timestamp.after.max.ms)."""
@@ -63,7 +63,7 @@ class TimestampWindow:
                              f"timestamp should be within [{low}, {high}]")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ValidBatch:
     """A produced batch that passed validation: its parsed header and exactly its bytes."""
     header: BatchHeader

@@ -10,7 +10,6 @@ settings applies to every topic without its own override.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from groupcoord.protocol.errors import ErrorCode
@@ -23,6 +22,7 @@ from groupcoord.coordinator.dataplane.group_configs import InvalidGroupConfig, v
 from groupcoord.coordinator.dataplane.names import topic_name_error
 from groupcoord.coordinator.dataplane.topic_configs import ConfigType
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
 class OpType(enum.IntEnum):
@@ -32,14 +32,14 @@ class OpType(enum.IntEnum):
     SUBTRACT = 3
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConfigOp:
     name: str
     op: int
     value: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AlterResult:
     error: ErrorCode = ErrorCode.none
     message: str | None = None

@@ -6,19 +6,19 @@ come back after a restart; whole segments below it are removed at once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.dataplane.names import is_internal
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
+from groupcoord.protocol.frozen import frozen_dataclass
 
 HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK: delete everything below the high watermark
 NO_LOW_WATERMARK = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class DeleteRecordsResult:
     low_watermark: int
     error: ErrorCode = ErrorCode.none

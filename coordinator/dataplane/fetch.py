@@ -13,7 +13,6 @@ or partition) are answered after the ones we read, and do not cut a long poll sh
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from groupcoord.protocol.errors import ErrorCode
@@ -30,32 +29,33 @@ from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchC
                                                   PartitionResult, TopicPartitionRef)
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
+from groupcoord.protocol.frozen import frozen_dataclass
 
 READ_COMMITTED = 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FetchPartition:
     partition: int
     fetch_offset: int
     partition_max_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FetchTopic:
     name: str | None                  # versions <= 12
     topic_id: uuid.UUID | None        # versions >= 13
     partitions: tuple[FetchPartition, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ForgottenTopic:
     name: str | None                  # versions 7-12
     topic_id: uuid.UUID | None        # versions >= 13
     partitions: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class FetchRequestData:
     max_wait_ms: int
     min_bytes: int
@@ -68,7 +68,7 @@ class FetchRequestData:
     uses_topic_ids: bool = False              # version >= 13
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class _Read:
     """One pass over the partitions: the answers, and what decides whether a long poll may end."""
     results: list[PartitionResult]

@@ -35,6 +35,7 @@ from typing import Callable, Iterable, Protocol
 from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.clock import Clock
+from groupcoord.protocol.frozen import frozen_dataclass
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -49,7 +50,7 @@ def next_epoch(epoch: int) -> int:
     return 1 if epoch == _MAX_INT32 else epoch + 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicPartitionRef:
     """Kafka's TopicIdPartition: a session made by a v13+ request names topics by id, older ones by name."""
     topic: str | None               # None: an id this broker does not know (answered UNKNOWN_TOPIC_ID)
@@ -62,7 +63,7 @@ class TopicPartitionRef:
         return (self.topic_id if self.topic_id is not None else self.topic, self.partition)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PartitionRequest:
     fetch_offset: int
     max_bytes: int
@@ -227,7 +228,7 @@ class FetchSessionCache:
                 return session_id
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SessionAnswer:
     error: ErrorCode
     session_id: int

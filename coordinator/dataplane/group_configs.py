@@ -14,15 +14,15 @@ assignment interval). Further per-group configs are added to ``GROUP_CONFIGS`` a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from groupcoord.coordinator.dataplane.topic_configs import ConfigType
+from groupcoord.protocol.frozen import frozen_dataclass
 
 INT_MIN, INT_MAX = -2**31, 2**31 - 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Bound:
     """A broker setting that bounds a group config, with Kafka's default for it."""
 
@@ -33,7 +33,7 @@ class Bound:
         return int(getattr(broker_config, self.setting.replace(".", "_"), self.default))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GroupConfigDef:
     """One group config Kafka defines (GroupConfig): type, default, lower bound and broker synonym."""
     name: str

@@ -11,7 +11,6 @@ acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same wa
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Awaitable, Callable, Iterable
 
@@ -26,6 +25,7 @@ from groupcoord.coordinator.dataplane.names import is_internal
 from groupcoord.coordinator.dataplane.producer_state import SequenceVerdict
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
+from groupcoord.protocol.frozen import frozen_dataclass
 
 VALID_ACKS = (-1, 0, 1)
 
@@ -39,14 +39,14 @@ _RETRIABLE_VERIFICATION_ERRORS = frozenset({
     ErrorCode.coordinator_not_available, ErrorCode.not_coordinator})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PartitionData:
     """One partition of a Produce request: its index and record batch bytes."""
     index: int
     records: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicData:
     """One topic of a Produce request and its partitions."""
     name: str

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from groupcoord.coordinator.dataplane.producer_state import PartitionProducerState, sequence_count
+from groupcoord.protocol.frozen import frozen_dataclass
 
 SNAPSHOT_FILE = "producer-state.json"
 VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ProducerSnapshot:
     """A partition's producer table as of an offset (producer-state.json): replay the log from there."""
     end_offset: int                 # the state reflects every batch below this offset

@@ -24,6 +24,8 @@ import enum
 from collections import deque
 from dataclasses import dataclass, field
 
+from groupcoord.protocol.frozen import frozen_dataclass
+
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
@@ -114,7 +116,7 @@ class MarkerVerdict(enum.Enum):
     COORDINATOR_FENCED = "transaction_coordinator_fenced"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CompletedTxn:
     """A transaction decided by a marker (Kafka's CompletedTxn)."""
     producer_id: int
@@ -123,7 +125,7 @@ class CompletedTxn:
     is_aborted: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OngoingTxn:
     """An open transaction in a partition: where it began (what the last stable offset waits for)."""
     producer_id: int
@@ -132,7 +134,7 @@ class OngoingTxn:
     last_timestamp: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SequenceCheck:
     """The verdict on a batch's producer sequence (append, a duplicate of a cached batch, or an error)."""
     verdict: SequenceVerdict

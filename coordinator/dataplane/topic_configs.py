@@ -6,9 +6,9 @@ setting, else Kafka's default) and DescribeConfigs, so the three can never disag
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any, Mapping
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.storage.config import InvalidConfigError, LogConfig
 
 LONG_MAX = 2**63 - 1
@@ -39,7 +39,7 @@ class ConfigSource(enum.IntEnum):
     GROUP_CONFIG = 8
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicConfigDef:
     """One topic config Kafka defines: its type, default, and the broker setting that supplies the default."""
     name: str
@@ -148,7 +148,7 @@ def validate(configs: dict[str, str | None]) -> dict[str, str]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EffectiveConfig:
     """A topic config as DescribeConfigs reports it: value, source, type and synonyms."""
     name: str

@@ -30,6 +30,7 @@ from groupcoord.coordinator.dataplane import topic_configs
 from groupcoord.coordinator.dataplane.atomic_json import write_json_atomically
 from groupcoord.coordinator.dataplane.names import collision_key, is_internal, topic_name_error
 from groupcoord.coordinator.dataplane.topic_ids import random_topic_id, read_partition_metadata, write_partition_metadata
+from groupcoord.protocol.frozen import frozen_dataclass
 
 CATALOG_FILE = "topic-catalog.json"
 
@@ -59,7 +60,7 @@ class Topic:
         return before, after
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicInfo:
     """What Metadata reports for one requested topic."""
     name: str
@@ -70,7 +71,7 @@ class TopicInfo:
     error_message: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicResult:
     """The outcome of one create/delete/create-partitions on one topic."""
     name: str | None

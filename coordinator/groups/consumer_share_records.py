@@ -12,9 +12,9 @@ Importing this module adds its record types to record_schemas' tables, which off
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from groupcoord.coordinator.groups.record_schemas import RecordType, Schema, add_record_types, field as _f
+from groupcoord.protocol.frozen import frozen_dataclass
 
 __all__ = [
     "ConsumerGroupMetadataKey",
@@ -56,23 +56,23 @@ __all__ = [
 # --- consumer groups (KIP-848), record types 3-8
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupMetadataValue:
     epoch: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class PartitionRacks:
     partition: int
     racks: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicMetadata:
     topic_id: uuid.UUID
     topic_name: str
@@ -80,35 +80,35 @@ class TopicMetadata:
     partition_metadata: tuple[PartitionRacks, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupPartitionMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupPartitionMetadataValue:
     topics: tuple[TopicMetadata, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClassicProtocol:
     name: str
     metadata: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ClassicMemberMetadata:
     session_timeout_ms: int
     supported_protocols: tuple[ClassicProtocol, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupMemberMetadataKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupMemberMetadataValue:
     instance_id: str | None
     rack_id: str | None
@@ -121,12 +121,12 @@ class ConsumerGroupMemberMetadataValue:
     classic_member_metadata: ClassicMemberMetadata | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupTargetAssignmentMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupTargetAssignmentMetadataValue:
     assignment_epoch: int
     # Kafka 4.3's tagged field 0: when the target was computed, which group.consumer.assignment.interval.ms
@@ -134,30 +134,30 @@ class ConsumerGroupTargetAssignmentMetadataValue:
     assignment_timestamp: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicPartitions:
     topic_id: uuid.UUID
     partitions: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupTargetAssignmentMemberKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupTargetAssignmentMemberValue:
     topic_partitions: tuple[TopicPartitions, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupCurrentMemberAssignmentKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupCurrentMemberAssignmentValue:
     member_epoch: int
     previous_member_epoch: int
@@ -170,13 +170,13 @@ class ConsumerGroupCurrentMemberAssignmentValue:
 # ShareGroupPartitionMetadata, is no longer written and is skipped as unknown)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupMemberMetadataKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupMemberMetadataValue:
     rack_id: str | None
     client_id: str
@@ -184,46 +184,46 @@ class ShareGroupMemberMetadataValue:
     subscribed_topic_names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupMetadataValue:
     epoch: int
     metadata_hash: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupTargetAssignmentMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupTargetAssignmentMetadataValue:
     assignment_epoch: int
     assignment_timestamp: int = 0  # tagged field 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupTargetAssignmentMemberKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupTargetAssignmentMemberValue:
     topic_partitions: tuple[TopicPartitions, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupCurrentMemberAssignmentKey:
     group_id: str
     member_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupCurrentMemberAssignmentValue:
     member_epoch: int
     previous_member_epoch: int
@@ -231,25 +231,25 @@ class ShareGroupCurrentMemberAssignmentValue:
     assigned_partitions: tuple[TopicPartitions, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicPartitionsInfo:
     topic_id: uuid.UUID
     topic_name: str
     partitions: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TopicInfo:
     topic_id: uuid.UUID
     topic_name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupStatePartitionMetadataKey:
     group_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupStatePartitionMetadataValue:
     initializing_topics: tuple[TopicPartitionsInfo, ...] = ()
     initialized_topics: tuple[TopicPartitionsInfo, ...] = ()

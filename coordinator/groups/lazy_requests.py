@@ -10,26 +10,26 @@ Kafka's answer depends on it.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from groupcoord.coordinator.groups.requests import CommitPartition
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LeavingMember:
     member_id: str
     group_instance_id: str | None = None
     reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LeaveGroup:
     group_id: str
     members: tuple[LeavingMember, ...]
     version: int = 5
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TxnOffsetCommit:
     """Offsets committed inside a producer's transaction: pending until its marker (KIP-98, KIP-447)."""
 
@@ -44,7 +44,7 @@ class TxnOffsetCommit:
     version: int = 4
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OffsetFetch:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...] | None  # None = every committed partition
@@ -53,13 +53,13 @@ class OffsetFetch:
     member_epoch: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OffsetDelete:
     group_id: str
     topics: tuple[tuple[str, tuple[int, ...]], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ConsumerGroupHeartbeat:
     group_id: str
     member_id: str
@@ -76,7 +76,7 @@ class ConsumerGroupHeartbeat:
     version: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareGroupHeartbeat:
     """KIP-932: the member id is always the client's own (v1), epoch 0 joins and -1 leaves."""
 

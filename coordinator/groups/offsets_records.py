@@ -18,12 +18,11 @@ from __future__ import annotations
 import struct
 import sys
 import uuid
-from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Union
 
 from groupcoord.protocol.varint import VARINT_MAX_BYTES, VarintError, decode_unsigned_varint, encode_unsigned_varint
-from groupcoord.protocol.frozen import fast_init
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.memo import Memo
 
 from groupcoord.coordinator.groups.record_schemas import (
@@ -46,8 +45,7 @@ class RecordFormatError(ValueError):
 # --------------------------------------------------------------------------- dataclasses
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OffsetCommitKey:
     """The key of an offset commit record (type 1): group, topic, partition."""
     group: str
@@ -55,8 +53,7 @@ class OffsetCommitKey:
     partition: int
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OffsetCommitValue:
     """An offset commit record's value: offset, leader epoch, metadata, commit and expire timestamps."""
     offset: int
@@ -66,15 +63,13 @@ class OffsetCommitValue:
     expire_timestamp: int | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GroupMetadataKey:
     """The key of a classic group's metadata record (type 2): the group id."""
     group: str
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberMetadata:
     """One member of a classic group's metadata record, as Kafka writes it."""
     member_id: str
@@ -87,8 +82,7 @@ class MemberMetadata:
     assignment: bytes
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GroupMetadataValue:
     """A classic group's metadata record: protocol type and name, generation, leader, members."""
     protocol_type: str
@@ -99,7 +93,7 @@ class GroupMetadataValue:
     members: tuple[MemberMetadata, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UnknownKey:
     """A record type this coordinator does not know; the loader skips it with a warning."""
 

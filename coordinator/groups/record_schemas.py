@@ -10,13 +10,14 @@ module imports the other to do it (offsets_records imports consumer_share_record
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 ALL = (0, 32767)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Field:
     """One schema field: wire type, the versions it exists in, nullability, default, tag."""
 

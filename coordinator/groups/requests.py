@@ -8,13 +8,10 @@ Kafka's answer depends on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from groupcoord.protocol.frozen import fast_init
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class JoinGroup:
     """A JoinGroup request, whatever its version."""
     group_id: str
@@ -35,8 +32,7 @@ class JoinGroup:
         return self.version >= 4
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SyncGroup:
     """A SyncGroup request, whatever its version."""
     group_id: str
@@ -49,8 +45,7 @@ class SyncGroup:
     version: int = 5
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Heartbeat:
     """A Heartbeat request, whatever its version."""
     group_id: str
@@ -59,8 +54,7 @@ class Heartbeat:
     group_instance_id: str | None = None
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class CommitPartition:
     """One partition's offset in an OffsetCommit request."""
     partition: int
@@ -69,8 +63,7 @@ class CommitPartition:
     metadata: str | None = ""
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class OffsetCommit:
     """An OffsetCommit request, whatever its version."""
     group_id: str

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.consumer.group import ConsumerGroup, state_of
 from groupcoord.coordinator.groups.share.group import ShareGroup
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberView:
     member_id: str
     group_instance_id: str | None
@@ -18,7 +17,7 @@ class MemberView:
     assignment: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class GroupView:
     group_id: str
     state: str  # Kafka's spelling: "Empty", "PreparingRebalance", ...

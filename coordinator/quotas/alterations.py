@@ -6,12 +6,11 @@ frozen dataclasses before it listens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Alteration:
     """One entry of an AlterClientQuotas request: the entity as sent, and its ops (value None = remove)."""
 
@@ -19,7 +18,7 @@ class Alteration:
     ops: list[tuple[str, float | None]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AlterOutcome:
     """The result for one entity of an AlterClientQuotas request."""
     entity: list[tuple[str, str | None]]

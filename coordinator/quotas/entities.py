@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from dataclasses import dataclass
 from typing import Iterable
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 USER = "user"
 CLIENT_ID = "client-id"
@@ -37,7 +37,7 @@ _VALUE_ORDER = {CONNECTION_CREATION_RATE: 0, REQUEST_PERCENTAGE: 7, PRODUCER_BYT
                 CONTROLLER_MUTATION_RATE: 14}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QuotaEntity:
     """Components sorted by type, so equal entities are equal keys. A name of None is the default entity."""
 

@@ -7,10 +7,10 @@ DescribeClientQuotas request needs it: the daemon does not build its frozen data
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .entities import CLIENT_ID, IP, USER, QuotaEntity, QuotaRefused
 
@@ -19,7 +19,7 @@ MATCH_DEFAULT = 1
 MATCH_SPECIFIED = 2
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class QuotaFilter:
     """A DescribeClientQuotas filter: exact component matches, components that must be present, strict or not."""
     exact: dict[str, str | None]

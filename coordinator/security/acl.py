@@ -9,7 +9,7 @@ prefix that covers the name; ANY selects by exact name whatever the pattern type
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from groupcoord.protocol.frozen import frozen_dataclass
 
 from .acl_codes import (  # noqa: F401 (re-exported: the codes are part of this module's interface)
     CLUSTER_NAME,
@@ -25,7 +25,7 @@ from .acl_codes import (  # noqa: F401 (re-exported: the codes are part of this 
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ResourcePattern:
     resource_type: ResourceType
     name: str
@@ -35,7 +35,7 @@ class ResourcePattern:
         return f"ResourcePattern(resourceType={self.resource_type.name}, name={self.name}, patternType={self.pattern_type.name})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AccessControlEntry:
     principal: str
     host: str
@@ -43,7 +43,7 @@ class AccessControlEntry:
     permission_type: AclPermissionType
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AclBinding:
     pattern: ResourcePattern
     entry: AccessControlEntry
@@ -61,7 +61,7 @@ class AclBinding:
                                       AclPermissionType[d["permission_type"]]))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ResourcePatternFilter:
     resource_type: ResourceType
     name: str | None
@@ -86,7 +86,7 @@ class ResourcePatternFilter:
         return False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AccessControlEntryFilter:
     principal: str | None
     host: str | None
@@ -106,7 +106,7 @@ class AccessControlEntryFilter:
         return self.permission_type == AclPermissionType.ANY or self.permission_type == entry.permission_type
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AclBindingFilter:
     pattern: ResourcePatternFilter
     entry: AccessControlEntryFilter

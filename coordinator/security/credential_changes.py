@@ -7,12 +7,11 @@ build these three frozen dataclasses before it listens (tests/coordinator/ops/te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Upsertion:
     """One AlterUserScramCredentials upsertion: the user's SCRAM credential for one mechanism."""
     name: str
@@ -22,14 +21,14 @@ class Upsertion:
     salted_password: bytes
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Deletion:
     """One AlterUserScramCredentials deletion: the user's credential for one mechanism."""
     name: str
     mechanism: int
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Result:
     """The outcome for one user of an AlterUserScramCredentials request."""
     user: str

@@ -8,13 +8,15 @@ and the admin client's ``sasl.jaas.config`` (``username``/``password`` of PlainL
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 _FLAGS = {"required", "requisite", "sufficient", "optional"}
 _TOKEN = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^\s=;"]+)|(=)|(;))')
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class LoginModule:
     name: str
     flag: str

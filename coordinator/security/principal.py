@@ -7,10 +7,10 @@ mutual TLS. The authorizer matches ACLs against it, so it is a plain value that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class KafkaPrincipal:
     """Who a connection is, as Kafka's KafkaPrincipal (``User:alice``): what ACLs and quotas match."""
     principal_type: str

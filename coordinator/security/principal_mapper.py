@@ -10,7 +10,8 @@ translated to Python's, with Kafka's treatment of back references past the last 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 _RULE = r"(DEFAULT)|RULE:((?:\\.|[^\\/])*)/((?:\\.|[^\\/])*)/([LU]?).*?|(.*?)"
 _SPLITTER = re.compile(r"\s*(" + _RULE + r")\s*(?:,\s*|$)")
@@ -51,7 +52,7 @@ def _python_replacement(java: str, groups: int) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Rule:
     pattern: re.Pattern[str] | None = None  # None: DEFAULT
     replacement: str = ""

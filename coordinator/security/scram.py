@@ -23,7 +23,9 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 MAX_ITERATIONS = 16384
 """Kafka's ScramControlManager refuses more (UNACCEPTABLE_CREDENTIAL "Too many iterations")."""
@@ -84,7 +86,7 @@ class ScramMechanism(enum.Enum):
         return self.credential(salt, self.salted_password(password, salt, iterations), iterations)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ScramCredential:
     salt: bytes
     stored_key: bytes = field(repr=False)
@@ -179,7 +181,7 @@ def parse_extensions(text: str) -> dict[str, str]:
     return out
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ClientFirst:
     saslname: str
     nonce: str
@@ -207,7 +209,7 @@ class ClientFirst:
         return cls(m.group("saslname"), m.group("nonce"), m.group("authzid") or "", parse_extensions(ext[1:] if ext else ""))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ServerFirst:
     nonce: str  # client nonce + server nonce
     salt: bytes
@@ -230,7 +232,7 @@ class ServerFirst:
         return cls(m.group("nonce"), unb64(m.group("salt")), iterations)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ClientFinal:
     channel_binding: bytes
     nonce: str
@@ -251,7 +253,7 @@ class ClientFinal:
         return cls(unb64(m.group("channel")), m.group("nonce"), unb64(m.group("proof")))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class ServerFinal:
     error: str | None = None
     signature: bytes | None = None

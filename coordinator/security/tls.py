@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
-from dataclasses import dataclass
 from typing import Any
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 _PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
@@ -38,7 +39,7 @@ class TlsConfigError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class TlsSettings:
     """One listener's TLS settings (Kafka's names, resolved per listener by the server)."""
 

@@ -18,7 +18,7 @@ import structlog
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 from groupcoord.protocol.encode import encode_body
 from groupcoord.protocol.fast_codecs import FastCodec
-from groupcoord.protocol.frozen import fast_init
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
 from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
@@ -43,7 +43,7 @@ handler reads and answers it a slice at a time, handing the event loop back in b
 decoding it whole in one uninterruptible call. Below it nothing changes (one length comparison)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class HeavyRequest:
     """What a ``HEAVY`` handler gets instead of a decoded request: the frame and where its body starts."""
 
@@ -72,8 +72,7 @@ once a handler returns this, and the requests already read behind it are not ans
 may still run to completion, whereas Kafka would not have read them at all)."""
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class RequestContext:
     """Who sent a request and how: API key and version, correlation id, client id and host, connection, principal,
     listener."""
@@ -90,7 +89,7 @@ class RequestContext:
 Handler = Callable[[RequestContext, Any], Any]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Lane:
     """An API's answer from the server's frame loop itself, for its commonest request. ``answer(data, bounds,
     i, out) -> j``: the read's frames are ``data[bounds[k]:bounds[k + 1]]`` for even ``k`` (size prefixes

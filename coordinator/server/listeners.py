@@ -13,8 +13,10 @@ from __future__ import annotations
 import enum
 import re
 import socket
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
+
+from groupcoord.protocol.frozen import frozen_dataclass
 
 _ENDPOINT = re.compile(r"^(?P<name>[A-Za-z0-9_-]+)://(?P<host>\[[^\]]*\]|[^:/]*):(?P<port>-?\d+)$")
 
@@ -34,7 +36,7 @@ class SecurityProtocol(enum.StrEnum):
         return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class Listener:
     """One named listener: security protocol, bind address and the address advertised to clients."""
     name: str

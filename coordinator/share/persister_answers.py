@@ -6,13 +6,12 @@ a summary read makes them: the daemon does not build these frozen dataclasses be
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from groupcoord.coordinator.share.records import StateBatch
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StateSummary:
     """ReadShareGroupStateSummary's answer for one share partition."""
     error: ErrorCode
@@ -22,7 +21,7 @@ class StateSummary:
     delivery_complete_count: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ReadState:
     """ReadShareGroupState's answer for one share partition: epochs, start offset and state batches."""
     error: ErrorCode

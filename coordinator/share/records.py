@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import struct
 import uuid
-from dataclasses import dataclass
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.schema_reader import SchemaReader
 from groupcoord.protocol.varint import encode_unsigned_varint
 
@@ -28,7 +28,7 @@ class ShareRecordError(ValueError):
     """A ``__share_group_state`` record whose bytes do not match its schema."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class StateBatch:
     """A run of offsets with one delivery state (0 AVAILABLE, 2 ACKNOWLEDGED, 4 ARCHIVED) and delivery count."""
 
@@ -38,7 +38,7 @@ class StateBatch:
     delivery_count: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareKey:
     """Which share partition: ``group:topicId:partition`` (Kafka's SharePartitionKey). ``kind`` is the record
     type (snapshot or update); both kinds of one share partition compact separately, as in Kafka."""
@@ -53,7 +53,7 @@ class ShareKey:
         return (self.group_id, self.topic_id, self.partition)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareSnapshotValue:
     """ShareSnapshotValue of __share_group_state: a share partition's whole state at a snapshot epoch."""
     snapshot_epoch: int
@@ -66,7 +66,7 @@ class ShareSnapshotValue:
     delivery_complete_count: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareUpdateValue:
     """ShareUpdateValue of __share_group_state: state batches changed since the snapshot."""
     snapshot_epoch: int
@@ -76,7 +76,7 @@ class ShareUpdateValue:
     delivery_complete_count: int = -1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UnknownShareKey:
     """A record type this coordinator does not know: skipped on load (Kafka's UnknownKey)."""
 

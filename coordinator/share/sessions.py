@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -35,7 +36,7 @@ class ShareSession:
     partitions: dict[TopicIdPartition, None] = field(default_factory=dict)  # ordered set
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class SessionUse:
     """What one request does to its session: the error (else None), the session, and whether it is the final
     request (the session is gone after it)."""

@@ -28,6 +28,7 @@ from groupcoord.coordinator.share.records import (
     UnknownShareKey,
 )
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 SharePartitionKey = tuple[str, uuid.UUID, int]
 DEFAULT_START_OFFSET = -1
@@ -55,7 +56,7 @@ class PersistedState:
                                   self.delivery_complete_count)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class WriteData:
     """One share partition's WriteShareGroupState entry (-1 epochs/start: keep what is stored)."""
 

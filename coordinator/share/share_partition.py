@@ -28,6 +28,7 @@ from typing import Iterable
 from groupcoord.coordinator.share.records import StateBatch
 from groupcoord.coordinator.share.shard import WriteData
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
 class RecordState(enum.IntEnum):
@@ -58,14 +59,14 @@ class InFlightRecord:
     deadline: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AcquiredRecords:
     first_offset: int
     last_offset: int
     delivery_count: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class LogBatch:
     """What a fetch read: a batch's offsets, and whether it is to be delivered (a control batch, or a batch of
     an aborted transaction at read_committed, is not: its offsets are archived unseen)."""
@@ -75,7 +76,7 @@ class LogBatch:
     deliverable: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class AckBatch:
     first_offset: int
     last_offset: int

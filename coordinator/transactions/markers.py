@@ -10,10 +10,10 @@ topic is gone is given up (Kafka drops markers for partitions that no longer exi
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.names import OFFSETS_TOPIC
 
 TopicPartition = tuple[str, int]
@@ -24,7 +24,7 @@ DataMarkerWriter = Callable[[int, int, int, bool, list[TopicPartition]], Awaitab
 GIVE_UP = frozenset({ErrorCode.unknown_topic_or_partition, ErrorCode.unknown_topic_id})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Marker:
     """A transaction's end to write: commit or abort markers for its partitions, fenced by the coordinator epoch."""
     producer_id: int

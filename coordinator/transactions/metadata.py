@@ -9,7 +9,6 @@ in value v0 either). A transition from a state that does not allow it is a bug, 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from groupcoord.coordinator.transactions.records import (
     NO_PRODUCER_EPOCH,
@@ -18,6 +17,7 @@ from groupcoord.coordinator.transactions.records import (
 )
 from groupcoord.coordinator.transactions.state import VALID_PREVIOUS, TxnState
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 MAX_EPOCH = 32767  # Short.MaxValue
 
@@ -30,7 +30,7 @@ def is_epoch_exhausted(epoch: int) -> bool:
 TopicPartition = tuple[str, int]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TransactionMetadata:
     """A transactional id's state at the coordinator (TransactionMetadata in Kafka)."""
     transactional_id: str

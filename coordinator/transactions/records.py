@@ -10,8 +10,9 @@ writes v0, and reads both (a log copied from a Kafka 4.3 broker holds v1).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.schema_reader import SchemaReader
 from groupcoord.protocol.varint import encode_unsigned_varint
 
@@ -32,13 +33,13 @@ class TransactionRecordError(ValueError):
     """A ``__transaction_state`` record whose bytes do not match its schema."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TransactionLogKey:
     """The key of a __transaction_state record: the transactional id."""
     transactional_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class TransactionLogValue:
     """The value of a __transaction_state record: producer id and epoch, timeout, state and partitions."""
     producer_id: int
@@ -54,7 +55,7 @@ class TransactionLogValue:
     version: int = field(default=VALUE_VERSION, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class UnknownTransactionKey:
     """A key of a version this coordinator does not know (Kafka's UnknownKey): skipped, kept in the log."""
 

@@ -11,7 +11,6 @@ found in a Prepare state after loading still has its markers to write (``prepare
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import structlog
@@ -28,9 +27,10 @@ from groupcoord.coordinator.transactions.records import (
 )
 from groupcoord.coordinator.transactions.state import TxnState
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ExpectedProducer:
     """InitProducerId v3+: the producer id and epoch a producer recovering from an error had."""
 

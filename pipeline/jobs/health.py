@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, Window
@@ -24,9 +23,10 @@ from groupcoord.pipeline.keys import compaction_key_column, keyed_records, lates
 from groupcoord.pipeline.output import write_table
 from groupcoord.pipeline.schema import RecordKind
 from groupcoord.pipeline.transactions import APPLY_COLUMNS, applied_records
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class HealthSettings:
     replay_records_per_sec: float = 40_000.0
 

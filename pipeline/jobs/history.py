@@ -24,7 +24,6 @@ offsets, not the topics' end offsets), so these rules use commits alone. First m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from pyspark.sql import functions as F
 from groupcoord.pipeline.jobs.snapshot import OFFSET_KEY, offset_records
 from groupcoord.pipeline.output import write_table
 from groupcoord.pipeline.schema import RecordKind
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
 class Status(str, Enum):
@@ -43,7 +43,7 @@ class Status(str, Enum):
     STOP = "STOP"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class HistoryRules:
     window: int = 10
     min_idle_ms: int = 5 * 60 * 1000

@@ -20,7 +20,6 @@ Tables written:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, Window
@@ -28,11 +27,12 @@ from pyspark.sql import functions as F
 
 from groupcoord.pipeline.output import write_table
 from groupcoord.pipeline.schema import RecordKind
+from groupcoord.protocol.frozen import frozen_dataclass
 
 HOUR_MS = 3_600_000
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class StormRules:
     window_ms: int = 10 * 60 * 1000
     threshold: int = 5

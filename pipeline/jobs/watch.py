@@ -20,11 +20,11 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from groupcoord.pipeline.burrow import DEFAULT_WINDOW, PartitionTrack, group_status
 from groupcoord.pipeline.schema import RecordKind
+from groupcoord.protocol.frozen import frozen_dataclass
 
 PARTITION_COLUMNS = ["group", "topic", "partition", "committed_offset", "leader_epoch", "metadata",
                      "log_end_offset", "lag", "commits", "last_commit_timestamp", "status"]
@@ -33,7 +33,7 @@ GROUP_COLUMNS = ["group", "partitions", "total_lag", "commits", "commit_rate_per
 _OFFSET_KINDS = [RecordKind.OFFSET_COMMIT.value, RecordKind.OFFSET_COMMIT_TOMBSTONE.value]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass(slots=False)
 class WatchSettings:
     bootstrap: str
     out_dir: Path | None = None

@@ -13,16 +13,16 @@ promise to pick the very same partitions as Kafka's implementations.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from groupcoord.coordinator.groups.consumer.member import Assignment
+from groupcoord.protocol.frozen import frozen_dataclass
 
 UNIFORM = "uniform"
 RANGE = "range"
 SUPPORTED = (UNIFORM, RANGE)  # Kafka's group.consumer.assignors default order: the first is the default
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class MemberSpec:
     """What an assignor knows of a member: its id, subscribed topic ids and current assignment."""
     member_id: str

@@ -14,12 +14,13 @@ marker (a control batch); the runtime writes them in the order asked, each as it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from groupcoord.protocol.frozen import frozen_dataclass
 
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class TransactionalRecords:
     """Records written in one transactional batch of the producer (they count once its COMMIT marker follows)."""
 
@@ -28,7 +29,7 @@ class TransactionalRecords:
     records: tuple[tuple[Any, Any], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class EndMarker:
     """A transaction's COMMIT or ABORT control batch."""
 

@@ -8,14 +8,15 @@ helpers here are its combineInitMaps and friends, as pure functions over immutab
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from groupcoord.coordinator.groups import offsets_records as rec  # consumer/share-group records: loaded on first use
+from groupcoord.protocol.frozen import frozen_dataclass
 
 InitMap = dict[uuid.UUID, tuple[str, frozenset[int]]]  # topic id -> (topic name, partitions)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class ShareStatePartitions:
     """A share group's ShareGroupStatePartitionMetadata: partitions initializing, initialized, and topics being
     deleted."""
