@@ -17,7 +17,7 @@ from typing import Final
 from groupcoord.protocol.compression import (DEFAULT_MAX_DECOMPRESSED, CompressionError, CompressionType, compress,
                                             decompress, decompressed_size)
 from groupcoord.protocol.crc import crc32c
-from groupcoord.protocol.varint import decode_varlong, encode_varint, encode_varlong
+from groupcoord.protocol.varint import SMALL_VARINTS, decode_varlong, encode_varint, encode_varlong
 
 HEADER_SIZE: Final = 61
 MAGIC: Final = 2
@@ -575,13 +575,6 @@ def encode_batch(records: Sequence[tuple[bytes | None, bytes | None, Sequence[tu
     return bytes(out)
 
 
-_OFFSET_DELTAS: Final = tuple([bytes((z,)) for z in range(0, 128, 2)]
-                              + [bytes((z & 0x7F | 0x80, z >> 7)) for z in range(128, 8192, 2)])
-"""The zig-zag varint of each offset delta a coordinator batch numbers its records with (a loop turn's commits
-of one shard are rarely more than a few hundred), and of each small record's length: for 0..4095, whose zig-zag
-value z = 2n is under 8192, one byte z below 128, else two (low seven bits with the continuation bit, then
-z >> 7). Written out rather than ``encode_varint(n)`` for each n, which cost ~3 ms of every start;
-tests/protocol/test_record_batch.py holds the table to ``encode_varint``."""
 _NO_HEADER: Final = bytes(HEADER_SIZE)
 
 
@@ -593,10 +586,10 @@ def encode_plain_batch(records: Sequence[tuple[bytes | None, bytes | None, Seque
     is laid out as parts of one join over the whole batch, with its varints from tables, instead of a record
     tuple, a bytes object and a function call per record; anything else goes to ``encode_batch``. tests/protocol/test_record_batch.py holds the two equal."""
     count = len(records)
-    if compression or not count or count > len(_OFFSET_DELTAS):
+    if compression or not count or count > len(SMALL_VARINTS):
         return encode_batch(records, base_timestamp=timestamp, compression=compression)
     small = _ZIGZAG_SMALL
-    deltas = _OFFSET_DELTAS
+    deltas = SMALL_VARINTS
     parts: list[bytes] = [_NO_HEADER]  # the header's room, filled in once the body's length is known
     add = parts.extend
     index = 0

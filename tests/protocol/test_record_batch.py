@@ -301,13 +301,12 @@ def test_the_coordinators_batch_writer_takes_a_loop_turn_of_offset_commits():
     assert [(r.offset, r.key, r.value) for r in decode_records(batch)] == [(i, k, v) for i, (k, v, _) in enumerate(records)]
 
 
-def test_the_offset_delta_table_is_each_numbers_varint():
-    """record_batch builds its table of 0..4095's zig-zag varints by layout (cheaper at import); it must equal
+def test_the_small_varint_table_is_each_numbers_varint():
+    """varint.py builds its table of 0..4095's zig-zag varints by layout (cheaper at import); it must equal
     encode_varint's."""
-    from groupcoord.protocol.record_batch import _OFFSET_DELTAS
-    from groupcoord.protocol.varint import encode_varint
+    from groupcoord.protocol.varint import SMALL_VARINTS, encode_varint
 
-    assert list(_OFFSET_DELTAS) == [encode_varint(n) for n in range(4096)]
+    assert list(SMALL_VARINTS) == [encode_varint(n) for n in range(4096)]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
