@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -243,12 +243,19 @@ def decode_records(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
 
 
 def decode_key_values(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
-                      max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> list[tuple[int, bytes | None, bytes | None]]:
+                      max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterable[tuple[int, bytes | None, bytes | None]]:
     """(offset, key, value) of every record, checked as ``decode_records`` checks them (headers are read
-    and dropped), without building Records: a coordinator's replay reads nothing else, a million times."""
+    and dropped), without building Records: a coordinator's replay reads nothing else, a million times. To be
+    read once: a batch whose records all have one shape (a coordinator's own writes) is read column by column
+    (``record_shapes.uniform_key_values``, ~10x cheaper), the rest record by record."""
+    from groupcoord.protocol.record_shapes import uniform_key_values  # with the first replay, not at start-up
+
     if header is None:
         header = parse_header(buf, pos)
     data = batch_payload(buf, pos, header, max_decompressed)
+    uniform = uniform_key_values(data, header.records_count, header.base_offset)
+    if uniform is not None:
+        return uniform
     try:
         return _decode_key_value_list(data, header.records_count, header.base_offset)
     except (IndexError, UnicodeDecodeError, ValueError) as exc:

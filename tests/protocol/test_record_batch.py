@@ -237,7 +237,7 @@ def test_key_value_decoding_agrees_with_full_decoding(records, codec, base_offse
     from groupcoord.protocol.record_batch import decode_key_values
 
     batch = encode_batch(records, compression=codec, base_offset=base_offset, base_timestamp=base_timestamp)
-    assert decode_key_values(batch) == [(r.offset, r.key, r.value) for r in decode_records(batch)]
+    assert list(decode_key_values(batch)) == [(r.offset, r.key, r.value) for r in decode_records(batch)]
 
 
 @pytest.mark.parametrize("damage", ["longer record", "longer value", "trailing byte"])
@@ -255,7 +255,7 @@ def test_key_value_decoding_refuses_what_full_decoding_refuses(damage):
     with pytest.raises(CorruptBatchError):
         decode_records(bytes(batch))
     with pytest.raises(CorruptBatchError):
-        decode_key_values(bytes(batch))
+        list(decode_key_values(bytes(batch)))
 
 
 coordinator_record = st.tuples(st.binary(max_size=70), st.none() | st.binary(max_size=70), st.just(()))
@@ -326,6 +326,6 @@ def test_key_value_decoding_of_damaged_batches_agrees_with_full_decoding(records
         expected = [(r.offset, r.key, r.value) for r in decode_records(batch)]
     except CorruptBatchError:
         with pytest.raises(CorruptBatchError):
-            decode_key_values(batch)
+            list(decode_key_values(batch))
     else:
-        assert decode_key_values(batch) == expected
+        assert list(decode_key_values(batch)) == expected
