@@ -16,6 +16,15 @@ from .errors import ProtocolError
 VARINT_MAX_BYTES: Final = 5
 VARLONG_MAX_BYTES: Final = 10
 
+SMALL_VARINTS: Final = tuple([bytes((z,)) for z in range(0, 128, 2)]
+                             + [bytes((z & 0x7F | 0x80, z >> 7)) for z in range(128, 8192, 2)])
+"""The zig-zag varint of each number 0..4095: the offset deltas a coordinator batch numbers its records with (a
+loop turn's commits of one shard are rarely more than a few hundred) and small records' lengths, which its writer
+lays out and its reader checks column by column (record_batch.encode_plain_batch, record_shapes). The zig-zag value
+z = 2n is under 8192: one byte z below 128, else two (low seven bits with the continuation bit, then z >> 7).
+Written out rather than ``encode_varint(n)`` for each n, which cost ~3 ms of every start;
+tests/protocol/test_record_batch.py holds the table to ``encode_varint``."""
+
 Buffer = bytes | bytearray | memoryview
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import structlog
 
@@ -304,10 +304,10 @@ class GroupShard:
         apply_offset_fields(self.state, group_id, topic, partition, _new_offset_value(*value_fields), now)
         return True
 
-    def replay_plain_batch(self, records: list[tuple[int, bytes | None, bytes | None]], start: int, now: int,
+    def replay_plain_batch(self, records: Iterable[tuple[int, bytes | None, bytes | None]], start: int, now: int,
                            latest: dict[bytes, bytes], decode_record: Callable[[bytes, bytes | None], tuple[Any, Any]]) -> int:
         """The records of one plain (non-transactional) batch, as (offset, key, value) from
-        ``decode_key_values``: those from ``start`` on with a key are applied and kept in ``latest`` (the
+        ``decode_key_values`` (read once): those from ``start`` on with a key are applied and kept in ``latest`` (the
         runtime's ``LatestRecords.records``, as ``pack_latest`` makes them, in log order); how many.
 
         What the runtime's loop did with ``replay_raw``, ``apply_offset_fields`` and ``pack_latest`` for
