@@ -36,6 +36,7 @@ from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.frozen import builder
+from groupcoord.protocol.memo import Memo
 
 if TYPE_CHECKING:
     from groupcoord.coordinator.groups.consumer.group import ConsumerGroup
@@ -72,6 +73,8 @@ def _forget_random() -> None:
 os.register_at_fork(after_in_child=_forget_random)
 
 _I32 = struct.Struct(">i")
+REPLAY_TOPICS_CACHED = 10_000  # topics with a partition table during one load (_new_replay_topics)
+REPLAY_PARTITIONS_CACHED = 100_000  # partitions in one topic's table
 _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, metadata length 0, commit time
 _new_offset_value = builder(OffsetCommitValue)  # OffsetCommitValue(...) at under half the cost: one per record
 
@@ -94,7 +97,8 @@ class GroupShard:
             log=structlog.get_logger("groupcoord.groups").bind(shard=partition),
             new_member_id=member_id_factory,
         )
-        self._replay_names: dict[bytes, tuple[str, str]] = {}  # replay_raw's names, for one load
+        self._replay_names: dict[bytes, tuple[str, str, Memo]] = {}  # replay_raw's names, for one load
+        self._replay_topics = self._new_replay_topics()  # the partition tables of those names' topics
         self.next_deadline: Callable[[], int | None] = self.state.timer.next_deadline
         """The earliest timer deadline, None when nothing is scheduled: the timer's own method, bound here (and
         again when ``begin_load`` makes a new timer), because the runtime asks after every operation and a
@@ -261,6 +265,7 @@ class GroupShard:
         state.loading = True
         state.unavailable = None
         self._replay_names = {}
+        self._replay_topics = self._new_replay_topics()
         state.groups.clear()
         state.consumer_groups.clear()
         state.share_groups.clear()
@@ -294,15 +299,28 @@ class GroupShard:
             group_id, topic, partition = key_fields
             glen = (key[2] << 8) | key[3]
             if len(key) == 10 + glen + ((key[4 + glen] << 8) | key[5 + glen]):  # no bytes past the partition
-                self._replay_names[key[:-4]] = (group_id, topic)
+                self._replay_names[key[:-4]] = (group_id, topic, self._replay_topics[topic])
         else:
-            group_id, topic = names
+            group_id, topic, _ = names
             partition = _I32.unpack_from(key, len(key) - 4)[0]
         value_fields = offset_value_fields(value)
         if value_fields is None:
             return False
         apply_offset_fields(self.state, group_id, topic, partition, _new_offset_value(*value_fields), now)
         return True
+
+    def _new_replay_topics(self) -> Memo:
+        """For one load, a table per topic from a key's last 4 bytes (its partition, big-endian) to the shared
+        ``(topic, partition)`` tuple (``ShardState.topic_partition``, which stays the one place that shares them):
+        a replayed commit then finds its partition with one dictionary look-up of bytes it already holds, instead
+        of an unpack, a tuple and its hash. Each ``replay_raw`` name entry holds its topic's table, so every group
+        committing to a topic shares it. Bounded (``Memo``): in topics, and in partitions per topic."""
+        state = self.state
+
+        def partitions_of(topic: str) -> Memo:
+            return Memo(lambda raw: state.topic_partition(topic, _I32.unpack(raw)[0]), REPLAY_PARTITIONS_CACHED, 4)
+
+        return Memo(partitions_of, REPLAY_TOPICS_CACHED)
 
     def replay_plain_batch(self, records: Iterable[tuple[int, bytes | None, bytes | None]], start: int, now: int,
                            latest: dict[bytes, bytes], decode_record: Callable[[bytes, bytes | None], tuple[Any, Any]]) -> int:
@@ -317,9 +335,8 @@ class GroupShard:
         unpack; any other record takes ``replay_raw``, else ``decode_record`` and ``replay``, as before."""
         state = self.state
         names_of = self._replay_names
-        consumer_groups, groups, shared_tps = state.consumer_groups, state.groups, state.topic_partitions
+        consumer_groups, groups = state.consumer_groups, state.groups
         pending = state.pending_by_partition
-        partition_at = _I32.unpack_from
         value_v3 = _VALUE_V3_NO_METADATA.unpack
         pack_v3 = pack_latest_24
         new_value = _new_offset_value
@@ -335,17 +352,15 @@ class GroupShard:
             if names is not None and value is not None and len(value) == 24:
                 version, commit_offset, epoch, mlen, commit_ts = value_v3(value)
                 if version == 3 and mlen == 0:
-                    group_id, topic = names
-                    partition = partition_at(key, len(key) - 4)[0]
-                    # apply_offset_fields, inline
-                    group = consumer_groups.get(group_id) or groups.get(group_id)
+                    group_id, topic, partitions = names
+                    tp = partitions[key[-4:]]  # the shared (topic, partition): see _new_replay_topics
+                    # apply_offset_fields, inline; most shards hold no consumer group (the look-up is skipped)
+                    group = (consumer_groups and consumer_groups.get(group_id)) or groups.get(group_id)
                     if group is None:
                         group = state.create_group(group_id, now)
-                    shared = shared_tps.get((topic, partition))
-                    group.offsets[shared if shared is not None else state.topic_partition(topic, partition)] = \
-                        new_value(commit_offset, epoch, "", commit_ts, None)
-                    if pending and (group_id, topic, partition) in pending:
-                        state.offset_order[(group_id, topic, partition)] = state.take_offset_order()
+                    group.offsets[tp] = new_value(commit_offset, epoch, "", commit_ts, None)
+                    if pending and (group_id, topic, tp[1]) in pending:
+                        state.offset_order[(group_id, topic, tp[1])] = state.take_offset_order()
                     if key in latest:
                         del latest[key]  # re-inserted at the end: the dict stays in log order
                     latest[key] = pack_v3(offset, 1, value)  # pack_latest(offset, value)
@@ -355,7 +370,7 @@ class GroupShard:
                 # whatever that record did to the state, the loop reads it afresh
                 state = self.state
                 names_of = self._replay_names
-                consumer_groups, groups, shared_tps = state.consumer_groups, state.groups, state.topic_partitions
+                consumer_groups, groups = state.consumer_groups, state.groups
                 pending = state.pending_by_partition
             if key in latest:
                 del latest[key]
@@ -379,6 +394,7 @@ class GroupShard:
         retention.schedule(self.state, now)
         self.state.loading = False
         self._replay_names = {}
+        self._replay_topics = self._new_replay_topics()
 
     # ------------------------------------------------------------------ read-only views
 

@@ -244,3 +244,65 @@ def test_plain_batches_of_every_value_shape_equal_the_record_by_record_replay(re
     assert count == len(log)
     assert latest == expected_latest and list(latest) == list(expected_latest)
     assert state_of(shard) == state_of(expected_shard)
+
+
+def _replay_record_by_record(h: Harness, log: list) -> tuple[object, dict[bytes, bytes]]:
+    """The shard and latest records that ``replay_raw``, else the decoded ``replay``, and ``pack_latest`` give."""
+    from groupcoord.coordinator.groups.runtime.snapshot import pack_latest
+
+    shard = h.new_shard()
+    shard.begin_load()
+    latest: dict[bytes, bytes] = {}
+    for offset, key, value in log:
+        if key is None:
+            continue
+        if not shard.replay_raw(key, value, h.now):
+            shard.replay(*decode_record(key, value), h.now)
+        latest.pop(key, None)
+        latest[key] = pack_latest(offset, value)
+    shard.finish_load(h.now)
+    return shard, latest
+
+
+def _v3(offset: int) -> bytes:
+    return (3).to_bytes(2, "big") + offset.to_bytes(8, "big") + b"\xff\xff\xff\xff\x00\x00" + (5).to_bytes(8, "big")
+
+
+_commit_to = st.tuples(st.sampled_from(("a", "cg1", "new")), st.sampled_from(("orders", "p")),
+                       st.sampled_from((0, 1, 2, 2**31 - 1, -1)), st.integers(0, 2**40))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(commits=st.lists(_commit_to, min_size=1, max_size=30), split=st.integers(0, 40),
+       tables=st.sampled_from(((10_000, 100_000), (1, 2))))
+def test_plain_batches_share_partitions_and_find_consumer_groups(commits, split, tables):
+    """The one-unpack path keys a commit by its topic's partition table (``GroupShard._new_replay_topics``) and
+    looks consumer groups up only when the shard has some: with a consumer group in the log before the commits,
+    and with tables small enough to be emptied as they fill, the state and latest records are the record-by-record
+    replay's, and every stored offset is keyed by the shard's shared (topic, partition) tuple."""
+    from unittest import mock
+
+    from groupcoord.coordinator.groups import shard as shard_module
+
+    h = Harness()
+    h.cg_join("cg1", "m1")
+    h.commit("a", {("orders", 0): 1})
+    log = [(offset, key, value) for offset, (key, value) in enumerate(h.log)]
+    log += [(len(log) + i, _commit_key(1, g, t, p), _v3(o)) for i, (g, t, p, o) in enumerate(commits)]
+    expected_shard, expected_latest = _replay_record_by_record(h, log)
+
+    with mock.patch.multiple(shard_module, REPLAY_TOPICS_CACHED=tables[0], REPLAY_PARTITIONS_CACHED=tables[1]):
+        shard = h.new_shard()
+        shard.begin_load()
+        latest: dict[bytes, bytes] = {}
+        split = min(split, len(log))
+        count = shard.replay_plain_batch(log[:split], 0, h.now, latest, decode_record)
+        count += shard.replay_plain_batch(log[split:], 0, h.now, latest, decode_record)
+        shard.finish_load(h.now)
+    assert count == len(log)
+    assert latest == expected_latest and list(latest) == list(expected_latest)
+    assert state_of(shard) == state_of(expected_shard)
+    assert "cg1" in shard.consumer_groups and "cg1" not in shard.groups
+    for group in (*shard.groups.values(), *shard.consumer_groups.values()):
+        for tp in group.offsets:
+            assert tp is shard.state.topic_partitions[tp]
