@@ -110,13 +110,7 @@ def test_damaged_batches_of_one_shape_are_never_read_otherwise(shape, damage):
     for where, byte in damage:
         batch[HEADER_SIZE + where % (len(batch) - HEADER_SIZE)] = byte
     batch = bytes(batch)
-    read = columns(batch)
-    try:
-        expected = record_by_record(batch)
-    except (IndexError, ValueError):
-        assert read is None
-    else:
-        assert read is None or read == expected
+    check_damaged(batch)
     try:
         full = [(r.offset, r.key, r.value) for r in decode_records(batch)]
     except CorruptBatchError:

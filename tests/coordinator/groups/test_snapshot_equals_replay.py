@@ -234,6 +234,13 @@ def test_plain_batches_of_every_value_shape_equal_the_record_by_record_replay(re
         expected_latest[key] = pack_latest(offset, value)
     expected_shard.finish_load(h.now)
 
+    _assert_split_replay_is(h, log, split, expected_shard, expected_latest)
+
+
+def _assert_split_replay_is(h: Harness, log: list, split: int, expected_shard: object,
+                            expected_latest: dict[bytes, bytes]) -> object:
+    """Replays ``log`` through ``replay_plain_batch`` in two batches cut at ``split`` and asserts the state and the
+    latest records (and their order) are the expected ones; returns the shard."""
     shard = h.new_shard()
     shard.begin_load()
     latest: dict[bytes, bytes] = {}
@@ -244,6 +251,7 @@ def test_plain_batches_of_every_value_shape_equal_the_record_by_record_replay(re
     assert count == len(log)
     assert latest == expected_latest and list(latest) == list(expected_latest)
     assert state_of(shard) == state_of(expected_shard)
+    return shard
 
 
 def _replay_record_by_record(h: Harness, log: list) -> tuple[object, dict[bytes, bytes]]:
@@ -292,16 +300,7 @@ def test_plain_batches_share_partitions_and_find_consumer_groups(commits, split,
     expected_shard, expected_latest = _replay_record_by_record(h, log)
 
     with mock.patch.multiple(shard_module, REPLAY_TOPICS_CACHED=tables[0], REPLAY_PARTITIONS_CACHED=tables[1]):
-        shard = h.new_shard()
-        shard.begin_load()
-        latest: dict[bytes, bytes] = {}
-        split = min(split, len(log))
-        count = shard.replay_plain_batch(log[:split], 0, h.now, latest, decode_record)
-        count += shard.replay_plain_batch(log[split:], 0, h.now, latest, decode_record)
-        shard.finish_load(h.now)
-    assert count == len(log)
-    assert latest == expected_latest and list(latest) == list(expected_latest)
-    assert state_of(shard) == state_of(expected_shard)
+        shard = _assert_split_replay_is(h, log, split, expected_shard, expected_latest)
     assert "cg1" in shard.consumer_groups and "cg1" not in shard.groups
     for group in (*shard.groups.values(), *shard.consumer_groups.values()):
         for tp in group.offsets:
