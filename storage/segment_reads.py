@@ -75,6 +75,9 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     handed out only when it lies below ``segment.verified_end``; otherwise (a segment trusted at recovery and
     not yet read) the batches are read and checked by ``read_batches``. An answer under ``REGION_MIN`` is read
     too."""
+    def read_checked() -> bytes | memoryview:
+        return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
+
     position = start
     try:
         position = locate_batch(segment, offset, start, limit)
@@ -93,7 +96,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
             end += header.size
             last = header
         if last is None and walk > position:  # the index's batch does not fit the bounds it was chosen by
-            return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
+            return read_checked()
         if last is None and min_one:
             last = parse_header(segment.read(position, HEADER_SIZE))
             if last.base_offset >= high_watermark:
@@ -105,7 +108,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     if last is None:
         return b""
     if end > segment.verified_end:
-        return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
+        return read_checked()
     if end - position < REGION_MIN:
         return segment.read(position, end - position)
     return segment.region(position, end - position, last.next_offset)

@@ -6,7 +6,6 @@ rolls, and check what a region keeps when its segment is deleted and that no des
 """
 
 import asyncio
-import gc
 import os
 from unittest import mock
 
@@ -21,14 +20,7 @@ from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.log import PartitionLog
 from groupcoord.storage.log_manager import LogManager
 from tests.storage.conftest import small_config
-
-
-def open_fds(generation: int = 2) -> int:
-    """This process's open descriptors, after collecting garbage (a closed event loop's own descriptors go
-    only when it is collected). The property test asks for the youngest generation only: a full collection
-    late in the whole suite's run costs a few hundred ms, twice per example."""
-    gc.collect(generation)
-    return len(os.listdir("/proc/self/fd"))
+from tests.support.descriptors import open_fds
 
 
 def batch(records: int, size: int, seed: int) -> bytes:

@@ -9,7 +9,6 @@ asyncio's loop and on uvloop's (the daemon's: its transports own their descripto
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import socket
 import struct
@@ -37,16 +36,12 @@ from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class
 from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
+from tests.support.descriptors import open_fds
 
 LOOPS = pytest.mark.parametrize("loop_factory", [asyncio.new_event_loop, uvloop.new_event_loop],
                                 ids=["asyncio", "uvloop"])
 TOPIC = "records"
 BIG = 3 * 1024 * 1024
-
-
-def open_fds() -> int:
-    gc.collect()
-    return len(os.listdir("/proc/self/fd"))
 
 
 async def settled_fds() -> int:
