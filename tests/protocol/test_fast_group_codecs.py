@@ -22,8 +22,9 @@ from groupcoord.protocol.memo import Memo
 from groupcoord.protocol.fast_codecs import JOIN_GROUP, SYNC_GROUP, read_join_group, read_sync_group
 from tests.protocol.test_fast_codecs import (client_ids, general_answer, int32, kio_read, nullable_text, request_frame,
                                              text)
+from tests.support.full_run import examples
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Metadata and assignments: empty, short, and past one and two varint bytes of length.
 blobs = st.one_of(st.binary(max_size=20), st.binary(min_size=120, max_size=300),

@@ -22,3 +22,15 @@ def skip_unless_full_run(items: list[pytest.Item]) -> None:
         if marker is not None:
             what = marker.args[0] if marker.args else "long scenario"
             item.add_marker(pytest.mark.skip(reason=f"{what}: in the full run, make test-full (GROUPCOORD_FULL_TESTS=1)"))
+
+
+DEFAULT_RUN_SHARE = 3
+"""The default run draws a third of a long property test's examples (the full run all of them)."""
+
+
+def examples(full: int) -> int:
+    """How many examples a hypothesis property draws: ``full`` in the full run, a third of it (never fewer than
+    20) in the default run. Only for the properties that cost the default run tens of seconds (the hand-written
+    codecs checked against kio draw ~150 frames for each of dozens of versions): each run draws new examples,
+    so the default runs still explore, and the full run keeps each property's whole budget."""
+    return full if FULL_RUN else max(20, full // DEFAULT_RUN_SHARE)
