@@ -724,11 +724,10 @@ class CoordinatorRuntime:
 
     def _durable(self, rt: _ShardRuntime, appended: list[tuple[Any, list | None]], batch: list[Effects]) -> None:
         """A batch's records are durable: remember them for the next snapshot, then release its replies."""
-        add = rt.latest.add
+        add_run = rt.latest.add_run
         for result, chunk in appended:
             if chunk is not None:
-                for delta, (key, value, _headers) in enumerate(chunk):
-                    add(result.base_offset + delta, key, value)
+                add_run(result.base_offset, chunk)
         for fx in batch:
             self._release(fx.replies)
         if self._snapshot_due(rt):
