@@ -33,6 +33,7 @@ _I64 = struct.Struct(">q")
 _I32_I64 = struct.Struct(">iq")
 _I32_I32 = struct.Struct(">ii")
 _I32_I64_I32 = struct.Struct(">iqi")
+_I64_I32 = struct.Struct(">qi")
 _FRAME_START = struct.Struct(">ii")  # size prefix, correlation id
 _I32_I16 = struct.Struct(">ih")
 _I32_I16_TAG = struct.Struct(">ihb")  # partition index, error code, empty tag buffer
@@ -644,26 +645,46 @@ def _offset_commit_topics_at(data: bytes, pos: int, end: int) -> list | None:
         return None
 
 
+def lane_memory() -> list:
+    """What ``read_offset_commit_lane_at`` remembers between the frames of one lane (one per connection's lane:
+    ``[None] * 3`` to start with)."""
+    return [None, None, None]
+
+
 def read_offset_commit_lane_at(data: bytes, start: int, end: int, last: list) -> tuple | None:
     """``read_offset_commit_at``'s read as ((client id, group id, generation, member id, instance id), topics),
-    for the lane, which reads its frames through one ``last`` (a 2-list, first ``[None, None]``): the
-    bytes before the topics of the last frame read, and what they read as. A frame that starts with the same
-    bytes (the next commit of the same consumer: the frames of one read of a socket usually come from one)
-    has them read from there, and only its topics read; being the same bytes, they read the same, and every
-    check of that part lies within them (``_offset_commit_head_at``)."""
+    for the lane, which reads its frames through one ``last`` (``lane_memory()``): the bytes before the topics
+    of the last frame read, and what they read as; and, for the last frame of one topic and one partition, its
+    topics' bytes before the committed offset and after the leader epoch, and what they read as. A frame that
+    starts with the same bytes (the next commit of the same consumer: the frames of one read of a socket usually
+    come from one) has them read from there, and a commit of the same partition with the same metadata
+    (the commonest: only the offset and epoch differ) only those 12 bytes unpacked; being the same bytes at the
+    same distance from the frame's end, they read the same, and every check of those parts lies within them
+    (``_offset_commit_head_at``, ``_offset_commit_topics_at``)."""
     seen = last[0]
     if seen is not None and data.startswith(seen, start + 8, end):
         head = last[1]
-        topics = _offset_commit_topics_at(data, start + 8 + len(seen), end)
+        pos = start + 8 + len(seen)
     else:
-        head = _offset_commit_head_at(data, start, end)
-        if head is None:
+        read = _offset_commit_head_at(data, start, end)
+        if read is None:
             return None
-        last[0] = data[start + 8:head[5]]
-        head = last[1] = head[:5]
-        topics = _offset_commit_topics_at(data, start + 8 + len(last[0]), end)
+        pos = read[5]
+        last[0] = data[start + 8:pos]
+        head = last[1] = read[:5]
+    one = last[2]  # (bytes before the offset, after the epoch, both with the 12 between; name, index, metadata)
+    if one is not None and end - pos == one[2] and data.startswith(one[0], pos, end) and data.endswith(
+            one[1], pos, end):
+        offset, epoch = _I64_I32.unpack_from(data, pos + len(one[0]))
+        return head, [(one[3], [(one[4], offset, epoch, one[5])])]
+    topics = _offset_commit_topics_at(data, pos, end)
     if topics is None:
         return None
+    if len(topics) == 1 and len(topics[0][1]) == 1:
+        # count, name (a one-byte length n, n - 1 bytes), partition count, index: n + 6 bytes; offset and epoch: 12
+        before = pos + data[pos + 1] + 6
+        (name, ((index, _, _, metadata),)), = topics
+        last[2] = (data[pos:before], data[before + 12:end], end - pos, name, index, metadata)
     return head, topics
 
 

@@ -16,7 +16,7 @@ from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.encode import EncodedBody
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.fast_codecs import (
-    OFFSET_COMMIT, OffsetCommitRequestView, offset_commit_ok_frame, offset_commit_ok_parts,
+    OFFSET_COMMIT, OffsetCommitRequestView, lane_memory, offset_commit_ok_frame, offset_commit_ok_parts,
     read_offset_commit_lane_at,
 )
 from groupcoord.protocol.registry import api_name
@@ -253,7 +253,7 @@ def lane(services: Services) -> Lane | None:
     auth = services.authorizer
     perf_counter = time.perf_counter
     one_partition = _ONE_PARTITION
-    last_read: list = [None, None]  # the last frame's bytes before its topics, and what they read as
+    last_read = lane_memory()  # what the last frames read as (read_offset_commit_lane_at)
 
     def answer(connection: Any, data: bytes, start: int, end: int) -> bool:
         if (auth is not None and not auth.allows_everything()) or end - start >= HEAVY_REQUEST_BYTES:

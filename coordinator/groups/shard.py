@@ -27,7 +27,7 @@ from groupcoord.coordinator.groups.classic.group import ClassicGroup
 from groupcoord.coordinator.groups.observer import ObserverAdapter
 from groupcoord.coordinator.groups.offsets import commit, delete, fetch, transactional
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
-from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, offset_key_fields, \
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, new_offset_value, offset_key_fields, \
     offset_value_fields
 from groupcoord.coordinator.groups.requests import Heartbeat, JoinGroup, OffsetCommit, SyncGroup
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -35,7 +35,6 @@ from groupcoord.coordinator.groups.runtime.snapshot import pack_latest, pack_lat
 from groupcoord.coordinator.groups.runtime.timers import CoordinatorTimer
 from groupcoord.coordinator.groups.shard_state import ShardState
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.frozen import builder
 from groupcoord.protocol.memo import Memo
 
 if TYPE_CHECKING:
@@ -76,7 +75,6 @@ _I32 = struct.Struct(">i")
 REPLAY_TOPICS_CACHED = 10_000  # topics with a partition table during one load (_new_replay_topics)
 REPLAY_PARTITIONS_CACHED = 100_000  # partitions in one topic's table
 _VALUE_V3_NO_METADATA = struct.Struct(">hqihq")  # version 3, offset, leader epoch, metadata length 0, commit time
-_new_offset_value = builder(OffsetCommitValue)  # OffsetCommitValue(...) at under half the cost: one per record
 
 
 class GroupShard:
@@ -306,7 +304,7 @@ class GroupShard:
         value_fields = offset_value_fields(value)
         if value_fields is None:
             return False
-        apply_offset_fields(self.state, group_id, topic, partition, _new_offset_value(*value_fields), now)
+        apply_offset_fields(self.state, group_id, topic, partition, new_offset_value(*value_fields), now)
         return True
 
     def _new_replay_topics(self) -> Memo:
@@ -339,7 +337,7 @@ class GroupShard:
         pending = state.pending_by_partition
         value_v3 = _VALUE_V3_NO_METADATA.unpack
         pack_v3 = pack_latest_24
-        new_value = _new_offset_value
+        new_value = new_offset_value
         count = 0
         for offset, key, value in records:
             if key is None or offset < start:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from groupcoord.protocol.build import build
 from groupcoord.protocol.fast_codecs import (
-    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, offset_commit_ok_parts, read_heartbeat_at, read_offset_commit_lane_at, read_offset_commit_at,
+    HEARTBEAT, HEARTBEAT_MEMBER_BYTES, OFFSET_COMMIT, HeartbeatMembers, heartbeat_ok_parts, offset_commit_ok_frame, offset_commit_ok_parts, lane_memory, read_heartbeat_at, read_offset_commit_lane_at, read_offset_commit_at,
 )
 from groupcoord.protocol.headers import encode_request_header, encode_response_header, parse_request_header
 from groupcoord.protocol.registry import encode_entity, is_flexible, request_class, request_reader, response_class
@@ -307,8 +307,9 @@ def test_the_lane_reads_a_frame_with_the_last_ones_head_as_read_in_place_reads_i
     data = before + frame + after
     start, end = len(before), len(before) + len(frame)
     expected = read_offset_commit_at(data, start, end)
-    for primed in (None, first, frame, request_frame(8, version, {**body, "group_id": group + "x"}, client_id)):
-        last: list = [None, None]
+    primers = [None, first, frame, request_frame(8, version, {**body, "group_id": group + "x"}, client_id)]
+    for primed in primers:
+        last = lane_memory()
         if primed is not None:
             read_offset_commit_lane_at(primed, 0, len(primed), last)
         got = read_offset_commit_lane_at(data, start, end, last)
@@ -320,6 +321,45 @@ def test_the_lane_reads_a_frame_with_the_last_ones_head_as_read_in_place_reads_i
         for cut in range(start, end):
             last_for_cut = list(last)
             assert read_offset_commit_lane_at(data, start, cut, last_for_cut) is None
+
+
+@pytest.mark.parametrize("version", LANE_VERSIONS)
+@SETTINGS
+@given(group=text, member=text, client_id=client_ids, name=text, index=int32,
+       first=st.tuples(int64, int32, nullable_text), then=st.tuples(int64, int32, nullable_text),
+       same_metadata=st.booleans(), same_group=st.booleans(), extra=st.booleans(),
+       before=st.binary(max_size=8), after=st.binary(max_size=40))
+def test_the_lane_reads_a_commit_of_the_last_ones_partition_as_read_in_place_reads_it(
+        version, group, member, client_id, name, index, first, then, same_metadata, same_group, extra, before,
+        after):
+    """The lane's reader remembers the last one-partition frame's topic bytes around its offset and epoch: the
+    next commit of that partition (another offset and epoch; the same or other metadata; the same or another
+    group; or a second partition besides) reads exactly as ``read_offset_commit_at`` reads it, again the same
+    when read twice, and every cut of it is declined."""
+    def commit(group_id: str, offset: int, epoch: int, metadata: str | None, more: bool = False) -> bytes:
+        parts = [{"partition_index": index, "committed_offset": offset, "committed_leader_epoch": epoch,
+                  "committed_metadata": metadata}]
+        if more:
+            parts.append({**parts[0], "partition_index": index ^ 1})
+        return request_frame(8, version, {"group_id": group_id, "generation_id_or_member_epoch": -1,
+                                          "member_id": member, "group_instance_id": None,
+                                          "topics": [{"name": name, "partitions": parts}]}, client_id)
+
+    primer = commit(group, *first)
+    frame = commit(group if same_group else group + "x", then[0], then[1],
+                   first[2] if same_metadata else then[2], extra)
+    data = before + frame + after
+    start, end = len(before), len(before) + len(frame)
+    expected = read_offset_commit_at(data, start, end)
+    last = lane_memory()
+    read_offset_commit_lane_at(primer, 0, len(primer), last)
+    got = read_offset_commit_lane_at(data, start, end, last)
+    assert (got is None) == (expected is None)
+    if got is not None:
+        assert (got[0][1:], got[1]) == (expected[:4], expected[4])
+    assert read_offset_commit_lane_at(data, start, end, last) == got
+    for cut in range(start, end):
+        assert read_offset_commit_lane_at(data, start, cut, list(last)) is None
 
 
 short_text = st.text(max_size=12)

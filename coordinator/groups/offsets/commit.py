@@ -8,7 +8,7 @@ from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.groups.classic.validation import offset_commit_error
 from groupcoord.coordinator.groups.consumer import offset_checks
 from groupcoord.coordinator.groups.offsets.appliers import apply_offset_fields
-from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue
+from groupcoord.coordinator.groups.offsets_records import OffsetCommitKey, OffsetCommitValue, new_offset_value
 from groupcoord.coordinator.groups.replay import emit
 from groupcoord.coordinator.groups.requests import OffsetCommit
 from groupcoord.coordinator.groups.runtime.effects import Effects
@@ -80,7 +80,7 @@ def commit_lane(states: list[ShardState], partitions: Mapping[str, int], queue: 
         records = []
         for topic, partitions_of in topics:
             for index, offset, epoch, metadata in partitions_of:
-                value = OffsetCommitValue(offset, epoch, metadata or "", now, None)
+                value = new_offset_value(offset, epoch, metadata or "", now, None)
                 records.append((keys[group_id, topic, index], value))
                 apply_offset_fields(state, group_id, topic, index, value, now)  # what apply_record does with it
         state.observer.on_offsets_committed(group_id, len(records))

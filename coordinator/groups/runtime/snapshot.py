@@ -22,7 +22,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
+from typing import Any, Collection, Sequence
 
 from groupcoord.protocol.crc import crc32c
 
@@ -78,13 +78,21 @@ class LatestRecords:
         return cls({})
 
     def add(self, offset: int, key: bytes, value: bytes | None) -> None:
+        self.add_run(offset, ((key, value, ()),))
+
+    def add_run(self, base_offset: int, appended: Sequence[tuple[bytes, bytes | None, Any]]) -> None:
+        """``appended``'s (key, value, headers) records, at ``base_offset`` and on (one appended batch's, as the
+        runtime hands them to the log): one call per batch made durable, not one per record."""
         records = self.records
-        if key in records:
-            del records[key]  # re-inserted at the end: the dict stays in log order
-        records[key] = pack_latest(offset, value)
-        self.since_snapshot += 1
-        if offset >= self.end_offset:
-            self.end_offset = offset + 1
+        offset = base_offset
+        for key, value, _ in appended:
+            if key in records:
+                del records[key]  # re-inserted at the end: the dict stays in log order
+            records[key] = pack_latest(offset, value)
+            offset += 1
+        self.since_snapshot += len(appended)
+        if offset > self.end_offset and appended:
+            self.end_offset = offset
 
     def get(self, key: bytes) -> tuple[int, bytes | None] | None:
         stored = self.records.get(key)

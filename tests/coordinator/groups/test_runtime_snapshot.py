@@ -13,7 +13,7 @@ from groupcoord.coordinator.groups.hashing import partition_for
 from groupcoord.coordinator.groups.requests import CommitPartition, OffsetCommit
 from groupcoord.coordinator.groups.lazy_requests import OffsetFetch
 from groupcoord.coordinator.groups.runtime.snapshot import (
-    SNAPSHOT_FILE, decode_snapshot, pack_latest, pack_latest_24, unpack_latest)
+    SNAPSHOT_FILE, LatestRecords, decode_snapshot, pack_latest, pack_latest_24, unpack_latest)
 from groupcoord.protocol.errors import ErrorCode
 from tests.support.daemon import Daemon
 from tests.support.wire import WireClient
@@ -147,3 +147,32 @@ def test_a_24_byte_value_packs_as_pack_latest_packs_it(offset: int, value: bytes
     packed = pack_latest_24(offset, 1, value)
     assert packed == pack_latest(offset, value)
     assert unpack_latest(packed) == (offset, value)
+
+
+_keys = st.sampled_from([b"k%d" % i for i in range(6)])
+_runs = st.lists(st.tuples(st.integers(0, 40), st.lists(st.tuples(_keys, st.one_of(st.none(), st.binary(max_size=30))),
+                                                        max_size=8)), max_size=6)
+
+
+@given(start=st.integers(0, 50), runs=_runs)
+def test_a_run_added_at_once_keeps_each_record_at_its_offset_in_log_order(start, runs):
+    """``LatestRecords.add_run`` (one call per batch made durable) and ``add`` keep what the compacted log keeps,
+    written out here record by record: each key's latest packed record, re-inserted at the end (log order), the
+    end offset past the highest offset added, the count since the snapshot; for runs at offsets ahead of, at or
+    behind what is held."""
+    latest, single = LatestRecords.empty(), LatestRecords.empty()
+    latest.end_offset = single.end_offset = start
+    expected: dict[bytes, bytes] = {}
+    end, count = start, 0
+    for gap, records in runs:
+        base = max(end - 20, 0) + gap
+        latest.add_run(base, [(key, value, ()) for key, value in records])
+        for delta, (key, value) in enumerate(records):
+            single.add(base + delta, key, value)
+            expected.pop(key, None)
+            expected[key] = pack_latest(base + delta, value)
+            end = max(end, base + delta + 1)
+            count += 1
+        for held in (latest, single):
+            assert list(held.records.items()) == list(expected.items())
+            assert (held.end_offset, held.since_snapshot) == (end, count)

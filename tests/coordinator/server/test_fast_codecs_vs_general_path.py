@@ -494,3 +494,56 @@ async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_
         rt.log.append = real_append
     finally:
         await broker.stop()
+async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_before_its_own_timeout():
+    """However long a loop turn lasts, the lane commits it queues for one shard join one Effects (one append, one
+    release); with a write timeout, none of them is answered with its error earlier than the timeout after it
+    was read (the Effects' timeout counts from the last commit that joined it)."""
+    import time
+
+    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=300)
+    await broker.start()
+    try:
+        conn, counting = connect(broker)
+        transport = RecordingTransport(counting)
+        conn.transport = transport
+        await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
+                                                       "assignments": [], "configs": []}],
+                                           "timeout": 10000, "validate_only": False}, 1)
+        from groupcoord.coordinator.groups.hashing import partition_for
+
+        assert broker.groups is not None
+        rt = broker.groups._runtime._runtimes[partition_for("slow", broker.groups.num_partitions)]
+        real_append = rt.log.append
+        release = asyncio.Event()
+
+        async def held_append(*args, **kwargs):
+            await release.wait()
+            return await real_append(*args, **kwargs)
+
+        rt.log.append = held_append
+        transport.data.clear()
+        body = {"group_id": "slow", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
+        loop = asyncio.get_running_loop()
+        conn.data_received(encode(8, 8, body, 2))
+        time.sleep(0.15)  # the same loop turn, 0.15 s later
+        conn.data_received(encode(8, 9, body, 3))
+        last_read = loop.time()
+        assert rt.lane_fx is not None and len(rt.lane_fx.replies) == 2 and rt.queue == [rt.lane_fx]
+        for _ in range(2000):
+            if len(split_frames(bytes(transport.data))) >= 2:
+                break
+            await asyncio.sleep(0.001)
+        answered = loop.time()
+        assert answered >= last_read + 0.3 - 0.0005  # (_expire's slack)
+        assert split_frames(bytes(transport.data)) == [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
+            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]})
+            for version, corr in ((8, 2), (9, 3))]
+        release.set()
+        await asyncio.sleep(0.05)
+        rt.log.append = real_append
+    finally:
+        await broker.stop()
+
+
