@@ -41,6 +41,11 @@ _log = structlog.get_logger("groupcoord.groups")
 
 MAX_BATCH_BYTES = 900_000  # stay below the offsets topic's max.message.bytes (1 MiB) per batch
 APPENDS_IN_FLIGHT = 2  # one waiting for (or in) its fsync, the next turn's written meanwhile
+LANE_JOIN_WINDOW_S = 0.02
+"""How long lane commits join one queued Effects (one append for all of a loop turn's, however slow the turn): its
+write timeout counts from the last to join, so the first may be answered with its timeout error up to this much
+after its own deadline (20 ms of the default 5,000), and never later, even while a stalled write keeps the Effects
+queued and commits keep coming."""
 
 ErrorShape = Callable[[ErrorCode], dict]
 
@@ -156,6 +161,8 @@ class _ShardRuntime:
     """The write timeout's timer, armed while appends are under way."""
     lane_fx: Effects | None = None
     """The Effects `queue_lane_write` last queued: lane writes join it while it is still the queue's last."""
+    lane_opened_at: float = 0.0
+    """The loop's time when `lane_fx` was queued (with a write timeout): writes join it for `LANE_JOIN_WINDOW_S`."""
 
 
 def _any_writes(queue: list[Effects]) -> bool:
@@ -555,24 +562,27 @@ class CoordinatorRuntime:
         new one is queued. ``reply`` is answered as a future would be (``done()``, ``set_result()``): with
         ``response`` once every record before and of it is durable, or with its errors if that fails or
         times out. With a write timeout, the Effects' ``queued_at`` (where its timeout counts from) moves to each
-        write that joins it, so no reply is timed out earlier than `_expire`'s slack already allows; the first
-        of a turn's writes may be timed out later by as much as the turn lasted, never earlier. (It joined only
-        within 0.5 ms of ``queued_at`` before, and a turn slower than that, every turn under valgrind, queued an
+        write that joins it, so no reply is timed out earlier than `_expire`'s slack already allows, and writes
+        join it only for `LANE_JOIN_WINDOW_S` after it was queued, so none is timed out later than that past its
+        own deadline: a write stalled while commits keep coming must not keep its first replies waiting. (They
+        joined only within 0.5 ms before, and a turn slower than that, every turn under valgrind, queued an
         Effects, a ``_submit``, a release and a wake-up per commit: ~90 of a commit's ~1,600 bytecodes in the
         commit bench.)"""
         rt = self._runtimes[partition]
         queue = rt.queue
         fx = rt.lane_fx
-        if not queue or queue[-1] is not fx or not fx.replies:  # (no replies: the write timeout answered them)
+        now = 0.0 if self.write_timeout_s is None else (self._loop or asyncio.get_running_loop()).time()
+        if (not queue or queue[-1] is not fx or not fx.replies  # (no replies: the write timeout answered them)
+                or now - rt.lane_opened_at > LANE_JOIN_WINDOW_S):
             fx = rt.lane_fx = Effects()
             fx.records = records
             fx.replies = [(reply, response)]
+            rt.lane_opened_at = now
             self._submit(rt, fx)
         else:
             fx.records.extend(records)
             fx.replies.append((reply, response))
-            if self.write_timeout_s is not None:
-                fx.queued_at = (self._loop or asyncio.get_running_loop()).time()
+            fx.queued_at = now
         # No _reschedule: a lane write only stores offsets, which sets no timer of the shard.
 
     @staticmethod

@@ -16,6 +16,7 @@ import pytest
 from bench.hotpath_bench import connect, roundtrip
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
+from groupcoord.coordinator.groups.runtime.coordinator_runtime import LANE_JOIN_WINDOW_S
 from groupcoord.protocol.fast_codecs import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP
 
 pytestmark = pytest.mark.asyncio
@@ -494,11 +495,15 @@ async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_
         rt.log.append = real_append
     finally:
         await broker.stop()
-async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_before_its_own_timeout():
-    """However long a loop turn lasts, the lane commits it queues for one shard join one Effects (one append, one
-    release); with a write timeout, none of them is answered with its error earlier than the timeout after it
-    was read (the Effects' timeout counts from the last commit that joined it)."""
+
+
+async def _held_lane_commits(gap_s: float) -> tuple[list[bytes], list[float], list[float], int]:
+    """Two standalone commits of one group read ``gap_s`` apart in one loop turn, while the shard's append is
+    held past the write timeout (300 ms): their answers, when each commit was read, when each answer was written
+    (to the millisecond), and how many Effects carried them."""
     import time
+
+    from groupcoord.coordinator.groups.hashing import partition_for
 
     broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=300)
     await broker.start()
@@ -509,8 +514,6 @@ async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_be
         await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
                                                        "assignments": [], "configs": []}],
                                            "timeout": 10000, "validate_only": False}, 1)
-        from groupcoord.coordinator.groups.hashing import partition_for
-
         assert broker.groups is not None
         rt = broker.groups._runtime._runtimes[partition_for("slow", broker.groups.num_partitions)]
         real_append = rt.log.append
@@ -526,24 +529,49 @@ async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_be
                 "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
                                                            "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
         loop = asyncio.get_running_loop()
+        read_at = []
         conn.data_received(encode(8, 8, body, 2))
-        time.sleep(0.15)  # the same loop turn, 0.15 s later
+        read_at.append(loop.time())
+        time.sleep(gap_s)  # the same loop turn, later
         conn.data_received(encode(8, 9, body, 3))
-        last_read = loop.time()
-        assert rt.lane_fx is not None and len(rt.lane_fx.replies) == 2 and rt.queue == [rt.lane_fx]
+        read_at.append(loop.time())
+        effects = len(rt.queue)
+        answered_at: list[float] = []
         for _ in range(2000):
-            if len(split_frames(bytes(transport.data))) >= 2:
+            frames = split_frames(bytes(transport.data))
+            answered_at += [loop.time()] * (len(frames) - len(answered_at))
+            if len(frames) >= 2:
                 break
             await asyncio.sleep(0.001)
-        answered = loop.time()
-        assert answered >= last_read + 0.3 - 0.0005  # (_expire's slack)
-        assert split_frames(bytes(transport.data)) == [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
-            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]})
-            for version, corr in ((8, 2), (9, 3))]
         release.set()
         await asyncio.sleep(0.05)
         rt.log.append = real_append
+        return frames, read_at, answered_at, effects
     finally:
         await broker.stop()
 
 
+TIMED_OUT = [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
+    {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]}) for version, corr in ((8, 2), (9, 3))]
+"""The two held commits' answers: COORDINATOR_NOT_AVAILABLE, the write timeout's error."""
+
+
+async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_before_its_own_timeout():
+    """A loop turn's lane commits for one shard join one Effects (one append, one release) even when the turn is
+    slower than a commit's read; with a write timeout, none of them is answered with its error earlier than the
+    timeout after it was read (the Effects' timeout counts from the last commit that joined it)."""
+    frames, read_at, answered_at, effects = await _held_lane_commits(LANE_JOIN_WINDOW_S / 2)
+    assert effects == 1
+    assert frames == TIMED_OUT
+    assert min(answered_at) >= read_at[-1] + 0.3 - 0.0005  # (_expire's slack)
+
+
+async def test_a_stalled_write_does_not_hold_back_the_timeout_of_the_commits_it_keeps_waiting():
+    """Commits read further apart than the join window go into Effects of their own, so a write that stalls
+    while commits keep coming cannot push the first ones' timeout back: each is answered within the window of
+    its own deadline."""
+    frames, read_at, answered_at, effects = await _held_lane_commits(0.15)
+    assert effects == 2
+    assert frames == TIMED_OUT
+    assert answered_at[0] < read_at[1] + 0.3 - LANE_JOIN_WINDOW_S  # not held back to the second's deadline
+    assert all(at >= read + 0.3 - 0.0005 for at, read in zip(answered_at, read_at))  # (_expire's slack)
