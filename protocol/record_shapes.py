@@ -103,13 +103,14 @@ _formats = Memo(lambda fmt_rows: struct.Struct(">" + fmt_rows[0] * fmt_rows[1]).
 
 def _leading_rows(b: bytes, start: int, rows: int, run: _Run) -> int:
     """How many of the ``rows`` rows of ``run`` from ``start`` hold its constant bytes, counted from the first
-    (the run ends at the first that does not)."""
+    (the run ends at the first that does not). A column is compared whole first (``memcmp``); only one that
+    differs is stripped of its leading run (``lstrip`` calls ``memchr`` once per byte it strips)."""
     size = run.size
     end = start + rows * size
     for at, byte in run.constants:
-        held = rows - len(b[start + at:end:size].lstrip(byte))
-        if held < rows:
-            rows = held
+        column = b[start + at:end:size]
+        if column != byte * rows:
+            rows -= len(column.lstrip(byte))
             end = start + rows * size
     return rows
 
