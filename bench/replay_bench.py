@@ -46,9 +46,10 @@ def rss_bytes() -> int:
 def group_name(group: int, mixed_ids: bool = False) -> str:
     """The id of group number ``group``: ``replay-000042``, all of one length, by default; with ``mixed_ids``,
     ``replay-42`` and a suffix of ``42 % 7`` letters. Why both: groups that commit at once share a batch of the
-    offsets log (the coordinator's appends are grouped), and a batch whose keys are all one length is read column
-    by column (protocol/record_shapes.py) while one that mixes lengths, as a real log's mostly do, takes the
-    record loop. The default keeps the figures comparable with earlier ones; ``--mixed-ids`` measures the other."""
+    offsets log (the coordinator's appends are grouped), and a batch whose keys are all one length is one run of
+    one record shape for protocol/record_shapes.py, while one that mixes lengths, as a real log's mostly do, is
+    several runs (one per commit request), read one after the other. The default keeps the figures comparable
+    with earlier ones; ``--mixed-ids`` measures the other."""
     if mixed_ids:
         return f"replay-{group}{'x' * (group % 7)}"
     return f"replay-{group:06d}"

@@ -247,16 +247,16 @@ def decode_key_values(buf: Buffer, pos: int = 0, header: BatchHeader | None = No
                       max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterable[tuple[int, bytes | None, bytes | None]]:
     """(offset, key, value) of every record, checked as ``decode_records`` checks them (headers are read
     and dropped), without building Records: a coordinator's replay reads nothing else, a million times. To be
-    read once: a batch whose records all have one shape (a coordinator's own writes) is read column by column
-    (``record_shapes.uniform_key_values``, ~10x cheaper), the rest record by record."""
-    from groupcoord.protocol.record_shapes import uniform_key_values  # with the first replay, not at start-up
+    read once: a batch of runs of records of one shape each (a coordinator's own writes) is read column by column
+    (``record_shapes.column_key_values``, ~10x cheaper), the rest record by record."""
+    from groupcoord.protocol.record_shapes import column_key_values  # with the first replay, not at start-up
 
     if header is None:
         header = parse_header(buf, pos)
     data = batch_payload(buf, pos, header, max_decompressed)
-    uniform = uniform_key_values(data, header.records_count, header.base_offset)
-    if uniform is not None:
-        return uniform
+    columns = column_key_values(data, header.records_count, header.base_offset)
+    if columns is not None:
+        return columns
     try:
         return _decode_key_value_list(data, header.records_count, header.base_offset)
     except (IndexError, UnicodeDecodeError, ValueError) as exc:

@@ -1,6 +1,6 @@
-"""bench.replay_bench's ``--mixed-ids``: the grown offsets log holds batches whose keys differ in length (the record
-loop's case, protocol/record_shapes.py declines them), the default one only batches of one key length, and either
-log replays to every group's offsets (a small scale, in process: a few seconds)."""
+"""bench.replay_bench's ``--mixed-ids``: the grown offsets log holds batches whose keys differ in length (several runs
+of one shape each for protocol/record_shapes.py), the default one only batches of one key length, and either log
+replays to every group's offsets (a small scale, in process: a few seconds)."""
 
 from __future__ import annotations
 
