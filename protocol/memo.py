@@ -3,10 +3,12 @@ encode as" tables.
 
 Clients repeat themselves — the same JoinGroup tail from every member of a group, the same offset key from a
 committer, the same short strings in every answer of a group — so the decoders and encoders remember their
-answers by key. A hit must cost no Python call (these run per request): ``memo[key]`` is the dictionary's own
-look-up, and only a miss runs ``__missing__``. Keys come from clients, so a memo is bounded twice: in entries
-(emptied when full: simpler than eviction, and a working set refills it at once) and, where the key has a
-length, in what one key may hold (longer ones are computed every time and not kept).
+answers by key. A hit must cost no Python call (these run per request): ``memo[key]`` runs no Python code (the
+dictionary's look-up, reached through a subclass's generic slot, which finds ``__getitem__`` on each call: ~200
+instructions more than an exact dict's on 3.11), and only a miss runs ``__missing__``. Keys come from clients, so
+a memo is bounded twice: in entries (emptied when full: simpler than eviction, and a working set refills it at
+once) and, where the key has a length, in what one key may hold (longer ones are computed every time and not
+kept).
 """
 
 from __future__ import annotations
