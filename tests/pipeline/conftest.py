@@ -12,6 +12,7 @@ import pytest
 
 from groupcoord.pipeline.session import SessionSettings, read_offsets, start_session
 from tests.pipeline.scenario import build_story
+from tests.pipeline.small_data import SMALL_DATA_CONF
 
 # The pipeline is an optional extra and Spark needs Java: without them there is nothing to test here but
 # test_prerequisites.py, which skips with the reason printed (the modules import PySpark at the top).
@@ -23,16 +24,6 @@ if MISSING:
     collect_ignore = [str(p.relative_to(_HERE)) for p in sorted(_HERE.rglob("test_*.py"))
                       if p.name != "test_prerequisites.py"]
 
-
-SMALL_DATA_CONF = {
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.adaptive.enabled": "false",
-}
-"""The tests' session settings for their small logs (thousands of records, not millions): each query's cost is
-the JVM's and Spark's fixed work, not the data — the C2 compiler's warm-up, a whole-stage code generation and
-Janino compile per query, adaptive execution's re-planning — so they are turned off here (not in the product's
-defaults, which are for real logs). About half of the pipeline tests' time in the default run."""
 
 KAFKA_SOURCE_MISSING: list[str] = []
 """Why the session below has no Kafka source although test_live.py is selected (its tests fail with it)."""
@@ -48,7 +39,7 @@ def spark(request):
     """The suite's session. With test_live.py selected it also loads Spark's Kafka source (`spark.jars.packages`
     with the connector `groupcoord pipeline` itself picks, resolved by Ivy as the session starts), so live
     mode's commands run on this session too: one JVM start for every pipeline test, not a second driver."""
-    settings = SessionSettings(master="local[2]", driver_memory="1g", shuffle_partitions=1, extra=SMALL_DATA_CONF)
+    settings = SessionSettings(master="local[2]", driver_memory="1g", extra=SMALL_DATA_CONF)
     session = None
     if _live_tests_selected(request.session):
         from groupcoord.pipeline.kafka_source import kafka_package

@@ -7,11 +7,12 @@ from groupcoord.coordinator.admin.offsets_csv import read_offsets_csv
 from groupcoord.coordinator.ops.cli import main as groupcoord_main
 from groupcoord.pipeline.cli import main as pipeline_main
 from tests.pipeline.scenario import REFERENCE, SECOND, T0
+from tests.pipeline.small_data import SMALL_DATA_FLAGS
 
 
 def test_snapshot_from_the_command_line_feeds_offsets_reset_from_file(spark, story, story_dir, tmp_path, capsys):
     code = groupcoord_main(["pipeline", "snapshot", "--data-dir", str(story_dir), "--out", str(tmp_path),
-                            "--master", "local[2]", "--at", "2023-11-14T22:21:40Z"])  # T0 + 500s
+                            "--master", "local[2]", *SMALL_DATA_FLAGS, "--at", "2023-11-14T22:21:40Z"])  # T0 + 500s
     assert code == 0
     assert "integrity:" in capsys.readouterr().err
     expected = story.committed_at(T0 + 500 * SECOND)
@@ -23,7 +24,7 @@ def test_snapshot_from_the_command_line_feeds_offsets_reset_from_file(spark, sto
 
 def test_the_report_is_one_html_file_with_embedded_plots(spark, story_dir, tmp_path, capsys):
     code = pipeline_main(["report", "--data-dir", str(story_dir), "--out", str(tmp_path), "--master", "local[2]",
-                          "--at", str(REFERENCE)])
+                          *SMALL_DATA_FLAGS, "--at", str(REFERENCE)])
     assert code == 0
     page = (tmp_path / "report.html").read_text()
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
@@ -43,7 +44,8 @@ def test_history_rebalances_and_health_write_the_tables_their_functions_compute(
     from groupcoord.pipeline.jobs.rebalances import generations, rebalance_summary
 
     for job in ("history", "rebalances", "health"):  # history without --at: "now" is the newest record
-        assert pipeline_main([job, "--data-dir", str(story_dir), "--out", str(tmp_path), "--master", "local[2]"]) == 0
+        assert pipeline_main([job, "--data-dir", str(story_dir), "--out", str(tmp_path), "--master", "local[2]",
+                             *SMALL_DATA_FLAGS]) == 0
 
     def table(name):
         with (tmp_path / f"{name}.csv").open(newline="") as handle:

@@ -24,6 +24,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.pipeline.conftest import KAFKA_SOURCE_MISSING
+from tests.pipeline.small_data import SMALL_DATA_FLAGS
 
 pytestmark = pytest.mark.timeout(900)
 AT = "2100-01-01T00:00:00Z"
@@ -103,9 +104,9 @@ def _offset_fetch(bootstrap: str, groups: dict[str, str]):
 
 def _live_runs(bootstrap: str, out) -> list[list[str]]:
     return [["pipeline", "snapshot", "--bootstrap-server", bootstrap, "--out", str(out / "snapshot"), "--at", AT,
-             "--master", "local[2]", "--driver-memory", "1g"],
+             "--master", "local[2]", "--driver-memory", "1g", *SMALL_DATA_FLAGS],
             ["pipeline", "watch", "--bootstrap-server", bootstrap, "--out", str(out / "watch"), "--once",
-             "--master", "local[2]", "--driver-memory", "1g"]]
+             "--master", "local[2]", "--driver-memory", "1g", *SMALL_DATA_FLAGS]]
 
 
 @dataclass
