@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from dataclasses import dataclass
 
 import pytest
 
@@ -453,59 +454,30 @@ async def test_a_lane_commit_is_answered_only_once_its_record_is_durable():
         await broker.stop()
 
 
-async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_with_its_error():
-    """offsets.commit.timeout.ms: the owed answer becomes COORDINATOR_NOT_AVAILABLE, as the handler's would."""
-    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=100)
-    await broker.start()
-    try:
-        conn, counting = connect(broker)
-        transport = RecordingTransport(counting)
-        conn.transport = transport
-        await send(conn, counting, 19, 7, {"topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1,
-                                                       "assignments": [], "configs": []}],
-                                           "timeout": 10000, "validate_only": False}, 1)
-        from groupcoord.coordinator.groups.hashing import partition_for
+@dataclass
+class HeldCommits:
+    """Two standalone commits of one group, their shard's append held past the write timeout."""
 
-        assert broker.groups is not None
-        rt = broker.groups._runtime._runtimes[partition_for("slow", broker.groups.num_partitions)]
-        real_append = rt.log.append
-        release = asyncio.Event()
-
-        async def held_append(*args, **kwargs):
-            await release.wait()
-            return await real_append(*args, **kwargs)
-
-        rt.log.append = held_append
-        transport.data.clear()
-        body = {"group_id": "slow", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-                "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "committed_offset": 3,
-                                                           "committed_leader_epoch": -1, "committed_metadata": ""}]}]}
-        conn.data_received(encode(8, 8, body, 2) + encode(8, 9, body, 3))
-        for _ in range(2000):
-            if len(split_frames(bytes(transport.data))) >= 2:
-                break
-            await asyncio.sleep(0.001)
-        answers = split_frames(bytes(transport.data))
-        assert answers == [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
-            {"name": TOPIC, "partitions": [{"partition_index": 0, "error_code": 15}]}]})
-            for version, corr in ((8, 2), (9, 3))]
-        assert rt.lane_fx is not None and not rt.lane_fx.replies  # they went the lane's way
-        release.set()
-        await asyncio.sleep(0.05)
-        rt.log.append = real_append
-    finally:
-        await broker.stop()
+    frames: list[bytes]
+    """Their answers."""
+    read_at: list[float]
+    """When each was read (the loop's time)."""
+    answered_at: list[float]
+    """When each answer was written (to the millisecond)."""
+    effects: int
+    """How many Effects carried them."""
+    by_the_lane: bool
+    """Whether the lane queued them (its Effects' replies answered by the timeout), not the handler."""
 
 
-async def _held_lane_commits(gap_s: float) -> tuple[list[bytes], list[float], list[float], int]:
+async def _held_lane_commits(gap_s: float, timeout_ms: int = 300) -> HeldCommits:
     """Two standalone commits of one group read ``gap_s`` apart in one loop turn, while the shard's append is
-    held past the write timeout (300 ms): their answers, when each commit was read, when each answer was written
-    (to the millisecond), and how many Effects carried them."""
+    held past the write timeout (``timeout_ms``)."""
     import time
 
     from groupcoord.coordinator.groups.hashing import partition_for
 
-    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=300)
+    broker = Broker(group_initial_rebalance_delay_ms=0, offsets_commit_timeout_ms=timeout_ms)
     await broker.start()
     try:
         conn, counting = connect(broker)
@@ -543,10 +515,11 @@ async def _held_lane_commits(gap_s: float) -> tuple[list[bytes], list[float], li
             if len(frames) >= 2:
                 break
             await asyncio.sleep(0.001)
+        by_the_lane = rt.lane_fx is not None and not rt.lane_fx.replies
         release.set()
         await asyncio.sleep(0.05)
         rt.log.append = real_append
-        return frames, read_at, answered_at, effects
+        return HeldCommits(frames, read_at, answered_at, effects, by_the_lane)
     finally:
         await broker.stop()
 
@@ -556,22 +529,29 @@ TIMED_OUT = [OFFSET_COMMIT.write(version, corr, {"throttle_time": 0, "topics": [
 """The two held commits' answers: COORDINATOR_NOT_AVAILABLE, the write timeout's error."""
 
 
+async def test_a_lane_commit_whose_write_outlasts_the_write_timeout_is_answered_with_its_error():
+    """offsets.commit.timeout.ms: the owed answer becomes COORDINATOR_NOT_AVAILABLE, as the handler's would."""
+    held = await _held_lane_commits(0.0, timeout_ms=100)
+    assert held.frames == TIMED_OUT
+    assert held.by_the_lane
+
+
 async def test_lane_commits_of_one_turn_share_one_write_and_none_is_timed_out_before_its_own_timeout():
     """A loop turn's lane commits for one shard join one Effects (one append, one release) even when the turn is
     slower than a commit's read; with a write timeout, none of them is answered with its error earlier than the
     timeout after it was read (the Effects' timeout counts from the last commit that joined it)."""
-    frames, read_at, answered_at, effects = await _held_lane_commits(LANE_JOIN_WINDOW_S / 2)
-    assert effects == 1
-    assert frames == TIMED_OUT
-    assert min(answered_at) >= read_at[-1] + 0.3 - 0.0005  # (_expire's slack)
+    held = await _held_lane_commits(LANE_JOIN_WINDOW_S / 2)
+    assert held.effects == 1 and held.by_the_lane
+    assert held.frames == TIMED_OUT
+    assert min(held.answered_at) >= held.read_at[-1] + 0.3 - 0.0005  # (_expire's slack)
 
 
 async def test_a_stalled_write_does_not_hold_back_the_timeout_of_the_commits_it_keeps_waiting():
     """Commits read further apart than the join window go into Effects of their own, so a write that stalls
     while commits keep coming cannot push the first ones' timeout back: each is answered within the window of
     its own deadline."""
-    frames, read_at, answered_at, effects = await _held_lane_commits(0.15)
-    assert effects == 2
-    assert frames == TIMED_OUT
-    assert answered_at[0] < read_at[1] + 0.3 - LANE_JOIN_WINDOW_S  # not held back to the second's deadline
-    assert all(at >= read + 0.3 - 0.0005 for at, read in zip(answered_at, read_at))  # (_expire's slack)
+    held = await _held_lane_commits(0.15)
+    assert held.effects == 2
+    assert held.frames == TIMED_OUT
+    assert held.answered_at[0] < held.read_at[1] + 0.3 - LANE_JOIN_WINDOW_S  # not held back to the second's deadline
+    assert all(at >= read + 0.3 - 0.0005 for at, read in zip(held.answered_at, held.read_at))  # (_expire's slack)
