@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference.kafka_distribution import ReferenceUnavailable, require_tool
+from tests.reference.kafka_distribution import ReferenceUnavailable, maven_offline_first, require_tool
 
 JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
-MAVEN_TIMEOUT_S = 600
+JAVA_TEST_TIMEOUT_S = 600  # one Java test class run (the first also waits for Maven's compile)
 PACKAGE = "io.groupcoord.reference"
 
 
@@ -23,26 +23,15 @@ TEST_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLo
 @functools.cache
 def compiled_module() -> str:
     """The module's test class path (its classes and every test dependency), Maven run once per test session:
-    it compiles the module (incremental: nothing to do when unchanged) and writes the dependencies' class path.
-    Offline first (the dependencies are cached after the first run), online only if Maven lacks some. Why not
-    ``mvn test`` per test: Maven's start, its up-to-date checks and surefire's fork cost 4-10 s a run on the
-    two-core test machine, more than most of the Java tests themselves."""
-    mvn = require_tool("mvn")
+    it compiles the module (incremental: nothing to do when unchanged) and writes the dependencies' class path,
+    offline first (``maven_offline_first``). Why not ``mvn test`` per test: Maven's start, its up-to-date checks
+    and surefire's fork cost 4-10 s a run on the two-core test machine, more than most of the Java tests."""
     listing = JAVA_MODULE / "target" / "test-classpath.txt"
-    goal = [mvn, "-q", "-B", "test-compile", "dependency:build-classpath", f"-Dmdep.outputFile={listing}",
-            "-Dmdep.includeScope=test"]
-    failure = ""
-    for offline in (True, False):
-        try:
-            done = subprocess.run(goal + (["-o"] if offline else []), cwd=JAVA_MODULE, capture_output=True,
-                                  text=True, timeout=MAVEN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            failure = f"Maven did not compile the Java module within {MAVEN_TIMEOUT_S} s"
-            continue
-        if done.returncode == 0:
-            return os.pathsep.join([str(JAVA_MODULE / "target" / "test-classes"), listing.read_text().strip()])
-        failure = (done.stdout + done.stderr)[-3000:]
-    raise AssertionError(f"Maven could not compile the Java module tests/java: {failure}")
+    failure = maven_offline_first([require_tool("mvn"), "-q", "-B", "test-compile", "dependency:build-classpath",
+                                   f"-Dmdep.outputFile={listing}", "-Dmdep.includeScope=test"], cwd=JAVA_MODULE)
+    if failure is not None:
+        raise AssertionError(f"Maven could not compile the Java module tests/java: {failure}")
+    return os.pathsep.join([str(JAVA_MODULE / "target" / "test-classes"), listing.read_text().strip()])
 
 
 def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGroupTest",
@@ -58,9 +47,9 @@ def run_java_consumer_group_test(bootstrap: str, test_class: str = "ConsumerGrou
         return subprocess.run([java, *TEST_JVM, *(f"-D{name}={value}" for name, value in settings.items()),
                                "-cp", classpath, f"{PACKAGE}.RunTests", f"{PACKAGE}.{test_class}"],
                               env={**os.environ, "GROUPCOORD_BOOTSTRAP": bootstrap}, capture_output=True, text=True,
-                              timeout=MAVEN_TIMEOUT_S)
+                              timeout=JAVA_TEST_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"the Java test {test_class} did not finish in {MAVEN_TIMEOUT_S} s") from exc
+        raise AssertionError(f"the Java test {test_class} did not finish in {JAVA_TEST_TIMEOUT_S} s") from exc
 
 
 def failure_report(done: subprocess.CompletedProcess) -> str:

@@ -94,6 +94,24 @@ def ensure_connect_mirror(version: str = KAFKA_VERSION) -> KafkaDistribution:
                                                             LOG4J_VERSION)])
 
 
+def maven_offline_first(goal: list[str], cwd: Path | None = None) -> str | None:
+    """Runs a Maven goal offline first (what it needs is cached after its first run, so later test runs need no
+    network), then online if that failed. None once it succeeded, else why not: its output's tail, or the
+    timeout."""
+    failure = ""
+    for offline in (True, False):
+        try:
+            done = subprocess.run(goal + (["-o"] if offline else []), cwd=cwd, capture_output=True, text=True,
+                                  timeout=MAVEN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            failure = f"Maven did not finish within {MAVEN_TIMEOUT_S} s"
+            continue
+        if done.returncode == 0:
+            return None
+        failure = (done.stdout + done.stderr)[-3000:]
+    return failure
+
+
 def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
     """Returns the cached jars, resolving them with Maven the first time (offline first, then online)."""
     require_tool("java")
@@ -107,19 +125,10 @@ def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> 
     pom.write_text(_POM_TEMPLATE.format(name=name, dependencies=dependencies))
     if dist.libs.exists():
         shutil.rmtree(dist.libs)
-    goal = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-            f"-DoutputDirectory={dist.libs}", "-DincludeScope=runtime"]
-    failure = ""
-    for offline in (True, False):
-        try:
-            done = subprocess.run(goal + (["-o"] if offline else []), capture_output=True, text=True,
-                                  timeout=MAVEN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            failure = f"Maven did not finish within {MAVEN_TIMEOUT_S} s"
-            continue
-        if done.returncode == 0:
-            dist.complete_marker.write_text(version)
-            return dist
-        failure = (done.stdout + done.stderr)[-2000:]
+    failure = maven_offline_first([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
+                                   f"-DoutputDirectory={dist.libs}", "-DincludeScope=runtime"])
+    if failure is None:
+        dist.complete_marker.write_text(version)
+        return dist
     coordinates = ", ".join(f"{g}:{a}:{v}" for g, a, v in artifacts)
     raise ReferenceUnavailable(f"could not fetch {coordinates} with Maven: {failure}")

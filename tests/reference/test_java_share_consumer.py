@@ -11,9 +11,9 @@ import pytest
 
 from tests.support.share_configs import SHORT_SHARE_BOUNDS
 
-from tests.reference.java_module import MAVEN_TIMEOUT_S, assert_java_test_passes
+from tests.reference.java_module import JAVA_TEST_TIMEOUT_S, assert_java_test_passes
 
-pytestmark = [pytest.mark.java, pytest.mark.timeout(MAVEN_TIMEOUT_S * 2 + 60)]
+pytestmark = [pytest.mark.java, pytest.mark.timeout(JAVA_TEST_TIMEOUT_S * 2 + 60)]
 
 
 @pytest.mark.full("the Java share consumers against live Kafka 4.3.1 (~20 s; the same test against groupcoord runs by default)")
