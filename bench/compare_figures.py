@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from . import consumer_group_bench, ctp_bench, dataplane_bench, group_bench, memory_bench, txn_bench
+from . import consumer_group_bench, ctp_bench, dataplane_bench, franz_etl, group_bench, memory_bench, txn_bench
 from .loadgen import run_load
 from .requests import FETCH_TOPIC
 from .server_cpu import cpu_seconds
@@ -35,6 +35,7 @@ class Sizes:
     ctp_records: tuple[int, ...]
     ctp_partitions: int = 6
     ctp_members: int = 3
+    etl_records: tuple[int, ...] = (50_000, 500_000)
     memory_groups: int = 10_000
     memory_partitions: int = 100
     txn_partitions: tuple[int, ...] = (1, 8)
@@ -44,7 +45,7 @@ FULL = Sizes(seconds=5.0, warmup_seconds=2.0, big_group_members=1000, small_grou
              kip848_partitions=1000, dataplane_records=100_000, ctp_records=(50_000, 500_000))
 QUICK = Sizes(seconds=1.0, warmup_seconds=1.0, big_group_members=50, small_groups=100, kip848_members=50,
               kip848_partitions=50, dataplane_records=5_000, ctp_records=(2_000, 10_000), memory_groups=200,
-              memory_partitions=10)
+              memory_partitions=10, etl_records=(2_000,))
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,18 @@ def _ctp_combinations(bootstrap: str, sizes: Sizes, shared: dict, client_cores: 
     return figures
 
 
+def _franz_etl(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
+    """franz-go's TestGroupETL, the issue's own client test, at each size: its wall time, and each of its six
+    combinations' own time in the JSON."""
+    figures = {}
+    for records in sizes.etl_records:
+        result = franz_etl.run(bootstrap, records, client_cores)
+        figures[f"franz_etl_{records}_s"] = result.seconds
+        figures.update({f"franz_etl_{records}_{name.replace('/', '_')}_s": seconds
+                        for name, seconds in result.subtests.items()})
+    return figures
+
+
 def _memory(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     """The broker process's RSS before and after `memory_groups` x `memory_partitions` standalone commits
     (bench.memory_bench's first phase; for Kafka, the JVM's RSS with its 1 GiB heap)."""
@@ -280,6 +293,10 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                            "both static, KIP-848, KIP-848 static)", "s", False) for n in s.ctp_records],
            _ctp_combinations, description="bench.ctp_bench.run_combinations: the ctp workload once per "
                                           "assignor/protocol/static combination, summed"),
+    Figure("franz_etl", lambda s: [
+        Row(f"franz_etl_{n}_s", f"franz-go TestGroupETL, {n:,} records (6 combinations, 3-level chains)", "s", False)
+        for n in s.etl_records],
+           _franz_etl, description="franz-go's own consumer-group ETL test, unmodified (bench.franz_etl)"),
     Figure("memory", lambda s: [
         Row("rss_after_commits_mb", f"RSS holding {s.memory_groups:,} groups x {s.memory_partitions} committed offsets",
             "MiB", False, fsync="never"),
