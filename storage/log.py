@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
@@ -46,6 +47,7 @@ __all__ = ["CLEAN_SHUTDOWN_MARKER", "AppendResult", "PartitionLog", "parse_parti
 
 REPLAY_CHUNK: Final = 1024 * 1024
 _MAX_RELATIVE_OFFSET: Final = 0x7FFFFFFF
+_BASE_OFFSET: Final = attrgetter("base_offset")  # segment_for bisects the segments by it, building no list
 
 _log = structlog.get_logger("groupcoord.storage.log")
 
@@ -547,8 +549,7 @@ class PartitionLog:
 
     # ---- reading -----------------------------------------------------------------------
     def segment_for(self, offset: int) -> int:
-        bases = [segment.base_offset for segment in self.segments]
-        return max(bisect_right(bases, offset) - 1, 0)
+        return max(bisect_right(self.segments, offset, key=_BASE_OFFSET) - 1, 0)
 
     async def read(self, offset: int, max_bytes: int, *, min_one: bool = True, max_offset: int | None = None,
                    view: bool = False, region: bool = False) -> bytes | memoryview | FileRegion:
