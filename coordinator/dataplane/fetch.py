@@ -239,12 +239,12 @@ class FetchService:
             budget = _Budget(request.max_bytes)
             outcomes = await asyncio.get_running_loop().run_in_executor(None, _run_reads, planned, budget) \
                 if planned else []
-            for item, outcome in zip(planned, outcomes):
+            for at, (item, outcome) in enumerate(zip(planned, outcomes)):
                 item.close()
                 if outcome is _SKIPPED:
                     continue
                 if outcome is READ_AGAIN or outcome is READ_ON:  # this one and the rest, one by one
-                    read_error |= await self._read_one_by_one(planned[planned.index(item):], budget, regions)
+                    read_error |= await self._read_one_by_one(planned[at:], budget, regions)
                     break
                 if isinstance(outcome, CorruptLogError):
                     item.log.mark_corrupt(outcome)  # (a log already offline stays as it is)
