@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from groupcoord.protocol.file_region import FileRegion
-from groupcoord.storage.segment_reads import read_batches, read_region
+from groupcoord.storage.segment_reads import NOT_IN_SEGMENT, read_batches, read_region
 
 if TYPE_CHECKING:
     from groupcoord.storage.segment import Segment
@@ -39,9 +39,11 @@ READ_AGAIN: Final = _Sentinel("READ_AGAIN")
 """What ``run`` answers when the segment it was to read was deleted meanwhile (the cleaner or retention replaced
 it): the read is planned again on the loop, from the log's segments then."""
 READ_ON: Final = _Sentinel("READ_ON")
-"""What ``run`` answers when its segment held nothing for the read and a later segment lies below the bound: the
-read goes on there (planned again from ``resume_offset``, the later segment's base offset: every batch there ends
-at or after it, as after the read's offset)."""
+"""What ``run`` answers when its segment holds no batch ending at or after the offset (``NOT_IN_SEGMENT``) and a
+later segment lies below the bound: the read goes on there (planned again from ``resume_offset``, the later
+segment's base offset: every batch there ends at or after it, as after the read's offset), as Kafka's LocalLog.read
+goes on to the next segment when LogSegment.read answers null, not when it answers empty (a batch found but too
+large for the bytes left)."""
 
 
 class PlannedRead:
@@ -78,9 +80,9 @@ class PlannedRead:
         else:
             data = read_batches(segment, self.offset, self.start, self.limit, max_bytes, min_one,
                                 self.high_watermark, self.view)
-        if data or self.resume_offset is None:
+        if data is not NOT_IN_SEGMENT:
             return data
-        return READ_ON
+        return b"" if self.resume_offset is None else READ_ON
 
     def close(self) -> None:
         """(loop) The segment given back (one deleted meanwhile closes its file once no read holds it); once."""

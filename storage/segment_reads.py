@@ -26,6 +26,19 @@ from groupcoord.storage.segment import Segment
 SERVING_REFUSED: Final = "the partition is taken offline rather than serve it"
 
 
+class _NotInSegment:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_IN_SEGMENT"
+
+
+NOT_IN_SEGMENT: Final = _NotInSegment()
+"""What a read answers when the segment holds no batch ending at or after its offset (Kafka's LogSegment.read
+answers null): the log goes on to the next segment. A batch found but outside the bounds answers empty bytes, and
+the log does not go on (Kafka's empty FetchDataInfo): the batches after it are not the ones the fetch asked for."""
+
+
 class Window:
     """Bytes of one segment read ahead from a position, so that the batch headers a read walks (and a small
     answer) come from one ``pread`` rather than one each: a fetch near the log end locates its batch, walks the
@@ -70,8 +83,9 @@ WINDOW_MAX: Final = 64 * 1024
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int, view: bool = False) -> bytes | memoryview:
-    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``.
+                 high_watermark: int, view: bool = False) -> bytes | memoryview | _NotInSegment:
+    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``;
+    ``NOT_IN_SEGMENT`` when no batch here holds it or a later offset.
 
     With ``view`` the answer may be a memoryview of the bytes read rather than a copy of their whole batches:
     a fetch of megabytes then cuts off the partial batch at the end without copying the rest."""
@@ -80,7 +94,7 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
     try:
         position = locate_batch(window, offset, start)
         if position is None:
-            return b""
+            return NOT_IN_SEGMENT
         data = window.bytes_at(position, min(max(max_bytes, 0), limit - position))
         view = memoryview(data)
         end = 0
@@ -109,7 +123,7 @@ with the answer's other parts, cheaper than a descriptor ``dup`` and a ``sendfil
 
 
 def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                high_watermark: int, walk_from: int) -> FileRegion | bytes | memoryview:
+                high_watermark: int, walk_from: int) -> FileRegion | bytes | memoryview | _NotInSegment:
     """``read_batches``' answer (the same whole batches, by the same bounds) as a region of the segment file,
     found by reading batch headers only: from the batch holding ``offset``, the walk jumps to ``walk_from``
     (``OffsetIndex.walk_start`` of the bounds: every batch before it fits them) and reads headers from there.
@@ -118,7 +132,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     handed out only when it lies below ``segment.verified_end``; otherwise (a segment trusted at recovery and
     not yet read) the batches are read and checked by ``read_batches``. An answer under ``REGION_MIN`` is read
     too."""
-    def read_checked() -> bytes | memoryview:
+    def read_checked() -> bytes | memoryview | _NotInSegment:
         return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
 
     position = start
@@ -126,7 +140,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     try:
         position = locate_batch(window, offset, start)
         if position is None:
-            return b""
+            return NOT_IN_SEGMENT
         budget_end = position + min(max(max_bytes, 0), limit - position)
         window.until = budget_end + HEADER_SIZE  # the walk's last header begins by the budget's end
         end = walk = max(position, walk_from)

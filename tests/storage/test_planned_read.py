@@ -7,7 +7,7 @@ from __future__ import annotations
 from unittest import mock
 
 from groupcoord.protocol.file_region import FileRegion
-from groupcoord.protocol.record_batch import encode_batch, set_base_offset
+from groupcoord.protocol.record_batch import encode_batch, parse_header, set_base_offset
 from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
 from tests.storage.conftest import small_config
 
@@ -65,3 +65,16 @@ async def test_a_plan_holds_its_segment_until_closed(open_log):
     planned.close()
     planned.close()  # once
     assert segment._closed
+
+
+async def test_a_batch_too_large_for_the_bytes_left_answers_empty_rather_than_the_next_segments_batches(open_log):
+    """Kafka's LogSegment.read answers empty, not null, when the batch holding the offset is found but does not fit
+    (no min_one): the log does not go on to the next segment, whose batches would skip the offsets asked for."""
+    log = await open_log(small_config(segment_bytes=len(batch_at(0, 20)) + 1))  # each batch a segment of its own
+    await log.append(batch_at(0, 20))
+    await log.append(batch_at(0, 1))
+    assert [segment.base_offset for segment in log.segments] == [0, 20]
+    for region in (False, True):
+        assert bytes(await log.read(0, 200, min_one=False, region=region)) == b""
+        whole = bytes(await log.read(0, 200, min_one=True, region=region))
+        assert len(whole) == len(batch_at(0, 20)) and parse_header(whole).base_offset == 0
