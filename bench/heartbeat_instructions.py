@@ -167,17 +167,21 @@ def one_run(tree: Path, python: str, requests: int, connections: int, depth: int
 
 
 def count_child(tree: Path, python: str, script: Path, args: tuple[str, ...], valgrind: bool = True,
-                keep: str | None = None, timeout_s: float = START_SECONDS) -> tuple[int | None, list[str]]:
+                keep: str | None = None, timeout_s: float = START_SECONDS,
+                wrapper: tuple[str, ...] = ()) -> tuple[int | None, list[str]]:
     """Run ``script``'s child (``--child`` plus ``args``, ``tree`` first on its path) under callgrind and count
     what it does between its "ready" and its "done": (the instructions, or None without valgrind; the words of
     its "ok" line after "ok"). The one parent side of every in-process instruction bench (heartbeat, commit,
-    replay): the child's handshake is ``run_child``'s."""
+    replay, fetch): the child's handshake is ``run_child``'s. ``wrapper``: a command the child runs under instead
+    of valgrind (bench.fetch_instructions' ``strace -f``, which reads its trace between the same lines)."""
     child = [python, "-c", f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')", "--child", *args]
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict layouts run to run
     env.pop("PYTHONPATH", None)
     with tempfile.TemporaryDirectory(prefix="groupcoord-callgrind-") as dumps:
         prefix = os.path.join(dumps, "callgrind.out")
-        cmd = child
+        cmd = [*wrapper, *child]
+        if valgrind and wrapper:
+            raise ValueError("a child runs under valgrind or under a wrapper, not both")
         if valgrind:
             if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
                 raise SystemExit("valgrind (with callgrind_control) is not installed")

@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
@@ -38,7 +39,8 @@ from groupcoord.storage.recovery import (
     CLEAN_SHUTDOWN_MARKER, recover_segments, write_clean_shutdown_marker, write_recovery_point,
 )
 from groupcoord.storage.segment import Segment, fsync_directory
-from groupcoord.storage.segment_reads import find_timestamp, read_batches, read_region
+from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
+from groupcoord.storage.segment_reads import find_timestamp
 from groupcoord.storage.write_rounds import WriteRounds
 from groupcoord.storage.txn_index import AbortedTxn
 
@@ -46,6 +48,7 @@ __all__ = ["CLEAN_SHUTDOWN_MARKER", "AppendResult", "PartitionLog", "parse_parti
 
 REPLAY_CHUNK: Final = 1024 * 1024
 _MAX_RELATIVE_OFFSET: Final = 0x7FFFFFFF
+_BASE_OFFSET: Final = attrgetter("base_offset")  # segment_for bisects the segments by it, building no list
 
 _log = structlog.get_logger("groupcoord.storage.log")
 
@@ -547,8 +550,7 @@ class PartitionLog:
 
     # ---- reading -----------------------------------------------------------------------
     def segment_for(self, offset: int) -> int:
-        bases = [segment.base_offset for segment in self.segments]
-        return max(bisect_right(bases, offset) - 1, 0)
+        return max(bisect_right(self.segments, offset, key=_BASE_OFFSET) - 1, 0)
 
     async def read(self, offset: int, max_bytes: int, *, min_one: bool = True, max_offset: int | None = None,
                    view: bool = False, region: bool = False) -> bytes | memoryview | FileRegion:
@@ -562,46 +564,64 @@ class PartitionLog:
         ``FileRegion`` of the segment file (segment_reads.read_region: a fetch on a connection that sends it
         with ``sendfile``), or the bytes when the batches are few or not yet checked.
         """
+        return await self.read_to(offset, max_bytes, self.read_bound(max_offset), min_one=min_one, view=view,
+                                  region=region)
+
+    async def read_to(self, offset: int, max_bytes: int, high_watermark: int, *, min_one: bool = True,
+                      view: bool = False, region: bool = False) -> bytes | memoryview | FileRegion:
+        """``read`` below a bound already taken (``read_bound``: a fetch answers with the high watermark it read
+        by): planned, run, planned again if its segment was deleted meanwhile, and on in the next segment if
+        its own held nothing for it."""
+        while True:
+            planned = self.plan_read(offset, max_bytes, high_watermark, view=view, region=region)
+            if planned is None:
+                return b""
+            data = await self.run_planned(planned, max_bytes, min_one)
+            if data is READ_ON:
+                offset = planned.resume_offset
+            elif data is not READ_AGAIN:
+                return data
+
+    def read_bound(self, max_offset: int | None = None) -> int:
+        """(loop) Where a read stops: the high watermark, or ``max_offset`` below it. Raises the log's corruption
+        when it is offline."""
         self._check_open()
         if self.corruption is not None:
             raise self.corruption
-        high_watermark = self.high_watermark if max_offset is None else min(self.high_watermark, max_offset)
+        return self.high_watermark if max_offset is None else min(self.high_watermark, max_offset)
+
+    def plan_read(self, offset: int, max_bytes: int, high_watermark: int, *, view: bool = False,
+                  region: bool = False) -> PlannedRead | None:
+        """(loop) ``read``'s bounds in the segment holding ``offset`` (at least the log start) taken for a thread
+        to read by (storage/planned_read.py), or None when nothing lies between it and ``high_watermark``
+        (``read_bound``'s). The plan holds its segment until closed: ``run_planned`` closes it, as must whoever
+        runs it otherwise."""
         offset = max(offset, self.log_start_offset)
         if offset >= high_watermark:
-            return b""
-        while True:
-            segments = self.segments
-            for segment in segments[self.segment_for(offset):]:
-                if segment.deleted:
-                    break  # replaced by the cleaner or retention meanwhile: look again
-                if segment.base_offset >= high_watermark:
-                    return b""
-                data = await self._read_from(segment, offset, max_bytes, min_one, high_watermark, view, region)
-                if data:
-                    return data
-            else:
-                return b""
-            offset = max(offset, self.log_start_offset)
-
-    async def _read_from(self, segment: Segment, offset: int, max_bytes: int, min_one: bool,
-                         high_watermark: int, view: bool = False,
-                         region: bool = False) -> bytes | memoryview | FileRegion:
-        limit = segment.size
+            return None
+        segments = self.segments
+        at = self.segment_for(offset)
+        segment = segments[at]
+        if segment.base_offset >= high_watermark:
+            return None
         index = segment.offset_index
         start = index.lookup(offset)
-        segment.begin_read()
+        # (the index is read here, on the loop that appends to it)
+        walk_from = index.walk_start(start + max(max_bytes, 0), high_watermark) if region else 0
+        following = segments[at + 1].base_offset if at + 1 < len(segments) else None
+        resume = following if following is not None and following < high_watermark else None
+        return PlannedRead(segment, offset, start, segment.size, walk_from, high_watermark, view, region, resume)
+
+    async def run_planned(self, planned: PlannedRead, max_bytes: int,
+                          min_one: bool) -> bytes | memoryview | FileRegion | object:
+        """``planned`` run on an executor thread and closed; a corrupt batch found takes the log offline."""
         try:
-            if region:  # (the index is read here, on the loop that appends to it)
-                walk_from = index.walk_start(start + max(max_bytes, 0), high_watermark)
-                return await asyncio.get_running_loop().run_in_executor(
-                    None, read_region, segment, offset, start, limit, max_bytes, min_one, high_watermark, walk_from)
-            return await asyncio.get_running_loop().run_in_executor(
-                None, read_batches, segment, offset, start, limit, max_bytes, min_one, high_watermark, view)
+            return await asyncio.get_running_loop().run_in_executor(None, planned.run, max_bytes, min_one)
         except CorruptLogError as exc:
             self.mark_corrupt(exc)
             raise
         finally:
-            segment.end_read()
+            planned.close()
 
     async def offset_for_timestamp(self, ts: int) -> tuple[int, int, int] | None:
         """(offset, timestamp, leader epoch of its batch) of the first record whose timestamp is >= ``ts``."""

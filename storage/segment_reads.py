@@ -23,22 +23,79 @@ from groupcoord.protocol.record_batch import (
 from groupcoord.storage.errors import CorruptLogError
 from groupcoord.storage.segment import Segment
 
-LOCATE_CHUNK: Final = 64 * 1024
 SERVING_REFUSED: Final = "the partition is taken offline rather than serve it"
 
 
+class _NotInSegment:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_IN_SEGMENT"
+
+
+NOT_IN_SEGMENT: Final = _NotInSegment()
+"""What a read answers when the segment holds no batch ending at or after its offset (Kafka's LogSegment.read
+answers null): the log goes on to the next segment. A batch found but outside the bounds answers empty bytes, and
+the log does not go on (Kafka's empty FetchDataInfo): the batches after it are not the ones the fetch asked for."""
+
+
+class Window:
+    """Bytes of one segment read ahead from a position, so that the batch headers a read walks (and a small
+    answer) come from one ``pread`` rather than one each: a fetch near the log end locates its batch, walks the
+    headers to its bounds and takes the answer's bytes all from one read of the segment's tail.
+
+    A miss at ``pos`` reads ``[pos, until)`` (the read's reach: its byte budget's end plus the header that may end
+    the walk there), at least ``WINDOW_MIN`` and at most ``WINDOW_MAX`` bytes, never past ``limit``. The bytes are
+    those the per-header reads would see: everything a read serves lies below the high watermark, written before
+    the read was planned; a window's end may hold bytes still being written, which, as before, end the walk (a
+    short read) or are beyond what it uses."""
+
+    __slots__ = ("segment", "limit", "until", "start", "data")
+
+    def __init__(self, segment: Segment, limit: int, until: int) -> None:
+        self.segment = segment
+        self.limit = limit
+        self.until = until
+        self.start = 0
+        self.data = b""
+
+    def header(self, pos: int) -> BatchHeader | None:
+        """The header at ``pos``, or None past the written bytes (fewer than a header's bytes there)."""
+        rel = pos - self.start
+        if rel < 0 or rel + HEADER_SIZE > len(self.data):
+            size = min(max(self.until - pos, WINDOW_MIN), WINDOW_MAX, self.limit - pos)
+            self.start, self.data, rel = pos, self.segment.read(pos, size), 0
+            if len(self.data) < HEADER_SIZE:
+                return None
+        return parse_header(self.data, rel)
+
+    def bytes_at(self, pos: int, size: int) -> bytes:
+        """``size`` bytes from ``pos`` (fewer past the written bytes): the window's when it holds them."""
+        rel = pos - self.start
+        if rel >= 0 and rel + size <= len(self.data):
+            return self.data if rel == 0 and size == len(self.data) else self.data[rel:rel + size]
+        return self.segment.read(pos, size)
+
+
+WINDOW_MIN: Final = 4 * 1024
+"""The least a window reads: a batch located from an index entry lies within about an index interval of it."""
+WINDOW_MAX: Final = 64 * 1024
+
+
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int, view: bool = False) -> bytes | memoryview:
-    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``.
+                 high_watermark: int, view: bool = False) -> bytes | memoryview | _NotInSegment:
+    """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``;
+    ``NOT_IN_SEGMENT`` when no batch here holds it or a later offset.
 
     With ``view`` the answer may be a memoryview of the bytes read rather than a copy of their whole batches:
     a fetch of megabytes then cuts off the partial batch at the end without copying the rest."""
     position = start
+    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE)
     try:
-        position = locate_batch(segment, offset, start, limit)
+        position = locate_batch(window, offset, start)
         if position is None:
-            return b""
-        data = segment.read(position, min(max(max_bytes, 0), limit - position))
+            return NOT_IN_SEGMENT
+        data = window.bytes_at(position, min(max(max_bytes, 0), limit - position))
         view = memoryview(data)
         end = 0
         for pos, header in _whole_headers(data):
@@ -47,10 +104,10 @@ def read_batches(segment: Segment, offset: int, start: int, limit: int, max_byte
             check_crc(segment, position, view, pos, header)
             end = pos + header.size
         if end == 0 and min_one:
-            header = parse_header(segment.read(position, HEADER_SIZE))
+            header = parse_header(window.bytes_at(position, HEADER_SIZE))
             if header.base_offset >= high_watermark:
                 return b""
-            data, end = segment.read(position, header.size), header.size
+            data, end = window.bytes_at(position, header.size), header.size
             check_crc(segment, position, memoryview(data), 0, header)
     except CorruptBatchError as exc:
         raise CorruptLogError(segment.directory.name, segment.log_path, position, str(exc),
@@ -66,7 +123,7 @@ with the answer's other parts, cheaper than a descriptor ``dup`` and a ``sendfil
 
 
 def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                high_watermark: int, walk_from: int) -> FileRegion | bytes | memoryview:
+                high_watermark: int, walk_from: int) -> FileRegion | bytes | memoryview | _NotInSegment:
     """``read_batches``' answer (the same whole batches, by the same bounds) as a region of the segment file,
     found by reading batch headers only: from the batch holding ``offset``, the walk jumps to ``walk_from``
     (``OffsetIndex.walk_start`` of the bounds: every batch before it fits them) and reads headers from there.
@@ -75,22 +132,23 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     handed out only when it lies below ``segment.verified_end``; otherwise (a segment trusted at recovery and
     not yet read) the batches are read and checked by ``read_batches``. An answer under ``REGION_MIN`` is read
     too."""
-    def read_checked() -> bytes | memoryview:
+    def read_checked() -> bytes | memoryview | _NotInSegment:
         return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
 
     position = start
+    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE)
     try:
-        position = locate_batch(segment, offset, start, limit)
+        position = locate_batch(window, offset, start)
         if position is None:
-            return b""
+            return NOT_IN_SEGMENT
         budget_end = position + min(max(max_bytes, 0), limit - position)
+        window.until = budget_end + HEADER_SIZE  # the walk's last header begins by the budget's end
         end = walk = max(position, walk_from)
         last: BatchHeader | None = None
         while end + HEADER_SIZE <= limit:
-            head = segment.read(end, HEADER_SIZE)
-            if len(head) < HEADER_SIZE:
+            header = window.header(end)
+            if header is None:
                 break  # past the written bytes
-            header = parse_header(head)
             if header.base_offset >= high_watermark or end + header.size > budget_end:
                 break
             end += header.size
@@ -98,7 +156,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
         if last is None and walk > position:  # the index's batch does not fit the bounds it was chosen by
             return read_checked()
         if last is None and min_one:
-            last = parse_header(segment.read(position, HEADER_SIZE))
+            last = parse_header(window.bytes_at(position, HEADER_SIZE))
             if last.base_offset >= high_watermark:
                 return b""
             end = position + last.size
@@ -110,7 +168,7 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     if end > segment.verified_end:
         return read_checked()
     if end - position < REGION_MIN:
-        return segment.read(position, end - position)
+        return window.bytes_at(position, end - position)
     return segment.region(position, end - position, last.next_offset)
 
 
@@ -144,20 +202,17 @@ def _whole_headers(data: bytes) -> Iterator[tuple[int, BatchHeader]]:
         pos += header.size
 
 
-def locate_batch(segment: Segment, offset: int, start: int, limit: int) -> int | None:
-    """Position of the first batch at or after ``start`` whose last offset is >= ``offset``."""
+def locate_batch(window: Window, offset: int, start: int) -> int | None:
+    """Position of the first batch at or after ``start`` whose last offset is >= ``offset`` (its headers read
+    through ``window``)."""
     pos = start
-    while pos + HEADER_SIZE <= limit:
-        chunk = segment.read(pos, min(LOCATE_CHUNK, limit - pos))
-        rel = 0
-        while rel + HEADER_SIZE <= len(chunk):
-            header = parse_header(chunk, rel)
-            if header.base_offset + header.last_offset_delta >= offset:
-                return pos + rel
-            rel += header.size
-        if rel == 0:
+    while pos + HEADER_SIZE <= window.limit:
+        header = window.header(pos)
+        if header is None:
             return None  # past the written bytes
-        pos += rel
+        if header.base_offset + header.last_offset_delta >= offset:
+            return pos
+        pos += header.size
     return None
 
 

@@ -12,15 +12,17 @@ or partition) are answered after the ones we read, and do not cut a long poll sh
 """
 from __future__ import annotations
 
+import asyncio
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Final
 
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.file_region import FileRegion
 from groupcoord.protocol.names import ZERO_UUID
 from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.protocol.values import as_ms as _ms
-from groupcoord.storage.errors import CorruptLogError
+from groupcoord.storage.errors import CorruptLogError, LogClosedError
+from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock
@@ -189,68 +191,105 @@ class FetchService:
     async def _read(self, request: FetchRequestData,
                     targets: list[tuple[TopicPartitionRef, PartitionRequest]],
                     denied: frozenset[str] = frozenset(), regions: bool = False) -> _Read:
-        remaining = request.max_bytes
-        total = 0
+        """One pass: every partition's answer entry and bounds taken on the loop, their reads planned, and the
+        reads run in order in one executor job (``_run_reads``) by KIP-74's budget."""
         read_error = False
-        min_one = True
         committed = request.isolation_level == READ_COMMITTED
         results: list[PartitionResult] = []
         erroneous: list[PartitionResult] = []
         readable = []
-        for ref, part in targets:
-            entry = {"partition_index": ref.partition, "error_code": ErrorCode.none, "high_watermark": -1,
-                     "last_stable_offset": -1, "log_start_offset": -1,
-                     "aborted_transactions": [] if committed else None,
-                     "preferred_read_replica": -1, "records": b""}
-            error = self._unreadable(ref, denied)
-            if error is not None:
-                entry["error_code"] = error
-                erroneous.append((ref, entry))
-                continue
-            results.append((ref, entry))
-            if self._inconsistent(ref):
-                entry["error_code"] = ErrorCode.inconsistent_topic_id
-                read_error = True
-                continue
-            readable.append((ref.topic, ref.partition))
-            log = self._catalog.log(ref.topic, ref.partition)
-            try:
-                stable = log.high_watermark if self._states is None else \
-                    await self._states.last_stable_offset(log)
-            except CorruptLogError:
-                entry.update(error_code=ErrorCode.kafka_storage_error)
-                read_error = True
-                continue
-            high_watermark = log.high_watermark
-            stable = min(stable, high_watermark)
-            entry.update(high_watermark=high_watermark, last_stable_offset=stable,
-                         log_start_offset=log.log_start_offset)
-            if not log.log_start_offset <= part.fetch_offset <= high_watermark:
-                # Kafka's ReplicaManager answers a failed read with unknown (-1) offsets, not the log's.
-                entry.update(error_code=ErrorCode.offset_out_of_range, high_watermark=-1, last_stable_offset=-1,
-                             log_start_offset=-1)
-                read_error = True
-            elif part.fetch_offset < high_watermark and (remaining > 0 or min_one):
-                limit = max(0, min(part.max_bytes, remaining))
-                try:
-                    data = await log.read(part.fetch_offset, limit, min_one=min_one,
-                                          max_offset=stable if committed else None, view=True,
-                                          region=regions)
-                except CorruptLogError:
-                    # The read found a batch whose CRC fails: the log has taken itself offline; this
-                    # partition answers as every later fetch of it will, the others are served.
-                    entry.update(error_code=ErrorCode.kafka_storage_error, high_watermark=-1,
-                                 last_stable_offset=-1, log_start_offset=-1)
+        planned: list[_Planned] = []
+        try:
+            for ref, part in targets:
+                entry = {"partition_index": ref.partition, "error_code": ErrorCode.none, "high_watermark": -1,
+                         "last_stable_offset": -1, "log_start_offset": -1,
+                         "aborted_transactions": [] if committed else None,
+                         "preferred_read_replica": -1, "records": b""}
+                error = self._unreadable(ref, denied)
+                if error is not None:
+                    entry["error_code"] = error
+                    erroneous.append((ref, entry))
+                    continue
+                results.append((ref, entry))
+                if self._inconsistent(ref):
+                    entry["error_code"] = ErrorCode.inconsistent_topic_id
                     read_error = True
                     continue
-                if data and committed:
-                    entry["aborted_transactions"] = self._aborted(log, part.fetch_offset, data)
-                if data:
-                    entry["records"] = data
-                    total += len(data)
-                    remaining -= len(data)
-                    min_one = False
-        return _Read(results + erroneous, total, read_error, readable)
+                readable.append((ref.topic, ref.partition))
+                log = self._catalog.log(ref.topic, ref.partition)
+                try:
+                    stable = log.high_watermark if self._states is None else \
+                        await self._states.last_stable_offset(log)
+                except CorruptLogError:
+                    entry.update(error_code=ErrorCode.kafka_storage_error)
+                    read_error = True
+                    continue
+                high_watermark = log.high_watermark
+                stable = min(stable, high_watermark)
+                entry.update(high_watermark=high_watermark, last_stable_offset=stable,
+                             log_start_offset=log.log_start_offset)
+                if not log.log_start_offset <= part.fetch_offset <= high_watermark:
+                    # Kafka's ReplicaManager answers a failed read with unknown (-1) offsets, not the log's.
+                    entry.update(error_code=ErrorCode.offset_out_of_range, high_watermark=-1, last_stable_offset=-1,
+                                 log_start_offset=-1)
+                    read_error = True
+                elif part.fetch_offset < high_watermark:
+                    planned.append(_Planned.of(log, entry, part, stable if committed else None,
+                                               max(0, min(part.max_bytes, request.max_bytes)), regions))
+            budget = _Budget(request.max_bytes)
+            outcomes = await asyncio.get_running_loop().run_in_executor(None, _run_reads, planned, budget) \
+                if planned else []
+            for at, (item, outcome) in enumerate(zip(planned, outcomes)):
+                item.close()
+                if outcome is _SKIPPED:
+                    continue
+                if outcome is READ_AGAIN or outcome is READ_ON:  # this one and the rest, one by one
+                    read_error |= await self._read_one_by_one(planned[at:], budget, regions)
+                    break
+                if isinstance(outcome, CorruptLogError):
+                    item.log.mark_corrupt(outcome)  # (a log already offline stays as it is)
+                    read_error = True
+                    item.failed()
+                    continue
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                self._took(item, outcome)  # (counted against the budget by the job)
+        finally:
+            for item in planned:
+                item.close()
+        return _Read(results + erroneous, budget.total, read_error, readable)
+
+    async def _read_one_by_one(self, planned: list[_Planned], budget: _Budget, regions: bool) -> bool:
+        """The planned reads from the first the job left to the loop (its segment deleted meanwhile, or empty for
+        it), each run by itself (``PartitionLog.read_to``) by the bound its answer entry holds. Returns whether a
+        read failed."""
+        read_error = False
+        for item in planned:
+            item.close()
+            limit = budget.limit(item.part.max_bytes)
+            if limit is None:
+                continue
+            try:
+                if isinstance(item.plan, BaseException):
+                    raise item.plan
+                data = await item.log.read_to(item.part.fetch_offset, limit, item.bound, min_one=budget.min_one,
+                                              view=True, region=regions)
+            except CorruptLogError:
+                read_error = True
+                item.failed()
+                continue
+            self._took(item, data)
+            budget.took(len(data))
+        return read_error
+
+    def _took(self, item: _Planned, data: bytes | memoryview | FileRegion) -> None:
+        """A partition's records in its answer entry (with, at read_committed, the aborted transactions they
+        overlap)."""
+        if not data:
+            return
+        if item.committed:
+            item.entry["aborted_transactions"] = self._aborted(item.log, item.part.fetch_offset, data)
+        item.entry["records"] = data
 
     @staticmethod
     def _aborted(log: Any, fetch_offset: int, data: bytes | memoryview | FileRegion) -> list[dict]:
@@ -283,6 +322,107 @@ class FetchService:
             return ref.topic_id
         known = self._catalog.get(ref.topic) if ref.topic is not None else None
         return known.topic_id if known is not None else ZERO_UUID
+
+
+class _Budget:
+    """KIP-74's bounds as a fetch reads its partitions in order: each up to its partition_max_bytes and what is
+    left of the response's max_bytes, the first batch found returned whole even when it is larger (``min_one``).
+    Used by the executor job and, after it, by the loop (never both at once)."""
+
+    __slots__ = ("remaining", "min_one", "total")
+
+    def __init__(self, max_bytes: int) -> None:
+        self.remaining = max_bytes
+        self.min_one = True
+        self.total = 0
+
+    def limit(self, partition_max_bytes: int) -> int | None:
+        """The bytes the next partition may read, or None when it is not read at all."""
+        if self.remaining > 0 or self.min_one:
+            return max(0, min(partition_max_bytes, self.remaining))
+        return None
+
+    def took(self, nbytes: int) -> None:
+        """A partition's read answered ``nbytes`` (none: the budget is as it was)."""
+        if nbytes:
+            self.total += nbytes
+            self.remaining -= nbytes
+            self.min_one = False
+
+
+class _Planned:
+    """One partition's read planned on the loop (``PartitionLog.plan_read``), with its answer entry; ``plan`` is
+    the exception the log raised instead when it could not be planned (offline, closed), raised where the read
+    would have been."""
+
+    __slots__ = ("log", "entry", "part", "bound", "committed", "plan")
+
+    def __init__(self, log: Any, entry: dict, part: PartitionRequest, bound: int, committed: bool,
+                 plan: PlannedRead | BaseException | None) -> None:
+        self.log = log
+        self.entry = entry
+        self.part = part
+        self.bound = bound
+        self.committed = committed
+        self.plan = plan
+
+    @classmethod
+    def of(cls, log: Any, entry: dict, part: PartitionRequest, max_offset: int | None, max_bytes: int,
+           regions: bool) -> _Planned:
+        """Planned with the most the read may be given (``max_bytes``: the partition's, within the response's)."""
+        try:
+            bound = log.read_bound(max_offset)
+        except (CorruptLogError, LogClosedError) as exc:  # (raised where the read would have been, if it is)
+            return cls(log, entry, part, entry["high_watermark"], max_offset is not None, exc)
+        plan = log.plan_read(part.fetch_offset, max_bytes, bound, view=True, region=regions)
+        return cls(log, entry, part, bound, max_offset is not None, plan)
+
+    def failed(self) -> None:
+        """The read found a batch whose CRC fails: the log has taken itself offline; this partition answers as
+        every later fetch of it will, the others are served."""
+        self.entry.update(error_code=ErrorCode.kafka_storage_error, high_watermark=-1, last_stable_offset=-1,
+                          log_start_offset=-1)
+
+    def close(self) -> None:
+        if type(self.plan) is PlannedRead:
+            self.plan.close()
+
+
+_SKIPPED: Final = object()
+"""The outcome of a planned read the budget left unread."""
+
+
+def _run_reads(planned: list[_Planned], budget: _Budget) -> list[Any]:
+    """(executor) The planned reads in order, by the budget: per read its records, ``_SKIPPED``, the
+    ``CorruptLogError`` it met (the loop takes the log offline), or, ending the job, ``READ_AGAIN``/``READ_ON``
+    (its segment deleted meanwhile or empty for it: the loop reads that partition and the rest) or the exception
+    a plan holds."""
+    outcomes: list[Any] = []
+    for item in planned:
+        limit = budget.limit(item.part.max_bytes)
+        if limit is None:
+            outcomes.append(_SKIPPED)
+            continue
+        plan = item.plan
+        if plan is None:
+            data: Any = b""
+        elif type(plan) is PlannedRead:
+            try:
+                data = plan.run(limit, budget.min_one)
+            except CorruptLogError as exc:
+                outcomes.append(exc)
+                continue
+        elif isinstance(plan, CorruptLogError):
+            outcomes.append(plan)
+            continue
+        else:
+            outcomes.append(plan)
+            break
+        outcomes.append(data)
+        if data is READ_AGAIN or data is READ_ON:
+            break
+        budget.took(len(data))
+    return outcomes
 
 
 def parse_request(request: Any, api_version: int) -> FetchRequestData:

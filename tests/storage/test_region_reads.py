@@ -136,3 +136,82 @@ async def test_unchecked_batches_are_read_and_checked_rather_than_handed_out_as_
     with pytest.raises(CorruptLogError, match="CRC-32C mismatch"):
         await log.read(0, 300_000, region=True)
     await manager.close()
+
+
+def expected_read(segment_files: list[bytes], offset: int, max_bytes: int, min_one: bool, below: int) -> bytes:
+    """What a read answers, from the segments' whole bytes: in the first segment holding a batch that ends at or
+    after ``offset``, the batches from that one on, below ``below`` (the high watermark or the stable offset),
+    whole, at most ``max_bytes`` together, or the first alone with ``min_one``."""
+    for data in segment_files:
+        batches = [(pos, header) for pos, header in iter_batches(data, verify=False)
+                   if header.last_offset >= offset]
+        if not batches:
+            continue
+        first = batches[0][0]
+        if batches[0][1].base_offset >= below:
+            return b""
+        end = first
+        for pos, header in batches:
+            if header.base_offset >= below or pos + header.size - first > max(max_bytes, 0):
+                break
+            end = pos + header.size
+        if end == first and min_one:
+            end = first + batches[0][1].size
+        return data[first:end]
+    return b""
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=batches_strategy, reads=reads_strategy, interval=st.sampled_from(["64", "256", "4096"]),
+       segment_bytes=st.sampled_from(["8192", "65536"]), window=st.sampled_from([(61, 61), (64, 200), (4096, 65536)]),
+       region_min=st.sampled_from([0, segment_reads.REGION_MIN]))
+def test_reads_through_a_window_answer_the_batches_the_segment_files_hold(tmp_path_factory, batches, reads, interval,
+                                                                          segment_bytes, window, region_min):
+    """Both readers, with windows from one header's size up (every header a read of its own, refills mid-walk) and
+    answers as regions or bytes, answer exactly the batches a walk of the segment files' whole bytes finds."""
+    directory = tmp_path_factory.mktemp("window") / "t-0"
+    config = LogConfig.from_topic_configs({"segment.bytes": segment_bytes, "index.interval.bytes": interval})
+
+    async def scenario() -> None:
+        log = await PartitionLog.open(directory, config, FsyncPolicy.NEVER)
+        for i, (records, size) in enumerate(batches):
+            await log.append(batch(records, size, i))
+        files = [segment.log_path.read_bytes() for segment in log.segments]
+        with mock.patch.object(segment_reads, "WINDOW_MIN", window[0]), \
+                mock.patch.object(segment_reads, "WINDOW_MAX", window[1]), \
+                mock.patch.object(segment_reads, "REGION_MIN", region_min):
+            for offset, max_bytes, min_one, max_offset in reads:
+                below = log.high_watermark if max_offset is None else min(log.high_watermark, max_offset)
+                expected = b"" if offset >= below else expected_read(files, offset, max_bytes, min_one, below)
+                for region in (False, True):
+                    got = await log.read(offset, max_bytes, min_one=min_one, max_offset=max_offset, view=True,
+                                         region=region)
+                    assert bytes(got) == expected, (offset, max_bytes, min_one, max_offset, region)
+                    if type(got) is FileRegion:
+                        got.close()
+        await log.close()
+
+    asyncio.run(scenario())
+
+
+async def test_a_read_near_the_log_end_reads_the_segment_once(open_log):
+    """A consumer at the log end (TestGroupETL's): the batch located from the index, the headers walked to the
+    bounds and the answer's bytes all come from one pread of the segment's tail, not one per header."""
+    log = await open_log(small_config(segment_bytes=1 << 20, index_interval_bytes=4096))
+    for i in range(200):
+        await log.append(batch(20, 70, i))
+    offset = log.high_watermark - 3 * 20
+    expected = bytes(await log.read(offset, 1 << 20, view=True))
+    reads = []
+    real_pread = os.pread
+
+    def counting_pread(fd, size, position):
+        reads.append((size, position))
+        return real_pread(fd, size, position)
+
+    for region in (False, True):
+        reads.clear()
+        with mock.patch.object(os, "pread", counting_pread):
+            got = await log.read(offset, 1 << 20, view=True, region=region)
+        assert bytes(got) == expected and len(expected) > 0
+        assert len(reads) == 1, reads
