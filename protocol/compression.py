@@ -107,9 +107,9 @@ def decompressed_size(codec: int, data: bytes | bytearray | memoryview,
         raise CompressionError(f"unknown compression codec {codec}") from None
     if codec is CompressionType.NONE:
         return len(data)
-    if codec is CompressionType.SNAPPY:
-        return len(decompress(codec, data, max_size))
     try:
+        if codec is CompressionType.SNAPPY:
+            return _snappy_decompress(data, max_size, copy=False)
         into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
                 CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
         return _bounded(into, data, max_size, _declared_size(codec, data), copy=False)
@@ -195,12 +195,16 @@ def _xerial_snappy_compress(data: bytes | bytearray | memoryview) -> bytes:
     return bytes(out)
 
 
-def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int) -> bytes:
+def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int, copy: bool = True) -> Any:
+    """The decoded payload, raw or in xerial framing; with ``copy=False`` only its size, every block decoded
+    and bounded the same way (``decompressed_size``: the verdict without building the decoded bytes)."""
     view = memoryview(data)
     if bytes(view[:8]) != XERIAL_MAGIC:
-        return _raw_snappy(view, max_size)
+        out = _raw_snappy(view, max_size)
+        return bytes(out) if copy else len(out)
     pos = _XERIAL_HEADER.size
-    out = bytearray()
+    decoded = 0
+    blocks: list[memoryview] = []
     while pos < len(view):
         if pos + 4 > len(view):
             raise CompressionError("xerial snappy block length is cut short")
@@ -208,17 +212,21 @@ def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int) -> b
         pos += 4
         if size < 0 or pos + size > len(view):
             raise CompressionError("xerial snappy block runs past the payload")
-        out += _raw_snappy(view[pos:pos + size], max_size, len(out))
+        block = _raw_snappy(view[pos:pos + size], max_size, decoded)
+        decoded += len(block)
+        if copy:
+            blocks.append(block)
         pos += size
-    return bytes(out)
+    return b"".join(blocks) if copy else decoded
 
 
-def _raw_snappy(view: memoryview, max_size: int, already: int = 0) -> bytes:
-    """Raw snappy starts with the decoded length: checked against the bound (less the ``already`` decoded
-    bytes of earlier xerial blocks) before anything is allocated."""
+def _raw_snappy(view: memoryview, max_size: int, already: int = 0) -> memoryview:
+    """One raw snappy block, decoded (a view of a buffer of its own). Raw snappy starts with the decoded
+    length: checked against the bound (less the ``already`` decoded bytes of earlier xerial blocks) before
+    anything is allocated."""
     declared = cramjam.snappy.decompress_raw_len(view)
     if already + declared > max_size:
         raise _too_large(max_size, already + declared)
     out = bytearray(declared)
     n = cramjam.snappy.decompress_raw_into(view, out)
-    return bytes(memoryview(out)[:n])
+    return memoryview(out)[:n]
