@@ -228,7 +228,8 @@ class PartitionLog:
             buf = bytearray(batches)
         size = len(buf) + (len(tail) if tail is not None else 0)
         async with self._append_lock:
-            await self._retry_after_failure()
+            if self._failure is not None:  # (no coroutine to await on every healthy append)
+                await self._retry_after_failure()
             self._check_writable()
             next_offset = self.log_end_offset
             for pos, header in headers:
@@ -270,7 +271,7 @@ class PartitionLog:
         try:
             if self.fsync is _ALWAYS:
                 await self._fsync(segment)
-            elif self.fsync is _BATCH:
+            elif self.fsync is _BATCH and self._synced_seq < seq:  # (the write round usually synced it)
                 await self._group_commit(seq)
         except OSError as exc:
             # After a failed fsync the kernel may have dropped the dirty pages: what is on disk is unknown
