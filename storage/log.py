@@ -200,7 +200,8 @@ class PartitionLog:
 
     async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
                      log_append_time: int | None = None,
-                     on_assigned: Callable[[int, int], None] | None = None) -> AppendResult:
+                     on_assigned: Callable[[int, int], None] | None = None,
+                     headers: list[tuple[int, BatchHeader]] | None = None) -> AppendResult:
         """Append whole v2 batches; returns once they are durable under the fsync policy.
 
         With ``assign_offsets`` the broker numbers the batches from the log end offset by
@@ -209,10 +210,13 @@ class PartitionLog:
         LogAppendTime are stamped with the append time even if ``log_append_time`` is None.
         ``on_assigned(first, last)`` runs under the append lock as soon as the offsets are known, before
         they can become visible: the producer state records where a transaction begins there, so the last
-        stable offset never lets a reader past it.
+        stable offset never lets a reader past it. ``headers``: the batches' (position, header) as the caller has
+        just parsed them from these very bytes (a validated produced batch), not parsed again; they are stamped
+        as the bytes are.
         """
         started = time.perf_counter()
-        headers = list(iter_batches(batches, verify=False))
+        if headers is None:
+            headers = list(iter_batches(batches, verify=False))
         if not headers:
             raise CorruptBatchError("append needs at least one record batch", 0)
         if log_append_time is None and self.config.message_timestamp_type is _LOG_APPEND_TIME:

@@ -228,7 +228,7 @@ class ProduceService:
             on_assigned = ((lambda first, _last, pid=header.producer_id: state.begin_txn(pid, first))
                            if header.is_transactional else None)
             append = asyncio.get_running_loop().create_task(
-                log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned))
+                log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned, headers=[(0, header)]))
             if header.producer_id >= 0:
                 self._states.pending[key] = append
             append.add_done_callback(partial(self._appended, state, header.producer_id, header.base_sequence, key))
