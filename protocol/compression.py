@@ -77,23 +77,7 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
 
 def decompress(codec: int, data: bytes | bytearray | memoryview, max_size: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
     """The decoded payload; ``CompressionError`` for a corrupt one, ``DecompressedTooLarge`` past ``max_size``."""
-    try:
-        codec = CompressionType(codec)
-    except ValueError:
-        raise CompressionError(f"unknown compression codec {codec}") from None
-    try:
-        if codec is CompressionType.NONE:
-            return bytes(data)
-        if codec is CompressionType.SNAPPY:
-            return _snappy_decompress(data, max_size)
-        into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
-                CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
-        return _bounded(into, data, max_size, _declared_size(codec, data))
-    except (CompressionError, KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # cramjam's DecompressionError, or a native panic (pyo3's PanicException
-        # is a BaseException): either way this payload, not the broker, is broken
-        raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
+    return _decoded(_codec(codec), data, max_size, True)
 
 
 def decompressed_size(codec: int, data: bytes | bytearray | memoryview,
@@ -101,22 +85,40 @@ def decompressed_size(codec: int, data: bytes | bytearray | memoryview,
     """How many bytes the payload decodes to, checked exactly as ``decompress`` checks it, without
     copying the decoded bytes out (validation needs only the verdict: for a payload of tens of MB that
     copy is the part of the work that holds the interpreter lock)."""
-    try:
-        codec = CompressionType(codec)
-    except ValueError:
-        raise CompressionError(f"unknown compression codec {codec}") from None
-    if codec is CompressionType.NONE:
+    codec = _codec(codec)
+    if codec is _NONE:
         return len(data)
-    if codec is CompressionType.SNAPPY:
-        return len(decompress(codec, data, max_size))
+    return _decoded(codec, data, max_size, False)
+
+
+def _decoded(codec: CompressionType, data: Any, max_size: int, copy: bool) -> Any:
+    """``decompress`` (``copy``) or ``decompressed_size``: one decoding, one set of refusals."""
     try:
-        into = {CompressionType.GZIP: cramjam.gzip.decompress_into, CompressionType.LZ4: cramjam.lz4.decompress_into,
-                CompressionType.ZSTD: cramjam.zstd.decompress_into}[codec]
-        return _bounded(into, data, max_size, _declared_size(codec, data), copy=False)
+        if codec is _NONE:
+            return bytes(data)
+        if codec is _SNAPPY:
+            return _snappy_decompress(data, max_size, copy)
+        return _bounded(_CODEC_MODULES[codec].decompress_into, data, max_size, _declared_size(codec, data), copy)
     except (CompressionError, KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # cramjam's DecompressionError, or a native panic (pyo3's PanicException
+        # is a BaseException): either way this payload, not the broker, is broken
         raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
+
+
+_CODECS = tuple(CompressionType)  # by value: NONE, GZIP, SNAPPY, LZ4, ZSTD
+_NONE = CompressionType.NONE
+_SNAPPY = CompressionType.SNAPPY
+_CODEC_MODULES: dict[CompressionType, Any] = {
+    CompressionType.GZIP: cramjam.gzip, CompressionType.LZ4: cramjam.lz4, CompressionType.ZSTD: cramjam.zstd}
+
+
+def _codec(codec: int) -> CompressionType:
+    """The codec of attribute bits 0-2, or ``CompressionError``: a tuple look-up and module globals rather than
+    ``CompressionType(codec)`` and its members read through EnumType (~1 µs a payload on CPython 3.11)."""
+    if 0 <= codec < len(_CODECS):
+        return _CODECS[codec]
+    raise CompressionError(f"unknown compression codec {codec}")
 
 
 def _too_large(max_size: int, declared: int | None = None) -> DecompressedTooLarge:
@@ -195,12 +197,16 @@ def _xerial_snappy_compress(data: bytes | bytearray | memoryview) -> bytes:
     return bytes(out)
 
 
-def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int) -> bytes:
+def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int, copy: bool = True) -> Any:
+    """The decoded payload, raw or in xerial framing; with ``copy=False`` only its size, every block decoded
+    and bounded the same way (``decompressed_size``: the verdict without building the decoded bytes)."""
     view = memoryview(data)
     if bytes(view[:8]) != XERIAL_MAGIC:
-        return _raw_snappy(view, max_size)
+        out = _raw_snappy(view, max_size)
+        return bytes(out) if copy else len(out)
     pos = _XERIAL_HEADER.size
-    out = bytearray()
+    decoded = 0
+    blocks: list[memoryview] = []
     while pos < len(view):
         if pos + 4 > len(view):
             raise CompressionError("xerial snappy block length is cut short")
@@ -208,17 +214,21 @@ def _snappy_decompress(data: bytes | bytearray | memoryview, max_size: int) -> b
         pos += 4
         if size < 0 or pos + size > len(view):
             raise CompressionError("xerial snappy block runs past the payload")
-        out += _raw_snappy(view[pos:pos + size], max_size, len(out))
+        block = _raw_snappy(view[pos:pos + size], max_size, decoded)
+        decoded += len(block)
+        if copy:
+            blocks.append(block)
         pos += size
-    return bytes(out)
+    return b"".join(blocks) if copy else decoded
 
 
-def _raw_snappy(view: memoryview, max_size: int, already: int = 0) -> bytes:
-    """Raw snappy starts with the decoded length: checked against the bound (less the ``already`` decoded
-    bytes of earlier xerial blocks) before anything is allocated."""
+def _raw_snappy(view: memoryview, max_size: int, already: int = 0) -> memoryview:
+    """One raw snappy block, decoded (a view of a buffer of its own). Raw snappy starts with the decoded
+    length: checked against the bound (less the ``already`` decoded bytes of earlier xerial blocks) before
+    anything is allocated."""
     declared = cramjam.snappy.decompress_raw_len(view)
     if already + declared > max_size:
         raise _too_large(max_size, already + declared)
     out = bytearray(declared)
     n = cramjam.snappy.decompress_raw_into(view, out)
-    return bytes(memoryview(out)[:n])
+    return memoryview(out)[:n]

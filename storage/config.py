@@ -32,6 +32,12 @@ class CleanupPolicy(Enum):
     COMPACT = "compact"
 
 
+# Read by every append and produced batch (``compact``, through ``max_segment_ms``), as module globals: an Enum
+# class attribute is read through EnumType's lookup hook (~0.5 µs on CPython 3.11), a global is cached.
+_COMPACT = CleanupPolicy.COMPACT
+_DELETE = CleanupPolicy.DELETE
+
+
 class TimestampType(Enum):
     CREATE_TIME = "CreateTime"
     LOG_APPEND_TIME = "LogAppendTime"
@@ -83,11 +89,11 @@ class LogConfig:
 
     @property
     def compact(self) -> bool:
-        return CleanupPolicy.COMPACT in self.cleanup_policy
+        return _COMPACT in self.cleanup_policy
 
     @property
     def delete(self) -> bool:
-        return CleanupPolicy.DELETE in self.cleanup_policy
+        return _DELETE in self.cleanup_policy
 
     @classmethod
     def from_topic_configs(cls, configs: dict[str, str], base: LogConfig | None = None) -> LogConfig:

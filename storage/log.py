@@ -203,7 +203,8 @@ class PartitionLog:
 
     async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
                      log_append_time: int | None = None,
-                     on_assigned: Callable[[int, int], None] | None = None) -> AppendResult:
+                     on_assigned: Callable[[int, int], None] | None = None,
+                     headers: list[tuple[int, BatchHeader]] | None = None) -> AppendResult:
         """Append whole v2 batches; returns once they are durable under the fsync policy.
 
         With ``assign_offsets`` the broker numbers the batches from the log end offset by
@@ -212,10 +213,13 @@ class PartitionLog:
         LogAppendTime are stamped with the append time even if ``log_append_time`` is None.
         ``on_assigned(first, last)`` runs under the append lock as soon as the offsets are known, before
         they can become visible: the producer state records where a transaction begins there, so the last
-        stable offset never lets a reader past it.
+        stable offset never lets a reader past it. ``headers``: the batches' (position, header) as the caller has
+        just parsed them from these very bytes (a validated produced batch), not parsed again; they are stamped
+        as the bytes are.
         """
         started = time.perf_counter()
-        headers = list(iter_batches(batches, verify=False))
+        if headers is None:
+            headers = list(iter_batches(batches, verify=False))
         if not headers:
             raise CorruptBatchError("append needs at least one record batch", 0)
         if log_append_time is None and self.config.message_timestamp_type is _LOG_APPEND_TIME:
@@ -231,7 +235,8 @@ class PartitionLog:
             buf = bytearray(batches)
         size = len(buf) + (len(tail) if tail is not None else 0)
         async with self._append_lock:
-            await self._retry_after_failure()
+            if self._failure is not None:  # (no coroutine to await on every healthy append)
+                await self._retry_after_failure()
             self._check_writable()
             next_offset = self.log_end_offset
             for pos, header in headers:
@@ -273,7 +278,7 @@ class PartitionLog:
         try:
             if self.fsync is _ALWAYS:
                 await self._fsync(segment)
-            elif self.fsync is _BATCH:
+            elif self.fsync is _BATCH and self._synced_seq < seq:  # (the write round usually synced it)
                 await self._group_commit(seq)
         except OSError as exc:
             # After a failed fsync the kernel may have dropped the dirty pages: what is on disk is unknown

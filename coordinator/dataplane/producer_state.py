@@ -169,7 +169,7 @@ class PartitionProducerState:
         """Kafka's duplicate detection, then its epoch and sequence checks, then the transaction check, in
         that order."""
         verdict = self._check_sequence(producer_id, epoch, first_seq, record_count)
-        if verdict.verdict is SequenceVerdict.APPEND and not is_transactional:
+        if verdict is _APPEND and not is_transactional:
             current = self._producers.get(producer_id)
             if current is not None and current.in_transaction:
                 return SequenceCheck(
