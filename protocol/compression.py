@@ -106,7 +106,7 @@ def _decoded(codec: CompressionType, data: Any, max_size: int, copy: bool) -> An
         raise CompressionError(f"cannot decompress {codec.name.lower()} payload: {exc}"[:300]) from exc
 
 
-_CODECS = tuple(CompressionType)  # by value: NONE, GZIP, SNAPPY, LZ4, ZSTD
+_CODECS = tuple(sorted(CompressionType))  # indexed by value: NONE, GZIP, SNAPPY, LZ4, ZSTD
 _NONE = CompressionType.NONE
 _SNAPPY = CompressionType.SNAPPY
 _CODEC_MODULES: dict[CompressionType, Any] = {
