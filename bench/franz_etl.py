@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     if ns.bootstrap:
         report(run(ns.bootstrap, ns.records, client_cores))
         return
-    from .kafka_server import GROUPCOORD_SETTINGS
+    from .kafka_server import GROUPCOORD_SETTINGS  # (here: it imports the test reference's broker helpers,
+    # which bench.compare's figure processes, importing this module, do not need)
     with groupcoord(server_cores, fsync=ns.fsync, **GROUPCOORD_SETTINGS) as (address, _):
         report(run(address, ns.records, client_cores))
 

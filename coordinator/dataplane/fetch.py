@@ -240,7 +240,6 @@ class FetchService:
             outcomes = await asyncio.get_running_loop().run_in_executor(None, _run_reads, planned, budget) \
                 if planned else []
             for at, (item, outcome) in enumerate(zip(planned, outcomes)):
-                item.close()
                 if outcome is _SKIPPED:
                     continue
                 if outcome is READ_AGAIN or outcome is READ_ON:  # this one and the rest, one by one

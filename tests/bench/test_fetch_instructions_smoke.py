@@ -21,9 +21,11 @@ def test_a_small_run_answers_every_fetch(shape):
     assert wall > 0 and cpu >= 0
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.skipif(shutil.which("strace") is None,
+                    reason="strace is not installed (Debian: apt install strace); only bench.fetch_instructions' "
+                           "--syscalls count needs it, the instruction counts run without it")
 def test_the_system_calls_of_a_fetch_are_counted_between_the_markers():
     ns = argparse.Namespace(partitions=3, batches=120, requests=8, connections=2, warm_rounds=1)
     calls = syscalls_per_fetch(TREE, sys.executable, "tail", ns)
-    assert calls.get("pread64", 0) >= 1  # every partition is read from its segment file
+    assert calls.get("pread64", 0) >= ns.partitions  # every partition is read from its segment file, each fetch
     assert "execve" not in calls  # the start-up is outside the markers

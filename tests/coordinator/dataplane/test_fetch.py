@@ -26,6 +26,22 @@ def request(*parts, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, session_id=0,
                             uses_topic_ids=by_id is not None)
 
 
+async def restarted_with_a_corrupt_partition_0(node):
+    """Topic "orders" of 2 partitions, 3 records each; partition 0's only batch corrupted (a bit flipped in its last
+    record) while the node is stopped cleanly, so the restart trusts the segment unread and the next fetch is its
+    first read. Returns the restarted dataplane."""
+    await node.dataplane.topics.create("orders", 2)
+    for partition in (0, 1):
+        await append(node.dataplane, "orders", partition, batch(3))
+    directory = node.dataplane.topics.log("orders", 0).directory
+    await node.stop()
+    segment = sorted(directory.glob("*.log"))[0]
+    data = bytearray(segment.read_bytes())
+    data[-2] ^= 0x01
+    segment.write_bytes(bytes(data))
+    return await node.start()
+
+
 def partitions_of(response):
     return {p["partition_index"]: p for t in response["responses"] for p in t["partitions"]}
 
@@ -210,16 +226,7 @@ async def test_a_parked_fetch_is_woken_on_a_topic_recreated_after_deletion(node)
 async def test_a_corrupt_batch_met_by_a_fetch_answers_kafka_storage_error_for_its_partition_only(node):
     """The first read that finds a CRC mismatch must not fail the whole response: that partition answers
     KAFKA_STORAGE_ERROR with unknown offsets (as Kafka's failed reads do), the other partition is served."""
-    await node.dataplane.topics.create("orders", 2)
-    for partition in (0, 1):
-        await append(node.dataplane, "orders", partition, batch(3))
-    directory = node.dataplane.topics.log("orders", 0).directory
-    await node.stop()  # a clean stop: the restart trusts the segment unread, the fetch is its first read
-    segment = sorted(directory.glob("*.log"))[0]
-    data = bytearray(segment.read_bytes())
-    data[-2] ^= 0x01  # inside the last record of the only batch
-    segment.write_bytes(bytes(data))
-    dataplane = await node.start()
+    dataplane = await restarted_with_a_corrupt_partition_0(node)
 
     response = await dataplane.fetch.fetch(request((0, 0, 1 << 20), (1, 0, 1 << 20)))
     parts = partitions_of(response)

@@ -15,7 +15,8 @@ from groupcoord.protocol.file_region import FileRegion
 from groupcoord.storage import segment_reads
 from groupcoord.storage.planned_read import READ_AGAIN, PlannedRead
 from tests.coordinator.dataplane.conftest import Node
-from tests.coordinator.dataplane.test_fetch import append, batch, partitions_of, request
+from tests.coordinator.dataplane.test_fetch import (append, batch, partitions_of, request,
+                                                     restarted_with_a_corrupt_partition_0)
 
 
 async def one_by_one(dataplane, parts: list[tuple[int, int, int]], max_bytes: int) -> dict[int, bytes | None]:
@@ -122,16 +123,7 @@ async def test_a_segment_deleted_between_the_plan_and_the_read_is_read_again_and
 
 
 async def test_a_corrupt_batch_takes_its_log_offline_for_the_next_fetches_too(node):
-    await node.dataplane.topics.create("orders", 2)
-    for partition in (0, 1):
-        await append(node.dataplane, "orders", partition, batch(3))
-    directory = node.dataplane.topics.log("orders", 0).directory
-    await node.stop()  # a clean stop: the restart trusts the segment unread, the fetch is its first read
-    segment = sorted(directory.glob("*.log"))[0]
-    data = bytearray(segment.read_bytes())
-    data[-2] ^= 0x01
-    segment.write_bytes(bytes(data))
-    dataplane = await node.start()
+    dataplane = await restarted_with_a_corrupt_partition_0(node)
     for _ in range(2):
         parts = partitions_of(await dataplane.fetch.fetch(request((0, 0, 1 << 20), (1, 0, 1 << 20))))
         assert parts[0]["error_code"] is ErrorCode.kafka_storage_error
