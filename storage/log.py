@@ -31,6 +31,7 @@ from groupcoord.protocol.record_batch import (
 )
 from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
 from groupcoord.storage.errors import CorruptLogError, LogClosedError
+from groupcoord.storage.fifo_lock import FifoLock
 from groupcoord.storage.file_pool import SHARED_FILES, FilePool
 from groupcoord.storage.group_commit import FlushFailed, GroupCommit, write_runs, write_runs_and_flush
 from groupcoord.storage.kept_loop import KeptLoop
@@ -106,7 +107,7 @@ class PartitionLog:
         self.write_rounds = write_rounds
         """Any other policy: the data directory's shared write rounds (one storage job for the writes of every log
         ready in a loop turn, storage.write_rounds); None: this log's own write job per group of appends."""
-        self._append_lock = asyncio.Lock()
+        self._append_lock = FifoLock()  # (append_now asks it whether it is free)
         self._loop = KeptLoop()  # the loop appends run on, asked once (storage/kept_loop.py)
         self.maintenance_lock = asyncio.Lock()
         """Held by the cleaner and retention so they never rewrite and delete the same segment."""
@@ -201,6 +202,24 @@ class PartitionLog:
             except Exception:
                 _log.exception("corruption listener failed", partition=self.name)
 
+    def append_now(self, batches: bytes | bytearray | memoryview, *, log_append_time: int | None = None,
+                   on_assigned: Callable[[int, int], None] | None = None,
+                   headers: list[tuple[int, BatchHeader]] | None = None) -> asyncio.Future[AppendResult] | None:
+        """``append`` (offsets assigned) without a coroutine, when it can be done at once: the append lock free
+        and unwaited for, the log open, healthy and writable, no segment to roll, fsync not ``always``. The
+        offsets are assigned and the write queued now, in this call; the future returned gets the AppendResult
+        once the bytes are durable under the policy (the write round's completion resolves it, after moving the
+        high watermark), or the write's error. None: nothing was done, the caller awaits ``append``, which then
+        takes the lock behind whoever holds or waits for it (a fast append never overtakes a queued one).
+
+        Why: the Produce path made a Task per partition append to run ``append``; this path costs no Task, no
+        coroutine and no lock acquire (bench.produce_instructions: see docs/BENCHMARKS.md, produce15)."""
+        if not self._takes_now():
+            return None
+        started = time.perf_counter()
+        buf, tail, headers, log_append_time, size = self._prepare(batches, headers, log_append_time)
+        return self._reserve_now(buf, tail, headers, log_append_time, size, on_assigned, started)
+
     async def append(self, batches: bytes | bytearray | memoryview, *, assign_offsets: bool = True,
                      log_append_time: int | None = None,
                      on_assigned: Callable[[int, int], None] | None = None,
@@ -215,65 +234,26 @@ class PartitionLog:
         they can become visible: the producer state records where a transaction begins there, so the last
         stable offset never lets a reader past it. ``headers``: the batches' (position, header) as the caller has
         just parsed them from these very bytes (a validated produced batch), not parsed again; they are stamped
-        as the bytes are.
+        as the bytes are. When ``append_now`` can take it, it does (the same steps, without the lock).
         """
         started = time.perf_counter()
-        if headers is None:
-            headers = list(iter_batches(batches, verify=False))
-        if not headers:
-            raise CorruptBatchError("append needs at least one record batch", 0)
-        if log_append_time is None and self.config.message_timestamp_type is _LOG_APPEND_TIME:
-            log_append_time = int(time.time() * 1000)
-        tail: memoryview | None = None
-        if (type(batches) is bytes and len(headers) == 1 and log_append_time is None
-                and len(batches) >= _SHARED_TAIL_MIN):
-            # One large produced batch (immutable bytes): only the fields stamped below (base offset, leader
-            # epoch: before the CRC-covered part) are copied; the rest is written from the request's bytes.
-            buf = bytearray(batches[:_STAMPED_PREFIX])
-            tail = memoryview(batches)[_STAMPED_PREFIX:]
-        else:
-            buf = bytearray(batches)
-        size = len(buf) + (len(tail) if tail is not None else 0)
+        buf, tail, headers, log_append_time, size = self._prepare(batches, headers, log_append_time)
+        if assign_offsets and self._takes_now():
+            now = self._reserve_now(buf, tail, headers, log_append_time, size, on_assigned, started)
+            if now is not None:
+                return await now
         async with self._append_lock:
             if self._failure is not None:  # (no coroutine to await on every healthy append)
                 await self._retry_after_failure()
             self._check_writable()
-            next_offset = self.log_end_offset
-            for pos, header in headers:
-                if assign_offsets:
-                    set_base_offset(buf, pos, next_offset)
-                    header.base_offset = next_offset
-                    set_partition_leader_epoch(buf, pos, self.leader_epoch)
-                    header.partition_leader_epoch = self.leader_epoch
-                elif header.base_offset < next_offset:
-                    raise ValueError(f"batch base offset {header.base_offset} is below the log end "
-                                     f"offset {next_offset} of {self.name}")
-                next_offset = header.base_offset + header.last_offset_delta + 1
-                if log_append_time is not None:
-                    set_log_append_time(buf, pos, log_append_time)
-                    header.max_timestamp = log_append_time
-                    header.attributes |= 0x08
-            first_offset = headers[0][1].base_offset
+            first_offset, next_offset = self._stamp(buf, headers, assign_offsets, log_append_time)
             if on_assigned is not None:
                 on_assigned(first_offset, next_offset - 1)
             segment = self.active_segment
             if self._should_roll(segment, size, next_offset - 1):
                 segment = await self._roll(first_offset)
-            # Reserve the bytes and publish the offsets now; the write itself is queued and
-            # coalesced with other appends' writes into one executor hop.
-            position = segment.size
-            segment.size = position + size
-            interval = self.config.index_interval_bytes
-            for pos, header in headers:
-                segment.track_batch(position + pos, header, interval)
-            self.log_end_offset = next_offset
-            self._reserved_seq += 1
-            seq = self._reserved_seq
-            loop = self._loop()  # (no getpid() per append: storage/kept_loop.py)
-            written = loop.create_future()
-            self._pending.append(_PendingWrite(segment, position, buf, seq, written, tail, size))
-            if self._writer is None:
-                self._writer = loop.create_task(self._drain_writes())
+            written = self._loop().create_future()
+            seq = self._queue(segment, buf, tail, size, headers, next_offset, written, None, 0.0)
         await written
         try:
             if self.fsync is _ALWAYS:
@@ -287,9 +267,88 @@ class PartitionLog:
             raise
         self.observer.on_append(time.perf_counter() - started, size)
         self._advance_high_watermark(next_offset)
-        return AppendResult(base_offset=first_offset, last_offset=next_offset - 1,
-                            log_append_time=-1 if log_append_time is None else log_append_time,
-                            max_timestamp=max(header.max_timestamp for _, header in headers))
+        return _result(first_offset, next_offset, log_append_time, headers)
+
+    def _prepare(self, batches: bytes | bytearray | memoryview, headers: list[tuple[int, BatchHeader]] | None,
+                 log_append_time: int | None,
+                 ) -> tuple[bytearray, memoryview | None, list[tuple[int, BatchHeader]], int | None, int]:
+        """(buffer to stamp, uncopied tail, headers, log-append time, size in bytes) of an append."""
+        if headers is None:
+            headers = list(iter_batches(batches, verify=False))
+        if not headers:
+            raise CorruptBatchError("append needs at least one record batch", 0)
+        if log_append_time is None and self.config.message_timestamp_type is _LOG_APPEND_TIME:
+            log_append_time = int(time.time() * 1000)
+        if (type(batches) is bytes and len(headers) == 1 and log_append_time is None
+                and len(batches) >= _SHARED_TAIL_MIN):
+            # One large produced batch (immutable bytes): only the fields stamped below (base offset, leader
+            # epoch: before the CRC-covered part) are copied; the rest is written from the request's bytes.
+            buf = bytearray(batches[:_STAMPED_PREFIX])
+            tail: memoryview | None = memoryview(batches)[_STAMPED_PREFIX:]
+            return buf, tail, headers, log_append_time, len(buf) + len(tail)
+        buf = bytearray(batches)
+        return buf, None, headers, log_append_time, len(buf)
+
+    def _takes_now(self) -> bool:
+        """Whether an append may be reserved without the lock (``append_now``'s conditions, bar the roll)."""
+        return (self._failure is None and self.corruption is None and not self._closed
+                and self.fsync is not _ALWAYS and self._append_lock.free())
+
+    def _reserve_now(self, buf: bytearray, tail: memoryview | None, headers: list[tuple[int, BatchHeader]],
+                     log_append_time: int | None, size: int, on_assigned: Callable[[int, int], None] | None,
+                     started: float) -> asyncio.Future[AppendResult] | None:
+        """``append_now`` once ``_takes_now``: None, with nothing changed, when the active segment must roll."""
+        end = self.log_end_offset
+        for _, header in headers:
+            end += header.last_offset_delta + 1
+        segment = self.active_segment
+        if self._should_roll(segment, size, end - 1):
+            return None
+        first_offset, next_offset = self._stamp(buf, headers, True, log_append_time)
+        if on_assigned is not None:
+            on_assigned(first_offset, next_offset - 1)
+        done: asyncio.Future[AppendResult] = self._loop().create_future()
+        self._queue(segment, buf, tail, size, headers, next_offset, done,
+                    _result(first_offset, next_offset, log_append_time, headers), started)
+        return done
+
+    def _stamp(self, buf: bytearray, headers: list[tuple[int, BatchHeader]], assign_offsets: bool,
+               log_append_time: int | None) -> tuple[int, int]:
+        """Number (or check) and stamp the batches from the log end offset: (first offset, next offset)."""
+        next_offset = self.log_end_offset
+        for pos, header in headers:
+            if assign_offsets:
+                set_base_offset(buf, pos, next_offset)
+                header.base_offset = next_offset
+                set_partition_leader_epoch(buf, pos, self.leader_epoch)
+                header.partition_leader_epoch = self.leader_epoch
+            elif header.base_offset < next_offset:
+                raise ValueError(f"batch base offset {header.base_offset} is below the log end "
+                                 f"offset {next_offset} of {self.name}")
+            next_offset = header.base_offset + header.last_offset_delta + 1
+            if log_append_time is not None:
+                set_log_append_time(buf, pos, log_append_time)
+                header.max_timestamp = log_append_time
+                header.attributes |= 0x08
+        return headers[0][1].base_offset, next_offset
+
+    def _queue(self, segment: Segment, buf: bytearray, tail: memoryview | None, size: int,
+               headers: list[tuple[int, BatchHeader]], next_offset: int, done: asyncio.Future,
+               result: AppendResult | None, started: float) -> int:
+        """Reserve the bytes at the end of ``segment`` and publish the offsets now; the write itself is queued
+        and coalesced with other appends' writes into one executor hop. Returns the write's sequence number."""
+        position = segment.size
+        segment.size = position + size
+        interval = self.config.index_interval_bytes
+        for pos, header in headers:
+            segment.track_batch(position + pos, header, interval)
+        self.log_end_offset = next_offset
+        self._reserved_seq = seq = self._reserved_seq + 1
+        self._pending.append(_PendingWrite(segment, position, buf, seq, done, tail, size, result, next_offset,
+                                           started))
+        if self._writer is None:
+            self._writer = self._loop().create_task(self._drain_writes())
+        return seq
 
     def _should_roll(self, segment: Segment, nbytes: int, last_offset: int) -> bool:
         if segment.size == 0:
@@ -344,7 +403,10 @@ class PartitionLog:
                     segment = item.segment
                     if segment.verified_end == item.position:
                         segment.verified_end = item.position + item.size
-                    _settle(item.done, None)
+                    if item.result is None:
+                        _settle(item.done, None)  # ``append`` finishes the rest
+                    else:
+                        self._durable(item)
         finally:
             self._writer = None
 
@@ -386,6 +448,14 @@ class PartitionLog:
             self.observer.on_fsync(synced_in)
         self._synced_seq = max(self._synced_seq, batch[-1].seq)
         return True
+
+    def _durable(self, item: _PendingWrite) -> None:
+        """An ``append_now`` write is durable (under fsync=batch its round synced it, under never it is written):
+        what ``append`` does after its write, done here."""
+        self.observer.on_append(time.perf_counter() - item.started, item.size)
+        self._advance_high_watermark(item.end)
+        if not item.done.done():  # (cancelled by whoever awaited it: the offsets are published all the same)
+            item.done.set_result(item.result)
 
     def _record_failure(self, exc: BaseException, what: str) -> None:
         if self._failure is None:
@@ -846,6 +916,9 @@ class _PendingWrite:
     done: asyncio.Future[None]
     tail: memoryview | None  # written right after ``data``: the uncopied rest of one large batch
     size: int                # bytes in all
+    result: AppendResult | None  # ``append_now``'s answer, given once durable; None: ``append`` awaits ``done``
+    end: int                 # the log end offset after this write
+    started: float           # perf_counter() when the append began (the observer's append time)
 
 
 # Enum members read on every append, as module globals: an Enum class attribute is read through EnumType's lookup
@@ -858,6 +931,16 @@ _STAMPED_PREFIX: Final = PARTITION_LEADER_EPOCH_OFFSET + 4
 """The part of a batch append stamps (base offset, length, leader epoch); the CRC covers none of it."""
 _SHARED_TAIL_MIN: Final = 16 * 1024
 """Batches from this size are appended without copying their (immutable) bytes past the stamped prefix."""
+
+
+def _result(first_offset: int, next_offset: int, log_append_time: int | None,
+            headers: list[tuple[int, BatchHeader]]) -> AppendResult:
+    if len(headers) == 1:
+        max_timestamp = headers[0][1].max_timestamp
+    else:
+        max_timestamp = max(header.max_timestamp for _, header in headers)
+    return AppendResult(first_offset, next_offset - 1, -1 if log_append_time is None else log_append_time,
+                        max_timestamp)
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:

@@ -200,7 +200,10 @@ class ProduceService:
         if topic.log_config.message_timestamp_type is _LOG_APPEND_TIME:
             append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
         key = (topic_name, index, header.producer_id, header.base_sequence)
-        async with self._states.lock(topic_name, index):
+        lock = self._states.lock(topic_name, index)
+        if not lock.try_acquire():  # (free nearly always: no coroutine then, storage/fifo_lock.py)
+            await lock.acquire()
+        try:
             if gate is not None:
                 self._open_gate((topic_name, index), gate)  # the batches behind it may queue for the lock now
             state = self._states.loaded(topic_name, index)
@@ -219,23 +222,32 @@ class ProduceService:
             # is not held while the append waits to become durable, so concurrent appends share one
             # fsync (group commit). The timestamp kept is the batch's as stored: LogAppendTime
             # topics get the append time in it.
-            state.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                         header.records_count, -1, -1,
-                         header.max_timestamp if append_time is None else append_time,
-                         header.is_transactional)
+            batch = state.record(header.producer_id, header.producer_epoch, header.base_sequence,
+                                 header.records_count, -1, -1,
+                                 header.max_timestamp if append_time is None else append_time,
+                                 header.is_transactional)
             # A transaction opened by this batch begins at the offset the log gives it, recorded before
             # the batch can be read so the last stable offset holds readers back from it.
             on_assigned = ((lambda first, _last, pid=header.producer_id: state.begin_txn(pid, first))
                            if header.is_transactional else None)
-            append = asyncio.get_running_loop().create_task(
-                log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned, headers=[(0, header)]))
+            # Reserved at once when the log can (no Task, no coroutine: PartitionLog.append_now), else the
+            # general append in a Task of its own, queued behind whatever holds the log's append lock.
+            append = log.append_now(checked.data, log_append_time=append_time, on_assigned=on_assigned,
+                                    headers=[(0, header)])
+            if append is None:
+                append = asyncio.get_running_loop().create_task(
+                    log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned,
+                               headers=[(0, header)]))
             if header.producer_id >= 0:
                 self._states.pending[key] = append
-            append.add_done_callback(partial(self._appended, state, header.producer_id, header.base_sequence, key))
+            append.add_done_callback(partial(self._appended, state, header.producer_id, header.base_sequence,
+                                             batch, key))
+        finally:
+            lock.release()
         return _Admitted(index, log, append, len(checked.data), False)
 
-    def _appended(self, state: Any, producer_id: int, base_sequence: int, key: tuple[str, int, int, int],
-                  append: asyncio.Future) -> None:
+    def _appended(self, state: Any, producer_id: int, base_sequence: int, batch: Any,
+                  key: tuple[str, int, int, int], append: asyncio.Future) -> None:
         """An admitted append completed: its offsets filled in the producer table, or, when the write failed,
         the batch forgotten so that the producer's retry is appended. Run by the append's completion, whoever
         waits for the partition's answer (and whether anyone still does)."""
@@ -245,8 +257,9 @@ class ProduceService:
             return
         failure = append.exception()
         if failure is None:
-            result = append.result()
-            state.settle(producer_id, base_sequence, result.base_offset, result.last_offset)
+            if batch is not None:  # (the entry ``record`` made: no second look-up)
+                result = append.result()
+                batch.first_offset, batch.last_offset = result.base_offset, result.last_offset
         elif isinstance(failure, Exception):
             state.discard(producer_id, base_sequence)
 

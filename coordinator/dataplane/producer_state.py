@@ -210,12 +210,15 @@ class PartitionProducerState:
         return _APPEND
 
     def record(self, producer_id: int, epoch: int, first_seq: int, record_count: int,
-               first_offset: int, last_offset: int, timestamp: int, is_transactional: bool = False) -> None:
+               first_offset: int, last_offset: int, timestamp: int,
+               is_transactional: bool = False) -> BatchSequence | None:
         """Remember an appended batch (also used when replaying the log at start-up). A transactional batch
         of a producer without an open transaction opens one: at ``first_offset`` when known (replay), else
-        pending until ``begin_txn`` is given the offset."""
+        pending until ``begin_txn`` is given the offset. Returns the entry made (None when none was: no
+        producer id, or an older epoch), whose offsets the caller fills in once its append completed (as
+        ``settle`` does, without looking it up again)."""
         if producer_id == NO_PRODUCER_ID:
-            return
+            return None
         current = self._producers.get(producer_id)
         if current is None:
             current = ProducerEntry(producer_id, epoch)
@@ -224,15 +227,17 @@ class PartitionProducerState:
             current.epoch = epoch
             current.batches.clear()
         elif epoch < current.epoch:
-            return
-        current.batches.append(BatchSequence(
-            first_seq, increment_sequence(first_seq, record_count - 1), first_offset, last_offset, timestamp))
+            return None
+        batch = BatchSequence(first_seq, increment_sequence(first_seq, record_count - 1), first_offset, last_offset,
+                              timestamp)
+        current.batches.append(batch)
         if is_transactional and not current.in_transaction:
             if first_offset >= 0:
                 current.current_txn_first_offset = first_offset
                 self.ongoing[producer_id] = first_offset
             else:
                 current.current_txn_first_offset = TXN_PENDING_OFFSET
+        return batch
 
     def begin_txn(self, producer_id: int, first_offset: int) -> None:
         """The log assigned the offsets of a batch admitted while its transaction was pending: the
@@ -351,5 +356,8 @@ class PartitionProducerState:
         entry = self._producers.get(producer_id)
         if entry is None:
             return None
-        return next((b for b in reversed(entry.batches) if b.first_seq == first_seq), None)
+        for batch in reversed(entry.batches):  # (a loop, not a generator: no frame per look-up)
+            if batch.first_seq == first_seq:
+                return batch
+        return None
 

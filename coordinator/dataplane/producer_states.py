@@ -21,6 +21,7 @@ import asyncio
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable
 
+from groupcoord.storage.fifo_lock import FifoLock
 from groupcoord.storage.txn_index import AbortedTxn
 
 from groupcoord.coordinator.clock import Clock
@@ -35,11 +36,13 @@ class ProducerStates:
         self._expiration_ms = expiration_ms
         self._states: dict[tuple[str, int], PartitionProducerState] = {}
         self._loading: dict[tuple[str, int], asyncio.Future[PartitionProducerState]] = {}
-        self._locks: dict[tuple[str, int], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._locks: dict[tuple[str, int], FifoLock] = defaultdict(FifoLock)
+        """Per partition: held over a batch's sequence check and the queuing of its write (FifoLock: a free one
+        is taken without a coroutine)."""
         self.pending: dict[tuple[str, int, int, int], asyncio.Future] = {}
         """Appends admitted but not yet durable, by (topic, partition, producer id, first sequence)."""
 
-    def lock(self, topic: str, partition: int) -> asyncio.Lock:
+    def lock(self, topic: str, partition: int) -> FifoLock:
         return self._locks[(topic, partition)]
 
     def loaded(self, topic: str, partition: int) -> PartitionProducerState | None:
