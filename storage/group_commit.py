@@ -28,6 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from typing import Protocol
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Final
 from groupcoord.storage.kept_loop import KeptLoop
 from groupcoord.storage.segment import Segment
 
-__all__ = ["SYNCFS_MIN_FILES", "FlushFailed", "GroupCommit", "Runs", "syncfs_available", "write_runs",
+__all__ = ["SYNCFS_MIN_FILES", "FlushFailed", "GroupCommit", "RoundWriter", "Runs", "resolve_round_future", "syncfs_available", "write_runs",
            "write_runs_and_flush"]
 
 Runs = list[tuple[Segment, int, list[bytearray | memoryview]]]
@@ -113,19 +114,33 @@ def _syncfs(fd: int) -> None:
     _libc_syncfs()(fd)  # type: ignore[misc]  # only called where syncfs_available()
 
 
+class RoundWriter(Protocol):
+    """A log whose queued writes join the next round without a coroutine (``GroupCommit.join``,
+    ``WriteRounds.join``): the round takes them as it starts and hands the log the outcome as it ends."""
+
+    def take_writes(self) -> tuple[Runs, list[Segment]] | None:
+        """(the round starts) The log's queued writes and the segments to make durable, or None: none to write."""
+
+    def round_done(self, outcome: BaseException | float | None) -> None:
+        """(the round ended) The write's error, ``FlushFailed``, or (written and durable) the seconds the sync
+        took (None from WriteRounds, which does not sync)."""
+
+
 @dataclass(slots=True)
 class _Waiting:
-    """Writes waiting for the next round: the runs to write, the segments to sync, and the future their writers wait on."""
+    """Writes waiting for the next round: the runs to write, the segments to sync, and who hears the outcome (the
+    future a ``write_and_sync`` caller waits on, or the joined log's ``round_done``)."""
     runs: Runs
     segments: list[Segment]
-    done: asyncio.Future[float]
+    done: Callable[[BaseException | float], None]
 
 
 class GroupCommit:
     """The fsync=batch write path shared by every log under one data directory (see the module docstring).
 
-    ``write_and_sync`` is awaited by a log's writer with the writes of its queued appends; it returns the seconds
-    the durable step took, or raises the write's error, or ``FlushFailed`` from the fsync's."""
+    ``write_and_sync`` is awaited with a log's writes; it returns the seconds the durable step took, or raises the
+    write's error, or ``FlushFailed`` from the fsync's. ``join(log)`` is the same without a coroutine: the log's
+    writes are taken as the next round starts, so every append queued until then rides in it."""
 
     def __init__(self, data_dir: Path, executor: Executor, *, syncfs_min_files: int = SYNCFS_MIN_FILES) -> None:
         self.data_dir = Path(data_dir)
@@ -135,6 +150,7 @@ class GroupCommit:
         self._dir_fd: int | None = None
         self._data_dev: int | None = None
         self._waiting: list[_Waiting] = []
+        self._joined: list[RoundWriter] = []
         self._rounds_in_flight = 0
         self._scheduled = False
         self._loop = KeptLoop()  # every log's appends ask for it: once, not a getpid() each (storage/kept_loop.py)
@@ -155,12 +171,24 @@ class GroupCommit:
     async def write_and_sync(self, runs: Runs, segments: list[Segment]) -> float:
         loop = self._loop()
         done: asyncio.Future[float] = loop.create_future()
-        self._waiting.append(_Waiting(runs, segments, done))
+        self._waiting.append(_Waiting(runs, segments, functools.partial(resolve_round_future, done)))
+        self._schedule(loop)
+        return await done
+
+    def join(self, log: RoundWriter) -> None:
+        """``log`` has writes queued: the next round takes them (``take_writes``) and tells it the outcome
+        (``round_done``). A log joins again only after its round is done (its appends never ride two at once).
+
+        Why: a log's writer Task per group of appends (its creation, steps, the coroutine awaiting this round)
+        cost as much as the rest of an append's bookkeeping (bench.produce_instructions, produce15)."""
+        self._joined.append(log)
+        self._schedule(self._loop())
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._rounds_in_flight < ROUNDS_IN_FLIGHT and not self._scheduled:
             # Start at the end of this loop turn, so every log whose appends are ready now joins the round.
             self._scheduled = True
             loop.call_soon(self._start_round)
-        return await done
 
     def close(self) -> None:
         if self._dir_fd is not None:
@@ -169,9 +197,17 @@ class GroupCommit:
 
     def _start_round(self) -> None:
         self._scheduled = False
-        if self._rounds_in_flight >= ROUNDS_IN_FLIGHT or not self._waiting:
+        if self._rounds_in_flight >= ROUNDS_IN_FLIGHT:
             return
         waiting, self._waiting = self._waiting, []
+        if self._joined:
+            joined, self._joined = self._joined, []
+            for log in joined:
+                taken = log.take_writes()
+                if taken is not None:
+                    waiting.append(_Waiting(taken[0], taken[1], log.round_done))
+        if not waiting:
+            return
         self._rounds_in_flight += 1
         self.rounds += 1
         files = sum(len(item.segments) for item in waiting)  # each log names its own segments once
@@ -198,17 +234,22 @@ class GroupCommit:
     def _finish_round(self, waiting: list[_Waiting], outcomes: list[BaseException | float]) -> None:
         self._rounds_in_flight -= 1
         for item, outcome in zip(waiting, outcomes):
-            if item.done.done():
-                continue  # the log's writer was cancelled meanwhile
-            if isinstance(outcome, BaseException):
-                item.done.set_exception(outcome)
-            else:
-                item.done.set_result(outcome)
-        if self._waiting and not self._scheduled:
+            item.done(outcome)
+        if (self._waiting or self._joined) and not self._scheduled:
             # Not at once: the logs just answered resume their writers in this turn, and their next writes
             # should join the round too.
             self._scheduled = True
             self._loop().call_soon(self._start_round)
+
+
+def resolve_round_future(done: asyncio.Future, outcome: BaseException | float | None) -> None:
+    """A ``write``/``write_and_sync`` caller's future given the round's outcome for its log."""
+    if done.done():
+        return  # the caller was cancelled meanwhile
+    if isinstance(outcome, BaseException):
+        done.set_exception(outcome)
+    else:
+        done.set_result(outcome)
 
 
 def write_every_log(all_runs: list[Runs]) -> list[BaseException | None]:

@@ -33,7 +33,7 @@ from groupcoord.storage.config import FsyncPolicy, LogConfig, TimestampType
 from groupcoord.storage.errors import CorruptLogError, LogClosedError
 from groupcoord.storage.fifo_lock import FifoLock
 from groupcoord.storage.file_pool import SHARED_FILES, FilePool
-from groupcoord.storage.group_commit import FlushFailed, GroupCommit, write_runs, write_runs_and_flush
+from groupcoord.storage.group_commit import FlushFailed, GroupCommit, Runs, write_runs, write_runs_and_flush
 from groupcoord.storage.kept_loop import KeptLoop
 from groupcoord.storage.observer import NULL_OBSERVER, StorageObserver
 from groupcoord.storage.recovery import (
@@ -115,7 +115,10 @@ class PartitionLog:
         self._written_seq = 0
         self._synced_seq = 0
         self._pending: list[_PendingWrite] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._writer: asyncio.Future[None] | None = None
+        """Set while queued appends are being written: the writer Task, or the future the shared rounds resolve."""
+        self._in_round: tuple[list[_PendingWrite], list[Segment]] | None = None
+        """The appends a shared round took (take_writes) and the segments it syncs, until round_done."""
         self._failure: BaseException | None = None
         """The write (or fsync) that failed: appends are refused until a retry finds the disk writable again."""
         self._failed_at = 0.0
@@ -347,7 +350,7 @@ class PartitionLog:
         self._pending.append(_PendingWrite(segment, position, buf, seq, done, tail, size, result, next_offset,
                                            started))
         if self._writer is None:
-            self._writer = self._loop().create_task(self._drain_writes())
+            self._start_writer()
         return seq
 
     def _should_roll(self, segment: Segment, nbytes: int, last_offset: int) -> bool:
@@ -360,8 +363,63 @@ class PartitionLog:
                 or segment.index_full(self.config.segment_index_bytes)
                 or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET)
 
+    def _start_writer(self) -> None:
+        """Have the queued appends written: by the data directory's shared rounds, which take them as the round
+        starts (``take_writes``, ``round_done``: no Task, no coroutine), or, for a log without them, by a writer
+        Task of its own. ``_writer`` is what ``_settle_writes`` waits for either way."""
+        rounds = self.group_commit if self.fsync is _BATCH else self.write_rounds
+        if rounds is None:
+            self._writer = self._loop().create_task(self._drain_writes())
+        else:
+            self._writer = self._loop().create_future()
+            rounds.join(self)
+
+    def take_writes(self) -> tuple[Runs, list[Segment]] | None:
+        """(a shared round starts) The queued writes as runs, and under fsync=batch the segments to sync (held open
+        until ``round_done``); None when there is nothing to write."""
+        batch, self._pending = self._pending, []
+        if batch and self._failure is not None:
+            for item in batch:
+                _settle(item.done, LogClosedError(f"log {self.name} failed: {self._failure}"))
+            batch = []
+        if not batch:
+            self._writer_idle()
+            return None
+        runs = _runs_of(batch)
+        segments = _held_segments(runs) if self.fsync is _BATCH else []
+        self._in_round = (batch, segments)
+        return runs, segments
+
+    def round_done(self, outcome: BaseException | float | None) -> None:
+        """(a shared round ended) What ``_drain_writes`` does after each write, then this log joins the next
+        round if appends queued meanwhile."""
+        batch, segments = self._in_round  # type: ignore[misc]
+        self._in_round = None
+        for segment in segments:
+            segment.end_read()
+        if isinstance(outcome, FlushFailed):
+            self._batch_failed(batch, outcome.__cause__ or outcome, "log fsync failed")
+        elif isinstance(outcome, BaseException):
+            self._batch_failed(batch, outcome, "log write failed")
+        else:
+            if self.fsync is _BATCH:
+                if segments:
+                    self.observer.on_fsync(outcome)  # type: ignore[arg-type]
+                self._synced_seq = max(self._synced_seq, batch[-1].seq)
+            self._batch_written(batch)
+        if self._pending:
+            (self.group_commit if self.fsync is _BATCH else self.write_rounds).join(self)  # type: ignore[union-attr]
+        else:
+            self._writer_idle()
+
+    def _writer_idle(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None and not writer.done():
+            writer.set_result(None)
+
     async def _drain_writes(self) -> None:
-        """Write queued appends in order, merging adjacent ones into a single pwrite."""
+        """A log without shared rounds: write queued appends in order, merging adjacent ones into a single
+        pwrite, one executor job per group."""
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
@@ -369,77 +427,54 @@ class PartitionLog:
                     for item in batch:
                         _settle(item.done, LogClosedError(f"log {self.name} failed: {self._failure}"))
                     continue
-                runs: list[tuple[Segment, int, list[bytearray | memoryview]]] = []
-                run_end = -1  # where the last run ends (summing its buffers per item was quadratic)
-                for item in batch:
-                    last = runs[-1] if runs else None
-                    if last is not None and last[0] is item.segment and run_end == item.position:
-                        last[2].append(item.data)
-                    else:
-                        runs.append((item.segment, item.position, [item.data]))
-                    if item.tail is not None:
-                        runs[-1][2].append(item.tail)
-                    run_end = item.position + item.size
+                runs = _runs_of(batch)
                 if self.fsync is _BATCH:
                     if not await self._write_and_sync(runs, batch):
                         continue
                 else:
                     try:
-                        if self.write_rounds is not None:
-                            await self.write_rounds.write(runs)
-                        else:
-                            await self._run(write_runs, runs)
+                        await self._run(write_runs, runs)
                     except BaseException as exc:
-                        self._record_failure(exc, "log write failed")
-                        for item in batch:
-                            _settle(item.done, exc)
+                        self._batch_failed(batch, exc, "log write failed")
                         continue
-                self._written_seq = batch[-1].seq
-                for item in batch:
-                    # Bytes this process appended count as checked (Segment.verified_end): a produced batch
-                    # passed its CRC check in validate_batch, the rest were encoded here with theirs, and
-                    # nothing rewrites a CRC-covered field without recomputing it. A fetch of fresh data
-                    # then does not CRC every byte again (0.16 ms CPU per MB).
-                    segment = item.segment
-                    if segment.verified_end == item.position:
-                        segment.verified_end = item.position + item.size
-                    if item.result is None:
-                        _settle(item.done, None)  # ``append`` finishes the rest
-                    else:
-                        self._durable(item)
+                self._batch_written(batch)
         finally:
             self._writer = None
 
-    async def _write_and_sync(self, runs: list[tuple[Segment, int, list[bytearray | memoryview]]],
-                              batch: list[_PendingWrite]) -> bool:
-        """fsync=batch: the writes and the fsync that covers them in one executor job, not two. Every append
-        queued while the job runs waits for the next one, so an fsync is still shared by all the appends that
-        queued up during the previous one; but the event loop pays one thread hop per group of appends, and no
-        fsync task or shielded future per append (``_group_commit`` finds its write already durable). With the
-        data directory's ``group_commit`` the job is shared with every other log ready in the same loop turn
-        (storage.group_commit). False (the batch's appends failed with the error) when the write or the fsync
-        failed."""
-        segments: list[Segment] = []
-        for segment, _, _ in runs:
-            if not segment.deleted and segment not in segments:
-                segments.append(segment)
-        for segment in segments:
-            segment.begin_read()  # keeps the descriptors open until the fsync is done
-        try:
-            if self.group_commit is not None:
-                synced_in = await self.group_commit.write_and_sync(runs, segments)
+    def _batch_failed(self, batch: list[_PendingWrite], exc: BaseException, what: str) -> None:
+        self._record_failure(exc, what)
+        for item in batch:
+            _settle(item.done, exc)
+
+    def _batch_written(self, batch: list[_PendingWrite]) -> None:
+        """A group of appends is written (and synced, where the policy's round does it)."""
+        self._written_seq = batch[-1].seq
+        for item in batch:
+            # Bytes this process appended count as checked (Segment.verified_end): a produced batch
+            # passed its CRC check in validate_batch, the rest were encoded here with theirs, and
+            # nothing rewrites a CRC-covered field without recomputing it. A fetch of fresh data
+            # then does not CRC every byte again (0.16 ms CPU per MB).
+            segment = item.segment
+            if segment.verified_end == item.position:
+                segment.verified_end = item.position + item.size
+            if item.result is None:
+                _settle(item.done, None)  # ``append`` finishes the rest
             else:
-                synced_in = await self._run(write_runs_and_flush, runs, segments)
+                self._durable(item)
+
+    async def _write_and_sync(self, runs: Runs, batch: list[_PendingWrite]) -> bool:
+        """fsync=batch without the shared rounds: the writes and the fsync that covers them in one executor job,
+        not two. Every append queued while the job runs waits for the next one, so an fsync is still shared by
+        all the appends that queued up during the previous one (``_group_commit`` finds its write already
+        durable). False (the batch's appends failed with the error) when the write or the fsync failed."""
+        segments = _held_segments(runs)
+        try:
+            synced_in = await self._run(write_runs_and_flush, runs, segments)
         except FlushFailed as failed:
-            exc = failed.__cause__ or failed
-            self._record_failure(exc, "log fsync failed")
-            for item in batch:
-                _settle(item.done, exc)
+            self._batch_failed(batch, failed.__cause__ or failed, "log fsync failed")
             return False
         except BaseException as exc:
-            self._record_failure(exc, "log write failed")
-            for item in batch:
-                _settle(item.done, exc)
+            self._batch_failed(batch, exc, "log write failed")
             return False
         finally:
             for segment in segments:
@@ -931,6 +966,34 @@ _STAMPED_PREFIX: Final = PARTITION_LEADER_EPOCH_OFFSET + 4
 """The part of a batch append stamps (base offset, length, leader epoch); the CRC covers none of it."""
 _SHARED_TAIL_MIN: Final = 16 * 1024
 """Batches from this size are appended without copying their (immutable) bytes past the stamped prefix."""
+
+
+def _runs_of(batch: list[_PendingWrite]) -> Runs:
+    """The writes of queued appends, adjacent ones merged into one run (one pwrite or pwritev)."""
+    runs: Runs = []
+    run_end = -1  # where the last run ends (summing its buffers per item was quadratic)
+    for item in batch:
+        last = runs[-1] if runs else None
+        if last is not None and last[0] is item.segment and run_end == item.position:
+            last[2].append(item.data)
+        else:
+            runs.append((item.segment, item.position, [item.data]))
+        if item.tail is not None:
+            runs[-1][2].append(item.tail)
+        run_end = item.position + item.size
+    return runs
+
+
+def _held_segments(runs: Runs) -> list[Segment]:
+    """The segments ``runs`` write to (each once, deleted ones left out), held open (begin_read) for their fsync:
+    the caller ends the hold."""
+    segments: list[Segment] = []
+    for segment, _, _ in runs:
+        if not segment.deleted and segment not in segments:
+            segments.append(segment)
+    for segment in segments:
+        segment.begin_read()
+    return segments
 
 
 def _result(first_offset: int, next_offset: int, log_append_time: int | None,

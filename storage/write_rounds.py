@@ -17,39 +17,60 @@ fails fails that log's appends alone, as before. Rounds are not limited in numbe
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 from concurrent.futures import Executor
 
-from groupcoord.storage.group_commit import Runs, write_every_log
+from groupcoord.storage.group_commit import RoundWriter, Runs, resolve_round_future, write_every_log
+from groupcoord.storage.kept_loop import KeptLoop
+
+_Done = Callable[[BaseException | None], None]
 
 __all__ = ["WriteRounds"]
 
 
 class WriteRounds:
     """The write path of every log under one data directory whose fsync policy is not batch: ``write(runs)`` is
-    awaited by a log's writer with the writes of its queued appends and returns once they are written (or raises
-    that log's write error)."""
+    awaited with a log's writes and returns once they are written (or raises that log's write error); ``join(log)``
+    is the same without a coroutine (group_commit.RoundWriter: the writes are taken as the round starts)."""
 
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
-        self._waiting: list[tuple[Runs, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[Runs, _Done]] = []
+        self._joined: list[RoundWriter] = []
         self._scheduled = False
+        self._loop = KeptLoop()
         self.rounds = 0
         """Rounds started (tests read it)."""
 
     async def write(self, runs: Runs) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop()
         done: asyncio.Future[None] = loop.create_future()
-        self._waiting.append((runs, done))
+        self._waiting.append((runs, functools.partial(resolve_round_future, done)))
+        self._schedule(loop)
+        await done
+
+    def join(self, log: RoundWriter) -> None:
+        """``log`` has writes queued: the next round takes them and tells it the outcome (as GroupCommit.join)."""
+        self._joined.append(log)
+        self._schedule(self._loop())
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._scheduled:
             # Start at the end of this loop turn, so every log whose appends are ready now joins the round.
             self._scheduled = True
             loop.call_soon(self._start_round, loop)
-        await done
 
     def _start_round(self, loop: asyncio.AbstractEventLoop) -> None:
-        """``loop``: the one ``write`` found running (asking again costs a getpid() system call on CPython 3.11)."""
+        """``loop``: the one found running when the round was scheduled (asked once: storage/kept_loop.py)."""
         self._scheduled = False
         waiting, self._waiting = self._waiting, []
+        if self._joined:
+            joined, self._joined = self._joined, []
+            for log in joined:
+                taken = log.take_writes()
+                if taken is not None:
+                    waiting.append((taken[0], log.round_done))
         if not waiting:
             return
         self.rounds += 1
@@ -69,11 +90,6 @@ def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> li
         return [exc] * count
 
 
-def _finish(waiting: list[tuple[Runs, asyncio.Future[None]]], outcomes: list[BaseException | None]) -> None:
+def _finish(waiting: list[tuple[Runs, _Done]], outcomes: list[BaseException | None]) -> None:
     for (_, done), outcome in zip(waiting, outcomes):
-        if done.done():
-            continue  # the log's writer was cancelled meanwhile
-        if outcome is None:
-            done.set_result(None)
-        else:
-            done.set_exception(outcome)
+        done(outcome)
