@@ -21,7 +21,7 @@ import functools
 from collections.abc import Callable
 from concurrent.futures import Executor
 
-from groupcoord.storage.group_commit import RoundWriter, Runs, resolve_round_future, write_every_log
+from groupcoord.storage.group_commit import RoundWriter, Runs, hand_over, resolve_round_future, write_every_log
 from groupcoord.storage.kept_loop import KeptLoop
 
 _Done = Callable[[BaseException | None], None]
@@ -92,4 +92,4 @@ def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> li
 
 def _finish(waiting: list[tuple[Runs, _Done]], outcomes: list[BaseException | None]) -> None:
     for (_, done), outcome in zip(waiting, outcomes):
-        done(outcome)
+        hand_over(done, outcome)

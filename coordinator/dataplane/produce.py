@@ -121,7 +121,11 @@ class ProduceService:
                 if type(entry) is Started:
                     entry = entry.result if entry.finished else await entry.task  # type: ignore[union-attr]
                 if type(entry) is _Admitted:
-                    answer = await entry.answer()
+                    append = entry.append
+                    if append.done():  # (no coroutine to await: ``answer``'s steps, here)
+                        answer = entry.answer_now()
+                    else:
+                        answer = await entry.answer()
                     if answer["error_code"] is _NONE:
                         appended += entry.nbytes
                     entry = answer
@@ -320,12 +324,26 @@ class _Admitted:
         self.duplicate = duplicate
 
     async def answer(self) -> dict:
-        index, log = self.index, self.log
         try:
             # A retry waits for the original without cancelling it if the retry's request goes away.
-            result = await (asyncio.shield(self.append) if self.duplicate else self.append)
-        except Exception as exc:  # the write failed (the producer table forgot the batch: see ``_appended``)
-            return _partition_error(index, ErrorCode.kafka_storage_error, f"append failed: {exc}")
+            await (asyncio.shield(self.append) if self.duplicate else self.append)
+        except Exception:  # noqa: BLE001 - answered below, from the append's outcome
+            pass
+        return self.answer_now()
+
+    def answer_now(self) -> dict:
+        """The answer, once the append is done."""
+        index, log = self.index, self.log
+        append = self.append
+        if append.cancelled():
+            raise asyncio.CancelledError()
+        failure = append.exception()
+        if failure is not None:
+            if not isinstance(failure, Exception):
+                raise failure
+            # the write failed (the producer table forgot the batch: see ``_appended``)
+            return _partition_error(index, ErrorCode.kafka_storage_error, f"append failed: {failure}")
+        result = append.result()
         if self.duplicate:
             return _duplicate_answer(index, log, result.base_offset)
         return {"index": index, "error_code": _NONE, "base_offset": result.base_offset,
