@@ -13,6 +13,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.fast_produce import ProduceRequestView, produce_codec
 
 from ..dataplane.produce import PartitionData, TopicData
 from ..security.acl import AclOperation, ResourceType
@@ -22,6 +23,9 @@ from .services import Services
 
 # The lowest is Kafka 4.0's floor; the highest the spec's.
 API = Api(ApiKey.PRODUCE, 3, 11)
+FAST = produce_codec(TopicData, PartitionData)
+"""Every served version read straight into ``TopicData`` and answered without kio's entities or the schema
+encoder (protocol/fast_produce.py, checked against kio); what it declines is read by kio (``topics_of``)."""
 
 log = structlog.get_logger("groupcoord.produce")
 
@@ -63,10 +67,15 @@ def _refused_partitions(t: TopicData, error: int) -> dict:
          "record_errors": [], "error_message": None} for p in t.partitions]}
 
 
+def topics_of(request: Any) -> list[TopicData]:
+    """A kio-read ProduceRequest's topics as the dataplane takes them (the fast reader builds the same)."""
+    return [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
+                                    for p in t.partition_data))
+            for t in request.topic_data]
+
+
 async def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
-    topics = [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
-                                      for p in t.partition_data))
-              for t in request.topic_data]
+    topics = request.topics if type(request) is ProduceRequestView else topics_of(request)
     acks = int(request.acks)
     auth = services.authorizer
     denied: set[str] = set()

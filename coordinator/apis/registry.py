@@ -89,7 +89,7 @@ API_TABLE: tuple[tuple[str, ApiKey, int, int], ...] = (
 
 API_MODULES: tuple[str, ...] = tuple(name for name, *_ in API_TABLE)
 
-EAGER_MODULES: frozenset[str] = frozenset({"heartbeat", "join_group", "offset_commit", "sync_group"})
+EAGER_MODULES: frozenset[str] = frozenset({"heartbeat", "join_group", "offset_commit", "produce", "sync_group"})
 """Imported at registration: they declare ``FAST``, ``HEAVY`` or ``lane`` (the test checks no other does)."""
 
 
