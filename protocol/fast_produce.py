@@ -178,7 +178,16 @@ def produce_reader(topic_data: Callable[..., Any], partition_data: Callable[...,
             partitions = []
             for _ in range(n):
                 index = _unpack_i32(frame, pos)[0]
-                length, pos = _uvarint(frame, pos + 4)
+                length = frame[pos + 4]  # the records' compact length: one or two varint bytes inline (a batch
+                if length < 0x80:        # of a few hundred bytes), longer ones through _uvarint
+                    pos += 5
+                else:
+                    high = frame[pos + 5]
+                    if 0 < high < 0x80:
+                        length = (length & 0x7F) | (high << 7)
+                        pos += 6
+                    else:
+                        length, pos = _uvarint(frame, pos + 4)
                 if length == 0:
                     records = None
                 else:
