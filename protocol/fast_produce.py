@@ -80,11 +80,16 @@ def _uvarint(frame: bytes, pos: int) -> tuple[int, int]:
     raise _Unhandled
 
 
-def produce_reader(topic_data: Callable[..., Any], partition_data: Callable[..., Any]) -> Callable[..., Any]:
+DataClasses = Callable[[], "tuple[Callable[..., Any], Callable[..., Any]]"]
+
+
+def produce_reader(data_classes: DataClasses) -> Callable[..., Any]:
     """``read(frame, version) -> (client_id, ProduceRequestView) | None``, building each topic as
-    ``topic_data(name, partitions)`` and each partition as ``partition_data(index, records)``."""
-    topic_data = builder(topic_data)
-    partition_data = builder(partition_data)
+    ``topic_data(name, partitions)`` and each partition as ``partition_data(index, records)``, where
+    ``data_classes()`` is ``(topic_data, partition_data)``: asked at the first read, so that the module defining
+    them is imported by the first Produce, not when the codec is bound (at start-up)."""
+    topic_data: Any = None  # both set by the first read
+    partition_data: Any = None
 
     def read_classic(frame: bytes) -> tuple[str | None, ProduceRequestView]:
         client_id, pos = _header(frame, False)
@@ -209,6 +214,10 @@ def produce_reader(topic_data: Callable[..., Any], partition_data: Callable[...,
         return client_id, ProduceRequestView(transactional_id, acks, topics)
 
     def read(frame: bytes, version: int) -> tuple[str | None, ProduceRequestView] | None:
+        nonlocal topic_data, partition_data
+        if topic_data is None:
+            classes = data_classes()
+            topic_data, partition_data = builder(classes[0]), builder(classes[1])
         if type(frame) is not bytes:  # a view of a larger buffer: its slices would not be the bytes the log keeps
             return None
         try:
@@ -316,6 +325,7 @@ def _write(version: int, correlation_id: int, topics: Any, throttle: Any) -> byt
     return bytes(out)
 
 
-def produce_codec(topic_data: Callable[..., Any], partition_data: Callable[..., Any]) -> FastCodec:
-    """Produce's fast codec, its requests read into ``topic_data`` and ``partition_data`` objects."""
-    return FastCodec(PRODUCE_KEY, VERSIONS, produce_reader(topic_data, partition_data), write_produce)
+def produce_codec(data_classes: DataClasses) -> FastCodec:
+    """Produce's fast codec, its requests read into the objects of the classes ``data_classes()`` gives
+    (``(topic_data, partition_data)``, asked at the first read)."""
+    return FastCodec(PRODUCE_KEY, VERSIONS, produce_reader(data_classes), write_produce)

@@ -13,7 +13,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
-from groupcoord.protocol.fast_produce import ProduceRequestView, produce_codec
+from groupcoord.protocol.fast_produce import ProduceRequestView
 
 from ..dataplane.produce import PartitionData, TopicData
 from ..security.acl import AclOperation, ResourceType
@@ -23,9 +23,6 @@ from .services import Services
 
 # The lowest is Kafka 4.0's floor; the highest the spec's.
 API = Api(ApiKey.PRODUCE, 3, 11)
-FAST = produce_codec(TopicData, PartitionData)
-"""Every served version read straight into ``TopicData`` and answered without kio's entities or the schema
-encoder (protocol/fast_produce.py, checked against kio); what it declines is read by kio (``topics_of``)."""
 
 log = structlog.get_logger("groupcoord.produce")
 
@@ -75,6 +72,7 @@ def topics_of(request: Any) -> list[TopicData]:
 
 
 async def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
+    """``request``: kio's entity, or the fast reader's view with its topics already read (produce_codec.py)."""
     topics = request.topics if type(request) is ProduceRequestView else topics_of(request)
     acks = int(request.acks)
     auth = services.authorizer

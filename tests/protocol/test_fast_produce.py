@@ -93,7 +93,7 @@ def test_the_writer_declines_answers_it_was_not_written_for(version):
 
 
 def plain_reader():
-    return produce_reader(lambda name, partitions: (name, partitions), lambda index, records: (index, records))
+    return produce_reader(lambda: (lambda name, partitions: (name, partitions), lambda index, records: (index, records)))
 
 
 def produce_frame(version: int, topics: list, transactional_id: str | None = "tx", client_id: str | None = "c") -> bytes:

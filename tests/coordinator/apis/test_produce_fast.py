@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from bench.hotpath_bench import connect, roundtrip
 from bench.requests import encode
-from groupcoord.coordinator.apis.produce import FAST, topics_of
+from groupcoord.coordinator.apis.produce import topics_of
+from groupcoord.coordinator.apis.produce_codec import FAST
 from groupcoord.coordinator.broker import Broker
 from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 from groupcoord.protocol.fast_produce import ProduceRequestView
