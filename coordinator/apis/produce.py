@@ -13,6 +13,7 @@ import structlog
 
 from groupcoord.protocol.api_keys import ApiKey
 from groupcoord.protocol.errors import ErrorCode
+from groupcoord.protocol.fast_produce import ProduceRequestView
 
 from ..dataplane.produce import PartitionData, TopicData
 from ..security.acl import AclOperation, ResourceType
@@ -63,10 +64,16 @@ def _refused_partitions(t: TopicData, error: int) -> dict:
          "record_errors": [], "error_message": None} for p in t.partitions]}
 
 
+def topics_of(request: Any) -> list[TopicData]:
+    """A kio-read ProduceRequest's topics as the dataplane takes them (the fast reader builds the same)."""
+    return [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
+                                    for p in t.partition_data))
+            for t in request.topic_data]
+
+
 async def handle(services: Services, ctx: RequestContext, request: Any) -> Any:
-    topics = [TopicData(t.name, tuple(PartitionData(int(p.index), None if p.records is None else bytes(p.records))
-                                      for p in t.partition_data))
-              for t in request.topic_data]
+    """``request``: kio's entity, or the fast reader's view with its topics already read (produce_codec.py)."""
+    topics = request.topics if type(request) is ProduceRequestView else topics_of(request)
     acks = int(request.acks)
     auth = services.authorizer
     denied: set[str] = set()

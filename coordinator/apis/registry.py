@@ -92,6 +92,12 @@ API_MODULES: tuple[str, ...] = tuple(name for name, *_ in API_TABLE)
 EAGER_MODULES: frozenset[str] = frozenset({"heartbeat", "join_group", "offset_commit", "sync_group"})
 """Imported at registration: they declare ``FAST``, ``HEAVY`` or ``lane`` (the test checks no other does)."""
 
+CODEC_MODULES: dict[str, str] = {"produce": "produce_codec"}
+"""APIs imported on their first request whose hand-written codec is bound at registration all the same: it is
+declared (``FAST``) in a light module of its own, named here, whose reader imports what it builds at its first
+read; so start-up imports neither the handler nor the data plane's code it needs
+(tests/coordinator/ops/test_daemon_imports.py)."""
+
 
 class Registrar(Protocol):
     def register(self, api_key: int, handler: Handler, min_version: int, max_version: int,
@@ -102,6 +108,12 @@ def api_module(name: str) -> ApiModule:
     return cast("ApiModule", import_module(f"{__package__}.{name}"))
 
 
+def _codec(name: str) -> FastCodec | None:
+    """The codec ``CODEC_MODULES`` names for API module ``name``, if any."""
+    module = CODEC_MODULES.get(name)
+    return None if module is None else import_module(f"{__package__}.{module}").FAST
+
+
 def _register_module(dispatcher: Registrar, services: Services, module: ApiModule) -> Handler:
     api = module.API
     extra = {}
@@ -109,8 +121,8 @@ def _register_module(dispatcher: Registrar, services: Services, module: ApiModul
     if heavy is not None:
         extra["heavy"] = partial(heavy, services)
     handler = partial(module.handle, services)
-    dispatcher.register(api.key, handler, api.min_version, api.max_version, fast=getattr(module, "FAST", None),
-                        **extra)
+    fast = getattr(module, "FAST", None) or _codec(module.__name__.rpartition(".")[2])
+    dispatcher.register(api.key, handler, api.min_version, api.max_version, fast=fast, **extra)
     make_lane = getattr(module, "lane", None)
     add_lane = getattr(dispatcher, "add_lane", None)
     if make_lane is not None and add_lane is not None:
@@ -171,4 +183,5 @@ def register_apis(dispatcher: Registrar, services: Services, apis: Iterable[ApiM
         if name in EAGER_MODULES:
             _register_module(dispatcher, services, api_module(name))
         else:
-            dispatcher.register(key, _ImportOnFirstRequest(name, services, key, lowest, highest), lowest, highest)
+            dispatcher.register(key, _ImportOnFirstRequest(name, services, key, lowest, highest), lowest, highest,
+                                fast=_codec(name))
