@@ -28,10 +28,10 @@ from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, Traffi
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
-                                                  PartitionResult, TopicPartitionRef)
+                                                  PartitionResult, TopicPartitionRef, new_ref, new_request)
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
-from groupcoord.protocol.frozen import frozen_dataclass
+from groupcoord.protocol.frozen import builder, frozen_dataclass
 
 READ_COMMITTED = 1
 
@@ -41,6 +41,9 @@ class FetchPartition:
     partition: int
     fetch_offset: int
     partition_max_bytes: int
+
+
+_new_partition = builder(FetchPartition)  # (parse_request's: one per partition of every fetch)
 
 
 @frozen_dataclass
@@ -119,10 +122,12 @@ class FetchService:
         fetch_data: dict[tuple, tuple[TopicPartitionRef, PartitionRequest]] = {}
         for topic in request.topics:
             name, topic_id = self._resolved(topic.name, topic.topic_id)  # (once per topic, not per partition)
+            by = name if topic_id is None else topic_id          # (TopicPartitionRef.key's first half)
             for part in topic.partitions:
-                ref = TopicPartitionRef(name, topic_id, part.partition)
-                first = fetch_data.get(ref.key, (ref, None))[0]     # a repeated partition keeps its place
-                fetch_data[ref.key] = (first, PartitionRequest(part.fetch_offset, part.partition_max_bytes))
+                key = (by, part.partition)
+                known = fetch_data.get(key)                         # a repeated partition keeps its place
+                first = new_ref(name, topic_id, part.partition) if known is None else known[0]
+                fetch_data[key] = (first, new_request(part.fetch_offset, part.partition_max_bytes))
         to_forget = [self._ref(topic.name, topic.topic_id, p) for topic in request.forgotten for p in topic.partitions]
         return self._sessions.new_context(request.session_id, request.session_epoch, request.uses_topic_ids,
                                           list(fetch_data.values()), to_forget, self._topic_name)
@@ -455,8 +460,8 @@ def parse_request(request: Any, api_version: int) -> FetchRequestData:
         topics.append(FetchTopic(
             name=None if by_id else topic.topic,
             topic_id=topic.topic_id if by_id else None,
-            partitions=tuple(FetchPartition(p.partition, int(p.fetch_offset), int(p.partition_max_bytes))
-                             for p in topic.partitions)))
+            partitions=tuple([_new_partition(p.partition, int(p.fetch_offset), int(p.partition_max_bytes))
+                              for p in topic.partitions])))
     forgotten = tuple(ForgottenTopic(name=None if by_id else topic.topic, topic_id=topic.topic_id if by_id else None,
                                      partitions=tuple(int(p) for p in topic.partitions))
                       for topic in getattr(request, "forgotten_topics_data", ()))
