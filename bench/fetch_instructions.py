@@ -61,6 +61,7 @@ APPEND_BATCHES = 100  # batches per log.append while filling (set-up only)
 PARTITION_MAX_BYTES = 1 << 20
 FETCH_MAX_BYTES = 50 << 20
 MAX_WAIT_MS = 5000
+WAKE_MAX_WAIT_MS = 3_600_000  # the wake shape's: franz-go's 5 s runs out under valgrind before the append wakes it
 
 
 # --------------------------------------------------------------------------- the child (under valgrind or strace)
@@ -125,11 +126,11 @@ async def _fill(broker: Any, partitions: int, batches: int) -> tuple[Any, list[i
     return catalog.get(TOPIC).topic_id, ends
 
 
-def fetch_frame(topic_id: Any, offsets: list[int]) -> bytes:
+def fetch_frame(topic_id: Any, offsets: list[int], max_wait_ms: int = MAX_WAIT_MS) -> bytes:
     """A Fetch v16 as franz-go sends it (no session: the session's bookkeeping is not what is measured)."""
     from bench.requests import encode
 
-    body = {"replica_id": -1, "max_wait": MAX_WAIT_MS, "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES,
+    body = {"replica_id": -1, "max_wait": max_wait_ms, "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES,
             "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
             "topics": [{"topic_id": topic_id, "partitions": [
                 {"partition": p, "current_leader_epoch": -1, "fetch_offset": offset, "last_fetched_epoch": -1,
@@ -250,7 +251,7 @@ async def _wake_child(broker: Any, topic_id: Any, ends: list[int], connections: 
     total = 1 + warm_rounds + rounds
     frames, at = [], list(ends)
     for r in range(total):
-        frames.append(fetch_frame(topic_id, at))
+        frames.append(fetch_frame(topic_id, at, WAKE_MAX_WAIT_MS))
         at[r % partitions] += RECORDS_PER_BATCH
     catalog = broker.dataplane.topics
     purgatory = broker.dataplane.purgatory
