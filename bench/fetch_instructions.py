@@ -20,6 +20,11 @@ no session) for every partition, each round one fetch per connection, the loop r
 
 - ``tail``: every partition from 3 batches before its end (a consumer at the log end, woken by appends: the
   TestGroupETL case);
+- ``wake``: every partition from its end, so that each fetch parks in the purgatory; once all are parked, one
+  batch is appended to one partition (the next in turn, by the log's ``append``: its cost is in the figure, the
+  same on both sides of an A/B) and wakes them, and each answers that batch with the others' watermarks (the
+  TestGroupETL pattern: a consumer at the log end woken by a producer's append). Each round's frames name the
+  ends as they will be, made before the counters are zeroed;
 - ``middle``: every partition from its middle (a consumer catching up: 1 MiB per partition, answered as file
   regions; the test's transport has no socket, so the connection reads the regions' bytes, one pread each, as
   under TLS: the same on both sides of an A/B).
@@ -47,7 +52,7 @@ from typing import Any, Callable
 
 HERE = Path(__file__).resolve()
 TREE = HERE.parent.parent  # this worktree
-SHAPES = ("tail", "middle")
+SHAPES = ("tail", "middle", "wake")
 TOPIC = "etl"
 RECORDS_PER_BATCH = 20
 VALUE_BYTES = 70
@@ -56,6 +61,7 @@ APPEND_BATCHES = 100  # batches per log.append while filling (set-up only)
 PARTITION_MAX_BYTES = 1 << 20
 FETCH_MAX_BYTES = 50 << 20
 MAX_WAIT_MS = 5000
+WAKE_MAX_WAIT_MS = 3_600_000  # the wake shape's: franz-go's 5 s runs out under valgrind before the append wakes it
 
 
 # --------------------------------------------------------------------------- the child (under valgrind or strace)
@@ -120,11 +126,11 @@ async def _fill(broker: Any, partitions: int, batches: int) -> tuple[Any, list[i
     return catalog.get(TOPIC).topic_id, ends
 
 
-def fetch_frame(topic_id: Any, offsets: list[int]) -> bytes:
+def fetch_frame(topic_id: Any, offsets: list[int], max_wait_ms: int = MAX_WAIT_MS) -> bytes:
     """A Fetch v16 as franz-go sends it (no session: the session's bookkeeping is not what is measured)."""
     from bench.requests import encode
 
-    body = {"replica_id": -1, "max_wait": MAX_WAIT_MS, "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES,
+    body = {"replica_id": -1, "max_wait": max_wait_ms, "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES,
             "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
             "topics": [{"topic_id": topic_id, "partitions": [
                 {"partition": p, "current_leader_epoch": -1, "fetch_offset": offset, "last_fetched_epoch": -1,
@@ -133,16 +139,19 @@ def fetch_frame(topic_id: Any, offsets: list[int]) -> bytes:
     return encode(1, 16, body)
 
 
-def _checked(answer: bytes, partitions: int) -> None:
-    """kio reads ``answer`` (a whole Fetch v16 frame) as NONE with records for every partition, else the run stops."""
+def _checked(answer: bytes, partitions: int, with_records: int | None = None) -> None:
+    """kio reads ``answer`` (a whole Fetch v16 frame) as NONE with records for every partition (or, with
+    ``with_records``, for that partition only), else the run stops."""
     from groupcoord.protocol.headers import parse_response_header
     from groupcoord.protocol.registry import response_reader
 
     _, pos = parse_response_header(answer[4:], 1, True)
     read = response_reader(1, 16)(answer[4:], pos)[0]
     parts = [p for t in read.responses for p in t.partitions]
-    if int(read.error_code) or len(parts) != partitions or any(int(p.error_code) or not p.records for p in parts):
-        raise SystemExit(f"the fetch was not answered with records for every partition: {read!r}"[:2000])
+    if int(read.error_code) or len(parts) != partitions or any(
+            int(p.error_code) or bool(p.records) != (with_records is None or p.partition_index == with_records)
+            for p in parts):
+        raise SystemExit(f"the fetch was not answered with the records expected: {read!r}"[:2000])
 
 
 async def _child(shape: str, partitions: int, batches: int, connections: int, rounds: int, warm_rounds: int,
@@ -155,6 +164,8 @@ async def _child(shape: str, partitions: int, batches: int, connections: int, ro
 
     async with Broker(fsync="never", metrics_port=0) as broker:
         topic_id, ends = await _fill(broker, partitions, batches)
+        if shape == "wake":
+            return await _wake_child(broker, topic_id, ends, connections, rounds, warm_rounds, handshake)
         back = TAIL_BATCHES * RECORDS_PER_BATCH
         offsets = [end - back if shape == "tail" else (end // RECORDS_PER_BATCH // 2) * RECORDS_PER_BATCH
                    for end in ends]
@@ -222,6 +233,96 @@ async def _child(shape: str, partitions: int, batches: int, connections: int, ro
         if len(got) != fed or any(s != size for s in got):
             raise SystemExit(f"{len(got)} answers to {fed} fetches, or of another size than {size}")
         return f"ok {fed} {wall / fed * 1e6:.2f} {cpu / fed * 1e6:.2f} {size}"
+
+
+async def _wake_child(broker: Any, topic_id: Any, ends: list[int], connections: int, rounds: int, warm_rounds: int,
+                      handshake: Callable[[str], None]) -> str:
+    """The ``wake`` shape: each round, every connection's fetch at the log ends parked, then one batch appended to
+    partition ``round % partitions``, which answers them all."""
+    import asyncio
+
+    from bench.hotpath_bench import connect  # the measured tree's
+    from groupcoord.coordinator.ops.cli import settle_heap
+    from groupcoord.protocol.record_batch import encode_batch
+
+    partitions = len(ends)
+    one = encode_batch([(b"key-%02d" % i, bytes([i]) * VALUE_BYTES, ()) for i in range(RECORDS_PER_BATCH)],
+                       base_timestamp=1_700_000_000_000)
+    total = 1 + warm_rounds + rounds
+    frames, at = [], list(ends)
+    for r in range(total):
+        frames.append(fetch_frame(topic_id, at, WAKE_MAX_WAIT_MS))
+        at[r % partitions] += RECORDS_PER_BATCH
+    catalog = broker.dataplane.topics
+    purgatory = broker.dataplane.purgatory
+    loop = asyncio.get_running_loop()
+    state: dict[str, Any] = {"left": 0, "done": None}
+
+    def finished() -> None:
+        state["left"] -= 1
+        if state["left"] == 0:
+            state["done"].set_result(None)
+
+    made = [connect(broker) for _ in range(connections)]
+    sinks = []
+    for conn, _ in made:
+        sink = SizeSink(finished)
+        conn.transport = sink  # type: ignore[assignment]
+        sinks.append(sink)
+    feeds = [conn.data_received for conn, _ in made]
+    settle_heap()
+
+    async def one_round(r: int, owed: int) -> None:
+        state["left"] = connections
+        state["done"] = loop.create_future()
+        for sink in sinks:
+            sink.owed = owed
+        for data_received in feeds:
+            data_received(frames[r])
+        for _ in range(10_000):
+            if purgatory.parked == connections:
+                break
+            await asyncio.sleep(0)
+        else:
+            raise SystemExit("the fetches did not park")
+        await catalog.log(TOPIC, r % partitions).append(one)
+        if r:
+            await asyncio.wait_for(state["done"], 60.0 * 10)
+            return
+        for _ in range(60_000):  # the first round: its size is not known yet (set-up only, bounded)
+            if all(sink.sizes for sink in sinks):
+                return
+            await asyncio.sleep(0.001)
+        raise SystemExit("the first fetches were not all answered")
+
+    for sink in sinks:
+        sink.keep = True
+    await one_round(0, 1 << 60)
+    answers = {b"".join(sink.kept) for sink in sinks}
+    if len(answers) != 1:
+        raise SystemExit("the connections were answered differently")
+    answer = answers.pop()
+    _checked(answer, partitions, with_records=0)
+    size = len(answer)
+    for sink in sinks:
+        sink.keep = False
+        sink.kept.clear()
+        sink.sizes.clear()
+    for r in range(1, 1 + warm_rounds):
+        await one_round(r, size)
+    for sink in sinks:
+        sink.sizes.clear()
+    handshake("ready")
+    started, cpu = time.perf_counter(), time.process_time()
+    for r in range(1 + warm_rounds, total):
+        await one_round(r, size)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    handshake("done")
+    fed = rounds * connections
+    got = [s for sink in sinks for s in sink.sizes]
+    if len(got) != fed or any(s != size for s in got):
+        raise SystemExit(f"{len(got)} answers to {fed} fetches, or of another size than {size}")
+    return f"ok {fed} {wall / fed * 1e6:.2f} {cpu / fed * 1e6:.2f} {size}"
 
 
 def _heartbeat_bench() -> dict[str, Any]:

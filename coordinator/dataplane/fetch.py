@@ -28,10 +28,10 @@ from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, Traffi
 from groupcoord.coordinator.clock import Clock
 from groupcoord.coordinator.dataplane.fetch_purgatory import FetchPurgatory, WakeReason
 from groupcoord.coordinator.dataplane.fetch_sessions import (FINAL_EPOCH, FetchContext, FetchManager, PartitionRequest,
-                                                  PartitionResult, TopicPartitionRef)
+                                                  PartitionResult, TopicPartitionRef, new_ref, new_request)
 from groupcoord.coordinator.dataplane.producer_states import ProducerStates
 from groupcoord.coordinator.dataplane.topics import TopicCatalog
-from groupcoord.protocol.frozen import frozen_dataclass
+from groupcoord.protocol.frozen import builder, frozen_dataclass
 
 READ_COMMITTED = 1
 
@@ -41,6 +41,9 @@ class FetchPartition:
     partition: int
     fetch_offset: int
     partition_max_bytes: int
+
+
+_new_partition = builder(FetchPartition)  # (parse_request's: one per partition of every fetch)
 
 
 @frozen_dataclass
@@ -77,6 +80,7 @@ class _Read:
     total_bytes: int
     read_error: bool
     readable: list[tuple[str, int]]
+    ends: tuple[int, ...]             # each readable partition's end (``_end_offsets``) as its read saw it
 
 
 class FetchService:
@@ -117,19 +121,25 @@ class FetchService:
     def _context(self, request: FetchRequestData) -> FetchContext:
         fetch_data: dict[tuple, tuple[TopicPartitionRef, PartitionRequest]] = {}
         for topic in request.topics:
+            name, topic_id = self._resolved(topic.name, topic.topic_id)  # (once per topic, not per partition)
+            by = name if topic_id is None else topic_id          # (TopicPartitionRef.key's first half)
             for part in topic.partitions:
-                ref = self._ref(topic.name, topic.topic_id, part.partition)
-                first = fetch_data.get(ref.key, (ref, None))[0]     # a repeated partition keeps its place
-                fetch_data[ref.key] = (first, PartitionRequest(part.fetch_offset, part.partition_max_bytes))
+                key = (by, part.partition)
+                known = fetch_data.get(key)                         # a repeated partition keeps its place
+                first = new_ref(name, topic_id, part.partition) if known is None else known[0]
+                fetch_data[key] = (first, new_request(part.fetch_offset, part.partition_max_bytes))
         to_forget = [self._ref(topic.name, topic.topic_id, p) for topic in request.forgotten for p in topic.partitions]
         return self._sessions.new_context(request.session_id, request.session_epoch, request.uses_topic_ids,
                                           list(fetch_data.values()), to_forget, self._topic_name)
 
     def _ref(self, name: str | None, topic_id: uuid.UUID | None, partition: int) -> TopicPartitionRef:
+        return TopicPartitionRef(*self._resolved(name, topic_id), partition)
+
+    def _resolved(self, name: str | None, topic_id: uuid.UUID | None) -> tuple[str | None, uuid.UUID | None]:
         """Kafka resolves a v13+ request's topic ids to names up front; an unknown id keeps no name."""
         if topic_id is not None and name is None:
-            return TopicPartitionRef(self._topic_name(topic_id), topic_id, partition)
-        return TopicPartitionRef(name, None, partition)
+            return self._topic_name(topic_id), topic_id
+        return name, None
 
     def _topic_name(self, topic_id: uuid.UUID) -> str | None:
         known = self._catalog.by_id(topic_id)
@@ -143,12 +153,11 @@ class FetchService:
         deadline = self._clock.monotonic_ms() + max(0, request.max_wait_ms)
         committed = request.isolation_level == READ_COMMITTED
         while True:
-            ends_before = self._end_offsets(self._readable(targets, denied), committed)
             read = await self._read(request, targets, denied, regions)
             if (read.total_bytes >= request.min_bytes or read.read_error or not read.readable
                     or request.max_wait_ms <= 0 or self._clock.monotonic_ms() >= deadline):
                 return read
-            if self._end_offsets(read.readable, committed) != ends_before:
+            if self._end_offsets(read.readable, committed) != read.ends:
                 continue          # an append landed while we were reading: look again before parking
             reason = await self._purgatory.park(read.readable, deadline)
             if reason is WakeReason.SHUTDOWN:
@@ -168,36 +177,47 @@ class FetchService:
                 ends.append(log.high_watermark)
         return tuple(ends)
 
-    def _readable(self, targets: list[tuple[TopicPartitionRef, PartitionRequest]],
-                  denied: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
-        return [(ref.topic, ref.partition) for ref, _ in targets
-                if self._unreadable(ref, denied) is None and not self._inconsistent(ref)]
+    def _inconsistent(self, ref: TopicPartitionRef, consistent: dict[str, uuid.UUID]) -> bool:
+        """The session's topic id is of a topic since deleted and re-created under the same name. ``consistent``:
+        by name, the id object a pass found to match already (a topic's partitions share theirs: one catalog
+        look-up and one UUID comparison, both Python, per topic and pass, not per partition)."""
+        topic_id = ref.topic_id
+        if topic_id is None or consistent.get(ref.topic) is topic_id:
+            return False
+        if self._catalog.get(ref.topic).topic_id != topic_id:
+            return True
+        consistent[ref.topic] = topic_id
+        return False
 
-    def _inconsistent(self, ref: TopicPartitionRef) -> bool:
-        """The session's topic id is of a topic since deleted and re-created under the same name."""
-        return ref.topic_id is not None and self._catalog.get(ref.topic).topic_id != ref.topic_id
-
-    def _unreadable(self, ref: TopicPartitionRef, denied: frozenset[str] = frozenset()) -> ErrorCode | None:
+    def _unreadable(self, ref: TopicPartitionRef, denied: frozenset[str]) -> tuple[ErrorCode | None, Any]:
         """KafkaApis' "erroneous" partitions: an unresolved topic id, a topic the client may not READ, or a
-        topic/partition we do not have."""
-        if ref.topic is None:
-            return ErrorCode.unknown_topic_id
-        if ref.topic in denied:
-            return ErrorCode.topic_authorization_failed
-        if self._catalog.log(ref.topic, ref.partition) is None:
-            return self._catalog.missing_partition_error(ref.topic, ref.partition)
-        return None
+        topic/partition we do not have (the error); else (None, its log), looked up once."""
+        topic = ref.topic
+        if topic is None:
+            return ErrorCode.unknown_topic_id, None
+        if topic in denied:
+            return ErrorCode.topic_authorization_failed, None
+        log = self._catalog.log(topic, ref.partition)
+        if log is None:
+            return self._catalog.missing_partition_error(topic, ref.partition), None
+        return None, log
 
     async def _read(self, request: FetchRequestData,
                     targets: list[tuple[TopicPartitionRef, PartitionRequest]],
                     denied: frozenset[str] = frozenset(), regions: bool = False) -> _Read:
         """One pass: every partition's answer entry and bounds taken on the loop, their reads planned, and the
-        reads run in order in one executor job (``_run_reads``) by KIP-74's budget."""
+        reads run in order in one executor job (``_run_reads``) by KIP-74's budget. Each readable partition's
+        end (``_end_offsets``) is noted as its bounds are taken, so that a fetch about to park compares what it
+        read against the logs once, after the read (no pass over the logs before it)."""
         read_error = False
         committed = request.isolation_level == READ_COMMITTED
+        states = self._states
+        stable_ends = committed and states is not None
         results: list[PartitionResult] = []
         erroneous: list[PartitionResult] = []
         readable = []
+        ends = []
+        consistent: dict[str, uuid.UUID] = {}
         planned: list[_Planned] = []
         try:
             for ref, part in targets:
@@ -205,26 +225,34 @@ class FetchService:
                          "last_stable_offset": -1, "log_start_offset": -1,
                          "aborted_transactions": [] if committed else None,
                          "preferred_read_replica": -1, "records": b""}
-                error = self._unreadable(ref, denied)
+                error, log = self._unreadable(ref, denied)
                 if error is not None:
                     entry["error_code"] = error
                     erroneous.append((ref, entry))
                     continue
                 results.append((ref, entry))
-                if self._inconsistent(ref):
+                if ref.topic_id is not None and self._inconsistent(ref, consistent):
                     entry["error_code"] = ErrorCode.inconsistent_topic_id
                     read_error = True
                     continue
                 readable.append((ref.topic, ref.partition))
-                log = self._catalog.log(ref.topic, ref.partition)
                 try:
-                    stable = log.high_watermark if self._states is None else \
-                        await self._states.last_stable_offset(log)
+                    if states is None:
+                        stable = log.high_watermark
+                    else:  # (a loaded table answers at once: no coroutine to await, the same figure)
+                        loaded = states.loaded(log.topic, log.partition)
+                        if loaded is not None:
+                            stable = loaded.last_stable_offset(log.high_watermark)
+                        else:
+                            stable = await states.last_stable_offset(log)
+                            consistent.clear()  # (the catalog may have changed while the table loaded)
                 except CorruptLogError:
+                    ends.append(states.stable_end(log) if stable_ends else log.high_watermark)
                     entry.update(error_code=ErrorCode.kafka_storage_error)
                     read_error = True
                     continue
                 high_watermark = log.high_watermark
+                ends.append(states.stable_end(log) if stable_ends else high_watermark)  # (as _end_offsets)
                 stable = min(stable, high_watermark)
                 entry.update(high_watermark=high_watermark, last_stable_offset=stable,
                              log_start_offset=log.log_start_offset)
@@ -256,7 +284,7 @@ class FetchService:
         finally:
             for item in planned:
                 item.close()
-        return _Read(results + erroneous, budget.total, read_error, readable)
+        return _Read(results + erroneous, budget.total, read_error, readable, tuple(ends))
 
     async def _read_one_by_one(self, planned: list[_Planned], budget: _Budget, regions: bool) -> bool:
         """The planned reads from the first the job left to the loop (its segment deleted meanwhile, or empty for
@@ -432,8 +460,8 @@ def parse_request(request: Any, api_version: int) -> FetchRequestData:
         topics.append(FetchTopic(
             name=None if by_id else topic.topic,
             topic_id=topic.topic_id if by_id else None,
-            partitions=tuple(FetchPartition(p.partition, int(p.fetch_offset), int(p.partition_max_bytes))
-                             for p in topic.partitions)))
+            partitions=tuple([_new_partition(p.partition, int(p.fetch_offset), int(p.partition_max_bytes))
+                              for p in topic.partitions])))
     forgotten = tuple(ForgottenTopic(name=None if by_id else topic.topic, topic_id=topic.topic_id if by_id else None,
                                      partitions=tuple(int(p) for p in topic.partitions))
                       for topic in getattr(request, "forgotten_topics_data", ()))

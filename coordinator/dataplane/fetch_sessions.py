@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Protocol
 from groupcoord.protocol.errors import ErrorCode
 
 from groupcoord.coordinator.clock import Clock
-from groupcoord.protocol.frozen import frozen_dataclass
+from groupcoord.protocol.frozen import builder, frozen_dataclass
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -71,6 +71,10 @@ class PartitionRequest:
 
 PartitionResult = tuple[TopicPartitionRef, dict]    # a partition and its version-neutral response entry
 
+new_ref = builder(TopicPartitionRef)
+new_request = builder(PartitionRequest)
+"""The fast constructors (protocol/frozen.py's ``builder``) of the two objects a fetch makes per partition."""
+
 
 @dataclass(slots=True)
 class CachedPartition:
@@ -82,7 +86,7 @@ class CachedPartition:
 
     @property
     def request(self) -> PartitionRequest:
-        return PartitionRequest(self.fetch_offset, self.max_bytes)
+        return new_request(self.fetch_offset, self.max_bytes)
 
     def must_respond(self, entry: dict, update: bool = True) -> bool:
         """Kafka's maybeUpdateResponseData: whether the consumer must hear about this partition, remembering
