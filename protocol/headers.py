@@ -69,8 +69,18 @@ def parse_request_header(frame: bytes, flexible: bool) -> RequestHeader:
     """Parse the header; `flexible` is whether this API version uses the flexible encoding."""
     if len(frame) < 10:
         raise ProtocolError(f"request of {len(frame)} bytes is shorter than a request header")
-    api_key, api_version, correlation_id, client_len = _PREFIX.unpack_from(frame, 0)
+    api_key, api_version, _, _ = _PREFIX.unpack_from(frame, 0)
     version = request_header_version(api_key, flexible)
+    correlation_id, client_id, pos = read_request_header(frame, version)
+    return RequestHeader(api_key, api_version, correlation_id, client_id, version, pos)
+
+
+def read_request_header(frame: bytes, version: int) -> tuple[int, str | None, int]:
+    """(correlation id, client id, body offset) of a request header of ``version`` (``request_header_version``)
+    whose api key and version are already known: what ``parse_request_header`` reads, without building its
+    object (the dispatcher's general path reads every request not given to a fast codec this way). The frame
+    must hold at least 10 bytes; a malformed header raises ``ProtocolError``."""
+    _, _, correlation_id, client_len = _PREFIX.unpack_from(frame, 0)
     pos = 8
     client_id: str | None = None
     if version >= 1:
@@ -90,7 +100,7 @@ def parse_request_header(frame: bytes, flexible: bool) -> RequestHeader:
         pos = _skip_tagged_fields(frame, pos)
         if pos > len(frame):
             raise ProtocolError("tagged field runs past the end of the request header")
-    return RequestHeader(api_key, api_version, correlation_id, client_id, version, pos)
+    return correlation_id, client_id, pos
 
 
 def encode_request_header(

@@ -21,6 +21,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -30,6 +31,7 @@ from groupcoord.protocol.framing import FrameDecoder, FrameParts, FrameTooLarge,
 from groupcoord.coordinator.security.principal import ANONYMOUS, KafkaPrincipal
 
 from .dispatch import CLOSE_CONNECTION, CloseConnection, Decoded
+from .driven import Driven
 from .file_sender import FileSender, write_pieces
 
 if TYPE_CHECKING:
@@ -84,7 +86,7 @@ class KafkaConnection(asyncio.Protocol):
         self._writing_paused = False
         self._closed = False
         self._closing = False  # a handler asked for CLOSE_CONNECTION: read nothing more
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[Any] | Driven] = set()  # handlers still running (cancelled if the client goes)
         self._flush_scheduled = False
         self._in_frame_loop = False  # data_received is serving this connection's frames: it writes at the end
         self._muted = False  # throttled by a client quota: nothing is read until the throttle time has passed
@@ -121,7 +123,7 @@ class KafkaConnection(asyncio.Protocol):
         Futures a handler handed back belong to their service (the group coordinator resolves them on
         its own timers) and are left alone; only the tasks this connection made are cancelled."""
         for task in list(self._tasks):
-            if isinstance(task, asyncio.Task):
+            if isinstance(task, (asyncio.Task, Driven)):
                 task.cancel()
 
     def pause_writing(self) -> None:
@@ -246,15 +248,21 @@ class KafkaConnection(asyncio.Protocol):
                 out.append(slot.payload)
 
     # -- request lifecycle ----------------------------------------------------------------------
-    def _run(self, decoded: Decoded) -> None:
+    def _run(self, decoded: Decoded, eager: bool = True) -> None:
+        """``eager``: a handler's coroutine is started here and driven without a Task (driven.py); not under
+        client quotas, whose charge (and the mute it may bring) stays where the Task put it, after the read."""
         slot = _Slot()
         self._pending.append(slot)
         if decoded.immediate is not None:
             self._fill(slot, decoded.immediate)
             return
-        assert decoded.handler is not None
+        handler = decoded.handler
+        assert handler is not None
+        # A lazily imported API's handler (apis/registry.py's _ImportOnFirstRequest) keeps the bound handler once
+        # its module is imported: that is called, not the wrapper (a Python call less per request).
+        handler = getattr(handler, "bound", None) or handler
         try:
-            result = decoded.handler(decoded.ctx, decoded.request)
+            result = handler(decoded.ctx, decoded.request)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a handler bug, or a native panic (pyo3's PanicException is a
@@ -267,12 +275,36 @@ class KafkaConnection(asyncio.Protocol):
                 self._on_task_done(result, slot, decoded, flush=False)  # answered already: no task needed
             else:  # a service's future (a commit waiting for its write): nothing to wrap or cancel, only to await
                 result.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))
+        elif eager and type(result) is CoroutineType:  # (a handler's coroutine: driven here, no Task; driven.py)
+            self._drive(result, slot, decoded)
         elif asyncio.iscoroutine(result):
             task = asyncio.ensure_future(result)
             self._tasks.add(task)
             task.add_done_callback(lambda t, s=slot, d=decoded: self._on_task_done(t, s, d))
         else:
             self._complete(slot, decoded, result)
+
+    def _drive(self, coro: CoroutineType, slot: _Slot, decoded: Decoded) -> None:
+        """Start the handler's coroutine now; its answer is given when it ends (in this frame loop if it never
+        waits, which then writes it; else from the callback that resumed it last, which flushes)."""
+        loop = self._loop
+        if loop is None:  # (see _flush_soon)
+            loop = self._loop = asyncio.get_running_loop()
+
+        def finish(driven: Driven, result: Any, exc: BaseException | None) -> None:
+            self._tasks.discard(driven)
+            if exc is None:
+                self._complete(slot, decoded, result)
+            elif isinstance(exc, asyncio.CancelledError) and self._closed:
+                return  # abandoned when the connection went (see _abandon_parked): nobody to answer, nothing failed
+            else:
+                self._fail(slot, decoded, exc)
+            if not self._in_frame_loop:
+                self._flush_now_or_soon()
+
+        driven = Driven(coro, finish, loop)
+        self._tasks.add(driven)
+        driven.step()
 
     def _on_task_done(self, task: asyncio.Future[Any], slot: _Slot, decoded: Decoded, flush: bool = True) -> None:
         self._tasks.discard(task)
@@ -482,7 +514,7 @@ class KafkaConnection(asyncio.Protocol):
             except CloseConnection as exc:
                 self._abort(exc.reason, **exc.details)
                 return
-            self._run(decoded if quotas is None else quotas.wrap(self, decoded, len(frame)))
+            self._run(decoded if quotas is None else quotas.wrap(self, decoded, len(frame)), eager=False)
             if self._closed:
                 return
             if self._closing:
@@ -541,7 +573,7 @@ class KafkaConnection(asyncio.Protocol):
     async def drain(self, timeout: float) -> None:
         """Let owed answers finish (graceful shutdown), then close."""
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=timeout)
+            await asyncio.wait({t.finished() if isinstance(t, Driven) else t for t in self._tasks}, timeout=timeout)
         self._flush()
         if self.transport is not None and not self._closed:
             self._close_when_sent()

@@ -21,7 +21,13 @@ from groupcoord.protocol.fast_codecs import FastCodec
 from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.errors import ErrorCode, ProtocolError
 from groupcoord.protocol.framing import frame_parts
-from groupcoord.protocol.headers import API_VERSIONS_KEY, encode_response_header, parse_request_header, peek_api
+from groupcoord.protocol.headers import (
+    API_VERSIONS_KEY,
+    encode_response_header,
+    parse_request_header,
+    peek_api,
+    read_request_header,
+)
 from groupcoord.protocol.registry import (
     ApiRegistry,
     api_name,
@@ -35,6 +41,7 @@ log = structlog.get_logger("groupcoord.dispatch")
 
 _KEY_VERSION = struct.Struct(">hh")
 _CORRELATION = struct.Struct(">i")
+_SIZE = struct.Struct(">i")  # a frame's size prefix
 
 
 HEAVY_REQUEST_BYTES = 256 * 1024
@@ -240,6 +247,9 @@ class Dispatcher:
         # api key and version as the frame spells them (4 bytes) -> handler, codec, version
         self._fast: dict[bytes, tuple[Handler, FastCodec, int]] = {}
         self._heavy: dict[int, Handler] = {}  # api key -> the handler of its very large requests
+        # api key and version bytes -> (api key, version, request header version, kio's checked reader): what the
+        # general path works out per request, once per served version (emptied by register)
+        self._general: dict[bytes, tuple[int, int, int, Callable[[Any, int], tuple[Any, int]]]] = {}
         # api key and version bytes -> (lane, api name): what the connection's frame loop answers itself
         self.lanes: dict[bytes, tuple[Callable[[bytes, list[int], int, list[bytes]], int], str]] = {}
         # the same, for lanes whose answer is owed, not given at once (Lane.deferred)
@@ -271,6 +281,7 @@ class Dispatcher:
         the handler of this API's frames of ``HEAVY_REQUEST_BYTES`` or more, given a ``HeavyRequest``."""
         self.registry.add(api_key, min_version, max_version)
         self._handlers[api_key] = handler
+        self._general.clear()
         if heavy is not None:
             self._heavy[api_key] = heavy
         else:
@@ -316,7 +327,8 @@ class Dispatcher:
             heavy = self._decode_heavy(frame, client_host, connection_id, principal, listener)
             if heavy is not None:
                 return heavy
-        fast = self._fast.get(frame[:4])  # one look-up by the frame's api key and version bytes
+        prefix = frame[:4]  # the frame's api key and version bytes: one look-up each below
+        fast = self._fast.get(prefix)
         if fast is not None:
             handler, codec, version = fast
             read = codec.read(frame, version)
@@ -324,6 +336,30 @@ class Dispatcher:
                 ctx = RequestContext(codec.api_key, version, _CORRELATION.unpack_from(frame, 4)[0], read[0],
                                      client_host, connection_id, principal, listener)
                 return Decoded(ctx, read[1], handler, None, time.perf_counter(), codec)
+        general = self._general.get(prefix)
+        if general is not None and len(frame) >= 10:
+            # A version served before: what _decode_general works out once (its header version, kio's reader)
+            # is kept, and the same steps follow with the same errors.
+            api_key, api_version, header_version, reader = general
+            handler = self._handlers.get(api_key)
+            if handler is not None:
+                try:
+                    correlation_id, client_id, body_offset = read_request_header(frame, header_version)
+                    request, end = reader(frame, body_offset)
+                except (CloseConnection, KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # as below
+                    raise CloseConnection("undecodable request", api=api_name(api_key), api_version=api_version,
+                                          error=repr(exc)[:200]) from exc
+                ctx = RequestContext(api_key, api_version, correlation_id, client_id, client_host, connection_id,
+                                     principal, listener)
+                return Decoded(ctx, request, handler, started=time.perf_counter())
+        return self._decode_general(frame, client_host, connection_id, principal, listener)
+
+    def _decode_general(self, frame: bytes, client_host: str, connection_id: int, principal: KafkaPrincipal,
+                        listener: str) -> Decoded:
+        """Every check, in order: a truncated header, an unknown api key, an unsupported version, an undecodable
+        header or body. A version served is then remembered for decode's shorter way."""
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
@@ -338,7 +374,8 @@ class Dispatcher:
         flexible = is_flexible(api_key, api_version)
         try:
             header = parse_request_header(frame, flexible)
-            request, end = request_reader(api_key, api_version)(frame, header.body_offset)
+            reader = request_reader(api_key, api_version)
+            request, end = reader(frame, header.body_offset)
         except CloseConnection:
             raise
         except (KeyboardInterrupt, SystemExit):
@@ -348,6 +385,7 @@ class Dispatcher:
             raise CloseConnection(
                 "undecodable request", api=api_name(api_key), api_version=api_version, error=repr(exc)[:200]
             ) from exc
+        self._general[frame[:4]] = (api_key, api_version, header.header_version, reader)
         ctx = RequestContext(api_key, api_version, correlation_id, header.client_id, client_host, connection_id,
                              principal, listener)
         return Decoded(ctx, request, handler, started=time.perf_counter())
@@ -401,6 +439,8 @@ class Dispatcher:
         version = ctx.api_version if version is None else version
         header = encode_response_header(ctx.correlation_id, ctx.api_key, is_flexible(ctx.api_key, version))
         encoded = encode_body(response_class(ctx.api_key, version), body)
+        if type(encoded) is bytes:  # (frame_parts' commonest case, without its look for pieces)
+            return b"".join((_SIZE.pack(len(header) + len(encoded)), header, encoded))
         return frame_parts(header, encoded)
 
     def encode_response(self, decoded: Decoded, response: Any) -> bytes | None:
@@ -414,7 +454,10 @@ class Dispatcher:
             payload = decoded.fast.write(ctx.api_version, ctx.correlation_id, response)
         if payload is None:
             payload = self._encode(ctx, response)
-        self._observe(decoded, _top_level_error(response))
+        observer = self._observer  # observe(), in line: every answer not laned passes here
+        if observer is not None:
+            observer.observe_request(api_name(ctx.api_key), _top_level_error(response),
+                                     time.perf_counter() - decoded.started)
         return payload
 
     def encode_failure(self, decoded: Decoded, exc: BaseException) -> bytes | None:
