@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 import structlog
 
@@ -219,15 +219,23 @@ class GroupCommit:
         try:
             if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
-                job = loop.run_in_executor(self.executor, _write_all_and_syncfs, [item.runs for item in waiting],
-                                           self._directory_fd())
-            else:
-                job = asyncio.gather(*(loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
-                                       for item in waiting), return_exceptions=True)
+                # The storage thread hands the outcome straight back to _finish_round (one loop callback), not
+                # through an executor future whose done callback would run a loop turn later still.
+                self.executor.submit(_run_then_call_back, loop, functools.partial(self._round_ran, waiting),
+                                     _write_all_and_syncfs, [item.runs for item in waiting], self._directory_fd())
+                return
+            job = asyncio.gather(*(loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
+                                   for item in waiting), return_exceptions=True)
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             self._finish_round(waiting, [exc] * len(waiting))
             return
         job.add_done_callback(lambda done: self._finish_round(waiting, _outcomes(done, len(waiting))))
+
+    def _round_ran(self, waiting: list[_Waiting], outcomes: list[BaseException | float] | BaseException) -> None:
+        """(loop) A round's job ended: its outcome per log, or what failed the job as a whole (every log's)."""
+        if isinstance(outcomes, BaseException):
+            outcomes = [outcomes] * len(waiting)
+        self._finish_round(waiting, outcomes)
 
     def _directory_fd(self) -> int:
         """Opened once, on the event loop (two rounds in flight must not both open it)."""
@@ -239,11 +247,10 @@ class GroupCommit:
         self._rounds_in_flight -= 1
         for item, outcome in zip(waiting, outcomes):
             hand_over(item.done, outcome)
-        if (self._waiting or self._joined) and not self._scheduled:
-            # Not at once: the logs just answered resume their writers in this turn, and their next writes
-            # should join the round too.
-            self._scheduled = True
-            self._loop().call_soon(self._start_round)
+        if self._waiting or self._joined:
+            # At once: the logs just answered have joined again already (round_done), and a loop turn of a busy
+            # broker is long: waiting for the next one before starting the round added that turn to every append.
+            self._start_round()
 
 
 def hand_over(done: Callable[[BaseException | float | None], None], outcome: BaseException | float | None) -> None:
@@ -293,6 +300,23 @@ def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseExcepti
         return [error or failed for error in errors]
     took = time.perf_counter() - started
     return [error or took for error in errors]
+
+
+def _run_then_call_back(loop: asyncio.AbstractEventLoop, then: Callable[[Any], None], job: Callable[..., Any],
+                        *args: Any) -> None:
+    """(storage thread) ``job(*args)``, then ``then(its result or what it raised)`` on the loop.
+
+    Why not ``run_in_executor``: its answer reaches the loop as a callback that resolves an asyncio future, whose
+    done callback runs on the loop's next turn; a busy broker's turn is long (tens of milliseconds in franz-go's
+    TestGroupETL), and every acknowledgement waited for that extra turn."""
+    try:
+        outcome = job(*args)
+    except BaseException as exc:  # noqa: BLE001 - handed to the round's logs
+        outcome = exc
+    try:
+        loop.call_soon_threadsafe(then, outcome)
+    except RuntimeError:
+        pass  # the loop is closed: nobody waits for this round any more
 
 
 def _outcomes(job: asyncio.Future[list[BaseException | float]], count: int) -> list[BaseException | float]:

@@ -4,7 +4,8 @@ share one write-and-sync round, made durable by one syncfs when they touch sever
 The scenarios: many partitions committing at once are acknowledged after one syncfs; a few keep an fdatasync each;
 appends arriving while two rounds are in flight wait for the next round, which covers all of them; a failed syncfs
 fails every append of its round and each log heals as after a failed fdatasync; a failed write fails only its own
-log; ``syncfs_min_files = 0`` never calls syncfs; a shut-down executor fails the appends instead of hanging them.
+log; ``syncfs_min_files = 0`` never calls syncfs; a shut-down executor fails the appends instead of hanging them;
+a round ending starts the next one for the logs that waited at once, its outcome handed back in one loop callback.
 """
 
 from __future__ import annotations
@@ -207,3 +208,71 @@ async def test_a_round_that_cannot_reach_its_executor_fails_instead_of_hanging(t
     outcomes = await asyncio.wait_for(
         asyncio.gather(*(log.append(batch(b"x")) for log in logs), return_exceptions=True), timeout=10)
     assert all(isinstance(o, RuntimeError) for o in outcomes), outcomes
+
+
+async def test_a_round_ending_starts_the_next_for_the_logs_that_waited_in_the_same_callback(tmp_path, monkeypatch):
+    """A busy broker's loop turn is long: the logs that waited while two rounds were in flight start their round as
+    soon as one of those ends, not a loop turn later, and the storage thread hands a round's outcome back to the
+    loop in one callback (no executor future in between). A callback on a first-round append sees the next round
+    started already."""
+    gates = [threading.Event(), threading.Event(), threading.Event()]  # one per round, in the order they sync
+    calls = 0
+    real = group_commit._syncfs
+
+    def gated(fd: int) -> None:
+        nonlocal calls
+        gate, calls = gates[calls], calls + 1
+        gate.wait(10)
+        real(fd)
+
+    monkeypatch.setattr(group_commit, "_syncfs", gated)
+    manager, logs = await open_manager(tmp_path, 12)
+    rounds = manager.group_commit
+    first = [log.append_now(batch(b"first")) for log in logs[0:3]]
+    assert all(f is not None for f in first)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    second = [log.append_now(batch(b"second")) for log in logs[3:6]]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    waiting = [log.append_now(batch(b"waits")) for log in logs[6:12]]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert rounds.rounds == 2 and not any(f.done() for f in first + second + waiting)
+    seen: list[int] = []
+    first[0].add_done_callback(lambda _: seen.append(rounds.rounds))
+    gates[0].set()  # only the first round ends: the second stays in flight
+    await asyncio.wait_for(asyncio.gather(*first), timeout=10)
+    assert seen == [3], "the waiting logs' round started in the callback that ended the first round"
+    gates[1].set()
+    gates[2].set()
+    await asyncio.wait_for(asyncio.gather(*second, *waiting), timeout=10)
+    assert [await values(log) for log in logs] == [[b"first"]] * 3 + [[b"second"]] * 3 + [[b"waits"]] * 6
+    await manager.close()
+
+
+async def test_the_storage_thread_hands_a_rounds_outcome_or_its_failure_to_the_loop():
+    loop = asyncio.get_running_loop()
+    got: list[object] = []
+    arrived = asyncio.Event()
+
+    def then(outcome: object) -> None:
+        got.append((threading.current_thread() is threading.main_thread(), outcome))
+        arrived.set()
+
+    def fails() -> None:
+        raise OSError(errno.EIO, "gone")
+
+    await asyncio.to_thread(group_commit._run_then_call_back, loop, then, lambda a, b: a + b, 2, 3)
+    await asyncio.wait_for(arrived.wait(), 5)
+    arrived.clear()
+    await asyncio.to_thread(group_commit._run_then_call_back, loop, then, fails)
+    await asyncio.wait_for(arrived.wait(), 5)
+    assert got[0] == (True, 5)
+    assert got[1][0] is True and isinstance(got[1][1], OSError)
+
+
+def test_a_round_ending_after_its_loop_closed_is_dropped_quietly():
+    loop = asyncio.new_event_loop()
+    loop.close()
+    group_commit._run_then_call_back(loop, lambda outcome: pytest.fail("called"), lambda: [0.1])
