@@ -105,6 +105,26 @@ class SizeSink:
     def abort(self) -> None: ...
 
 
+def _answered_connections(broker: Any, connections: int, connect: Callable[[Any], Any],
+                          ) -> tuple[dict[str, Any], list[SizeSink], list[Callable[[bytes], None]]]:
+    """``connections`` connections to ``broker`` whose answers go to SizeSinks: (the round's state, whose
+    ``done`` future is resolved when ``left`` answers have come; the sinks; each connection's data_received)."""
+    state: dict[str, Any] = {"left": 0, "done": None}
+
+    def finished() -> None:
+        state["left"] -= 1
+        if state["left"] == 0:
+            state["done"].set_result(None)
+
+    made = [connect(broker) for _ in range(connections)]
+    sinks = []
+    for conn, _ in made:
+        sink = SizeSink(finished)
+        conn.transport = sink  # type: ignore[assignment]
+        sinks.append(sink)
+    return state, sinks, [conn.data_received for conn, _ in made]
+
+
 async def _fill(broker: Any, partitions: int, batches: int) -> tuple[Any, list[int]]:
     """The topic made and filled (one encoded batch appended again and again: the broker assigns its offsets);
     returns the topic id and each partition's high watermark."""
@@ -172,20 +192,7 @@ async def _child(shape: str, partitions: int, batches: int, connections: int, ro
         frame = fetch_frame(topic_id, offsets)
         settle_heap()
         loop = asyncio.get_running_loop()
-        state: dict[str, Any] = {"left": 0, "done": None}
-
-        def finished() -> None:
-            state["left"] -= 1
-            if state["left"] == 0:
-                state["done"].set_result(None)
-
-        made = [connect(broker) for _ in range(connections)]
-        sinks = []
-        for conn, _ in made:
-            sink = SizeSink(finished)
-            conn.transport = sink  # type: ignore[assignment]
-            sinks.append(sink)
-        feeds = [conn.data_received for conn, _ in made]
+        state, sinks, feeds = _answered_connections(broker, connections, connect)
 
         async def feed(n: int, owed: int) -> None:
             for _ in range(n):
@@ -256,20 +263,7 @@ async def _wake_child(broker: Any, topic_id: Any, ends: list[int], connections: 
     catalog = broker.dataplane.topics
     purgatory = broker.dataplane.purgatory
     loop = asyncio.get_running_loop()
-    state: dict[str, Any] = {"left": 0, "done": None}
-
-    def finished() -> None:
-        state["left"] -= 1
-        if state["left"] == 0:
-            state["done"].set_result(None)
-
-    made = [connect(broker) for _ in range(connections)]
-    sinks = []
-    for conn, _ in made:
-        sink = SizeSink(finished)
-        conn.transport = sink  # type: ignore[assignment]
-        sinks.append(sink)
-    feeds = [conn.data_received for conn, _ in made]
+    state, sinks, feeds = _answered_connections(broker, connections, connect)
     settle_heap()
 
     async def one_round(r: int, owed: int) -> None:

@@ -26,6 +26,7 @@ from groupcoord.protocol.fast_produce import ProduceRequestView
 from groupcoord.protocol.headers import parse_response_header
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.protocol.registry import response_reader
+from tests.coordinator.server.test_fast_codecs_vs_general_path import start  # a broker with or without fast codecs
 from tests.protocol.test_fast_codecs import kio_read, request_frame
 from tests.support.full_run import examples
 
@@ -70,14 +71,6 @@ def test_produce_request_reads_as_kio_reads_it_and_the_handler_converts_it(versi
 
 TOPIC = "orders"
 INTERNAL = "__consumer_offsets"
-
-
-async def start(fast: bool) -> Broker:
-    broker = Broker(group_initial_rebalance_delay_ms=0)
-    await broker.start()
-    if not fast:
-        broker.dispatcher.disable_fast_codecs()
-    return broker
 
 
 def produce_body(acks: int, topic_data: list, transactional_id: str | None = None) -> dict:
