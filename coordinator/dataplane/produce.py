@@ -11,6 +11,7 @@ acks=1 and acks=-1 therefore wait for the same thing. acks=0 appends the same wa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from functools import partial
 from typing import Any, Awaitable, Callable, Final, Iterable
 
@@ -324,11 +325,10 @@ class _Admitted:
         self.duplicate = duplicate
 
     async def answer(self) -> dict:
-        try:
-            # A retry waits for the original without cancelling it if the retry's request goes away.
+        # A retry waits for the original without cancelling it if the retry's request goes away. A failed write
+        # is answered by answer_now, from the append's outcome.
+        with contextlib.suppress(Exception):
             await (asyncio.shield(self.append) if self.duplicate else self.append)
-        except Exception:  # noqa: BLE001 - answered below, from the append's outcome
-            pass
         return self.answer_now()
 
     def answer_now(self) -> dict:
