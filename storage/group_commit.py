@@ -36,6 +36,7 @@ from typing import Any, Final, Protocol
 import structlog
 
 from groupcoord.storage.kept_loop import KeptLoop
+from groupcoord.storage.prompt_future import run_due
 from groupcoord.storage.segment import Segment
 
 __all__ = ["SYNCFS_MIN_FILES", "FlushFailed", "GroupCommit", "RoundWriter", "Runs", "hand_over", "resolve_round_future",
@@ -251,6 +252,7 @@ class GroupCommit:
             # At once: the logs just answered have joined again already (round_done), and a loop turn of a busy
             # broker is long: waiting for the next one before starting the round added that turn to every append.
             self._start_round()
+        run_due()  # the handlers waiting on the round's appends answer now, not a loop turn later (prompt_future.py)
 
 
 def hand_over(done: Callable[[BaseException | float | None], None], outcome: BaseException | float | None) -> None:

@@ -43,6 +43,7 @@ from groupcoord.storage.recovery import (
 )
 from groupcoord.storage.segment import Segment, fsync_directory
 from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
+from groupcoord.storage.prompt_future import PromptFuture
 from groupcoord.storage.segment_reads import find_timestamp
 from groupcoord.storage.write_rounds import WriteRounds
 from groupcoord.storage.txn_index import AbortedTxn
@@ -314,7 +315,7 @@ class PartitionLog:
         first_offset, next_offset = self._stamp(buf, headers, True, log_append_time)
         if on_assigned is not None:
             on_assigned(first_offset, next_offset - 1)
-        done: asyncio.Future[AppendResult] = self._loop().create_future()
+        done: asyncio.Future[AppendResult] = PromptFuture(loop=self._loop())
         self._queue(segment, buf, tail, size, headers, next_offset, done,
                     _result(first_offset, next_offset, log_append_time, headers), started)
         return done
@@ -494,7 +495,7 @@ class PartitionLog:
         self.observer.on_append(time.perf_counter() - item.started, item.size)
         self._advance_high_watermark(item.end)
         if not item.done.done():  # (cancelled by whoever awaited it: the offsets are published all the same)
-            item.done.set_result(item.result)
+            item.done.resolve_promptly(item.result)  # (a handler driven without a Task answers in this callback)
 
     def _record_failure(self, exc: BaseException, what: str) -> None:
         if self._failure is None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from groupcoord.storage.group_commit import RoundWriter, Runs, hand_over, resolve_round_future, write_every_log
+from groupcoord.storage.prompt_future import run_due
 from groupcoord.storage.kept_loop import KeptLoop
 
 _Done = Callable[[BaseException | None], None]
@@ -93,3 +94,4 @@ def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> li
 def _finish(waiting: list[tuple[Runs, _Done]], outcomes: list[BaseException | None]) -> None:
     for (_, done), outcome in zip(waiting, outcomes):
         hand_over(done, outcome)
+    run_due()  # the handlers waiting on the round's appends answer now (prompt_future.py)

@@ -22,6 +22,8 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from groupcoord.storage.prompt_future import PromptFuture
+
 
 class Driven:
     """``coro`` driven to its end; ``finish(self, result, exc)`` called once with its return value (``exc``
@@ -61,7 +63,10 @@ class Driven:
         if getattr(yielded, "_asyncio_future_blocking", None):  # an awaited future (Future.__await__'s yield)
             yielded._asyncio_future_blocking = False
             self._waiting = yielded
-            yielded.add_done_callback(self.step)
+            if type(yielded) is PromptFuture:  # (an append's: resumed in the write round's callback, no turn later)
+                yielded.add_prompt_callback(self.step)
+            else:
+                yielded.add_done_callback(self.step)
         elif yielded is None:  # a bare yield (asyncio.sleep(0)): the next turn, as a Task
             self._loop.call_soon(self.step)
         else:  # as a Task: a coroutine must not yield anything else

@@ -5,7 +5,8 @@ The scenarios: many partitions committing at once are acknowledged after one syn
 appends arriving while two rounds are in flight wait for the next round, which covers all of them; a failed syncfs
 fails every append of its round and each log heals as after a failed fdatasync; a failed write fails only its own
 log; ``syncfs_min_files = 0`` never calls syncfs; a shut-down executor fails the appends instead of hanging them;
-a round ending starts the next one for the logs that waited at once, its outcome handed back in one loop callback.
+a round ending starts the next one for the logs that waited at once, its outcome handed back in one loop callback;
+a handler driven without a Task (the connection's) waiting on an append is resumed in that same callback.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 
 import pytest
 
+from groupcoord.coordinator.server.driven import Driven
 from groupcoord.protocol.record_batch import encode_batch
 from groupcoord.storage import group_commit
 from groupcoord.storage.config import FsyncPolicy, LogConfig
@@ -248,6 +250,33 @@ async def test_a_round_ending_starts_the_next_for_the_logs_that_waited_in_the_sa
     gates[2].set()
     await asyncio.wait_for(asyncio.gather(*second, *waiting), timeout=10)
     assert [await values(log) for log in logs] == [[b"first"]] * 3 + [[b"second"]] * 3 + [[b"waits"]] * 6
+    await manager.close()
+
+
+async def test_a_handler_driven_without_a_task_answers_in_the_callback_that_ended_the_round(tmp_path):
+    """The connection drives a Produce handler without a Task (coordinator/server/driven.py); waiting on its append's
+    future it is resumed by the round's end itself, before any done callback of that future (asyncio runs those a
+    loop turn later: a long one on a busy broker)."""
+    manager, logs = await open_manager(tmp_path, 4)
+    loop = asyncio.get_running_loop()
+    order: list[str] = []
+    appends = [log.append_now(batch(b"v")) for log in logs]
+    appends[0].add_done_callback(lambda _: order.append("the append's done callback"))
+
+    async def handler() -> int:
+        result = await appends[0]
+        return result.base_offset
+
+    answered = loop.create_future()
+
+    def finish(_driven: Driven, result: object, exc: BaseException | None) -> None:
+        order.append("answered")
+        answered.set_result((result, exc))
+
+    Driven(handler(), finish, loop).step()
+    assert await asyncio.wait_for(answered, 10) == (0, None)
+    await asyncio.gather(*appends)
+    assert order == ["answered", "the append's done callback"]
     await manager.close()
 
 

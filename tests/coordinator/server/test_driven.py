@@ -1,12 +1,13 @@
 """A handler's coroutine driven by the connection (server/driven.py) ends as the same coroutine run by an asyncio
 Task would: the same result, the same exception, the same cancellation, whether it never waits, waits on
-futures, yields bare, or is cancelled while it waits."""
+futures (asyncio's, or an append's prompt future resolved promptly), yields bare, or is cancelled while it waits."""
 
 import asyncio
 
 import pytest
 
 from groupcoord.coordinator.server.driven import Driven
+from groupcoord.storage.prompt_future import PromptFuture, run_due
 
 from .parking import HEARTBEAT
 
@@ -71,39 +72,55 @@ async def test_a_coroutine_that_never_waits_returns_its_answer(run):
     assert await run(never_waits, lambda: None) == ("returned", {"error_code": 0})
 
 
-async def scenario(name):
+def new_future(kind):
+    loop = asyncio.get_running_loop()
+    return loop.create_future() if kind == "asyncio" else PromptFuture(loop=loop)
+
+
+def resolve_as(kind, future, result):
+    """A prompt future is resolved as a write round resolves an append's: promptly, its waiter run by run_due."""
+    if kind == "asyncio":
+        future.set_result(result)
+    else:
+        future.resolve_promptly(result)
+        run_due()
+
+
+async def scenario(name, kind="asyncio"):
     """(make, resolve, cancel_at, extra) for each scenario, fresh futures each time."""
     loop = asyncio.get_running_loop()
-    first, second = loop.create_future(), loop.create_future()
+    first, second = new_future(kind), new_future(kind)
     seen = []
     if name == "waits on futures and a bare yield":
         def resolve():
-            first.set_result(2)
-            loop.call_later(0.01, second.set_result, 3)
+            resolve_as(kind, first, 2)
+            loop.call_later(0.01, resolve_as, kind, second, 3)
         return (lambda: waits_twice(first, second)), resolve, None, seen
     if name == "fails after waiting":
-        return (lambda: fails_after_waiting(first)), (lambda: first.set_result(None)), None, seen
+        return (lambda: fails_after_waiting(first)), (lambda: resolve_as(kind, first, None)), None, seen
     if name == "cancelled while waiting":
         return (lambda: catches_its_cancellation(first, seen)), (lambda: None), "waiting", seen
     raise AssertionError(name)
 
 
+@pytest.mark.parametrize("kind", ["asyncio", "prompt"])
 @pytest.mark.parametrize("name", ["waits on futures and a bare yield", "fails after waiting",
                                   "cancelled while waiting"])
-async def test_a_driven_coroutine_ends_as_the_same_coroutine_in_a_task(name):
-    make, resolve, cancel_at, seen_by_task = await scenario(name)
+async def test_a_driven_coroutine_ends_as_the_same_coroutine_in_a_task(name, kind):
+    make, resolve, cancel_at, seen_by_task = await scenario(name, kind)
     by_task = await run_as_task(make, resolve, cancel_at)
-    make, resolve, cancel_at, seen_driven = await scenario(name)
+    make, resolve, cancel_at, seen_driven = await scenario(name, kind)
     driven = await run_driven(make, resolve, cancel_at)
     assert driven == by_task and seen_driven == seen_by_task
     assert by_task[0] == ("raised" if name != "waits on futures and a bare yield" else "returned")
 
 
-async def test_cancelled_after_its_future_resolved_it_meets_the_cancellation_at_its_next_step():
+@pytest.mark.parametrize("kind", ["asyncio", "prompt"])
+async def test_cancelled_after_its_future_resolved_it_meets_the_cancellation_at_its_next_step(kind):
     loop = asyncio.get_running_loop()
     outcomes = []
     for run_with_task in (True, False):
-        future, seen = loop.create_future(), []
+        future, seen = new_future(kind), []
         coro = catches_its_cancellation(future, seen)
         if run_with_task:
             task = asyncio.ensure_future(coro)
