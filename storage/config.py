@@ -75,6 +75,10 @@ class LogConfig:
     flush_ms: int = _kafka("flush.ms", LONG_MAX)
     compression_type: str = _kafka("compression.type", "producer")
     message_timestamp_type: TimestampType = _kafka("message.timestamp.type", TimestampType.CREATE_TIME)
+    message_timestamp_before_max_ms: int = _kafka("message.timestamp.before.max.ms", LONG_MAX)
+    message_timestamp_after_max_ms: int = _kafka("message.timestamp.after.max.ms", 3600000)
+    """Kafka 4's default (ServerLogConfigs.LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS_DEFAULT): a CreateTime record more than
+    an hour ahead of the broker's clock is refused."""
     min_insync_replicas: int = _kafka("min.insync.replicas", 1)
     unclean_leader_election_enable: bool = _kafka("unclean.leader.election.enable", False)
 

@@ -22,6 +22,7 @@ import enum
 from groupcoord.protocol.compression import CompressionType, DecompressedTooLarge, decompressed_limit
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.frozen import frozen_dataclass
+from groupcoord.storage.config import LONG_MAX
 from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, check_payload,
                                    decode_records, parse_header, verify_crc)
 
@@ -55,6 +56,16 @@ class TimestampWindow:
     now_ms: int
     before_ms: int
     after_ms: int
+
+    def holds_declared(self, header: BatchHeader) -> bool:
+        """Whether the batch's declared maximum timestamp is within the window and the window has no lower bound
+        (Kafka 4's default: message.timestamp.before.max.ms unbounded, after.max.ms an hour): then no record is
+        decoded to check it. Why: the default window applies to every produced batch, and decoding each record to
+        read its timestamp would cost the Produce path more than the rest of validation. Kafka checks each record's
+        own timestamp; a batch whose records lie past the maximum its own header declares (no client writes one)
+        is accepted here where Kafka would refuse it. A lower bound, or a maximum outside the window, is checked
+        record by record as Kafka does (the refusal names the first record outside it)."""
+        return self.before_ms >= LONG_MAX and header.max_timestamp <= self.now_ms + self.after_ms
 
     def refusal(self, timestamp: int, offset: int) -> BatchRejected | None:
         low, high = self.now_ms - self.before_ms, self.now_ms + self.after_ms
@@ -115,7 +126,7 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
     rejected = _check_header(header)
     if rejected is not None:
         return rejected
-    if timestamps is not None and header.timestamp_type != 0:
+    if timestamps is not None and (header.timestamp_type != 0 or timestamps.holds_declared(header)):
         timestamps = None                       # LogAppendTime batches are stamped by the broker
     bound = decompressed_limit(max_message_bytes)
     offload = inline_limit is not None and inline_limit < bound and header.compression != _UNCOMPRESSED

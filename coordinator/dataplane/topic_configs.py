@@ -69,7 +69,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in (
        minimum=0),
     _d("max.compaction.lag.ms", ConfigType.LONG, LONG_MAX, "log.cleaner.max.compaction.lag.ms", minimum=1),
     _d("max.message.bytes", ConfigType.INT, 1048588, "message.max.bytes", "message_max_bytes", minimum=0),
-    _d("message.timestamp.after.max.ms", ConfigType.LONG, LONG_MAX, "log.message.timestamp.after.max.ms",
+    _d("message.timestamp.after.max.ms", ConfigType.LONG, 3600000, "log.message.timestamp.after.max.ms",
        minimum=0),
     _d("message.timestamp.before.max.ms", ConfigType.LONG, LONG_MAX, "log.message.timestamp.before.max.ms",
        minimum=0),

@@ -52,9 +52,10 @@ class Topic:
 
     @property
     def timestamp_window_ms(self) -> tuple[int, int] | None:
-        """(before, after) bounds on CreateTime timestamps, or None when the topic sets none."""
-        before = int(self.configs.get("message.timestamp.before.max.ms", topic_configs.LONG_MAX))
-        after = int(self.configs.get("message.timestamp.after.max.ms", topic_configs.LONG_MAX))
+        """(before, after) bounds on CreateTime timestamps at their effective values (the topic's, the broker's, or
+        Kafka 4's defaults: unbounded before, an hour after), or None when both are unbounded."""
+        before = self.log_config.message_timestamp_before_max_ms
+        after = self.log_config.message_timestamp_after_max_ms
         if before == after == topic_configs.LONG_MAX:
             return None
         return before, after

@@ -1,6 +1,8 @@
 """A data plane on a real storage engine in a temporary directory, with a manual clock."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from groupcoord.coordinator.config import BrokerConfig
@@ -10,12 +12,18 @@ from groupcoord.storage.config import FsyncPolicy, LogConfig
 from groupcoord.storage.log_manager import LogManager
 
 
+TEST_START_MS = int(time.time() * 1000)
+"""The manual clock's start: the wall time the tests began, so that batches stamped with the real time (encode_batch's
+default, as a client's) are "now" and not years ahead of the broker (Kafka 4 refuses records more than
+message.timestamp.after.max.ms, an hour by default, ahead of its clock)."""
+
+
 class Node:
     """Open, close and reopen a broker's data plane on one data directory (to test restarts)."""
 
     def __init__(self, data_dir, **settings):
         self.config = BrokerConfig().replace(data_dir=str(data_dir), **settings)
-        self.clock = ManualClock()
+        self.clock = ManualClock(TEST_START_MS)
         self.log_manager = None
         self.dataplane = None
 

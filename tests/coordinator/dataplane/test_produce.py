@@ -6,11 +6,11 @@ import pytest
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches, parse_header
 
-from groupcoord.coordinator.clock import ManualClock
+from tests.coordinator.dataplane.conftest import TEST_START_MS
 from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
 PID = 4242
-SENT_AT = ManualClock().wall_ms()   # the test clock's start: batches sent "now", so no producer is idle
+SENT_AT = TEST_START_MS   # the test clock's start: batches sent "now", so no producer is idle
 
 
 def batch(n=3, *, compression=0, pid=-1, epoch=-1, seq=-1, key=b"k", size=10, ts=SENT_AT):
@@ -281,3 +281,14 @@ async def test_timestamps_outside_the_topic_window_are_invalid(node):
     assert (await produce(dataplane, "recent", 0, batch(ts=now + 5_000)))["error_code"] is \
         ErrorCode.invalid_timestamp
     assert (await produce(dataplane, "recent", 0, batch(ts=now - 30_000)))["error_code"] is ErrorCode.none
+
+
+async def test_by_default_a_record_more_than_an_hour_ahead_is_invalid_as_in_kafka_4(node):
+    """Kafka 4's message.timestamp.after.max.ms defaults to an hour (3.x: unbounded); before.max.ms stays unbounded."""
+    dataplane = node.dataplane
+    await dataplane.topics.create("defaults", 1)
+    now = node.clock.wall_ms()
+    assert (await produce(dataplane, "defaults", 0, batch(ts=now + 2 * 3600_000)))["error_code"] is \
+        ErrorCode.invalid_timestamp
+    assert (await produce(dataplane, "defaults", 0, batch(ts=now + 1800_000)))["error_code"] is ErrorCode.none
+    assert (await produce(dataplane, "defaults", 0, batch(ts=now - 365 * 86400_000)))["error_code"] is ErrorCode.none

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from groupcoord.protocol.record_batch import decode_records, encode_batch, iter_batches
 
-from groupcoord.coordinator.clock import ManualClock
+from tests.coordinator.dataplane.conftest import TEST_START_MS
 from groupcoord.coordinator.dataplane.fetch import FetchPartition, FetchRequestData, FetchTopic
 from groupcoord.coordinator.dataplane.produce import PartitionData, TopicData
 
-SENT_AT = ManualClock().wall_ms()
+SENT_AT = TEST_START_MS
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
