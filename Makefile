@@ -4,6 +4,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DATA   ?= ./data
 LISTEN ?= 127.0.0.1:9092
+# The suite runs in two processes (CI's two cores; tests/support/parallel.py says which tests share one).
+# TEST_PROCESSES=0 runs it in this one.
+TEST_PROCESSES ?= 2
 
 .PHONY: run test venv test-venv pipeline clean bench bench-compare readme fuzz chaos
 
@@ -36,7 +39,7 @@ run: venv
 test: test-venv
 	-@command -v kcat >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq kcat >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq kcat >/dev/null 2>&1)) || echo "kcat not installable here: kcat tests will skip")
 	-@command -v podman >/dev/null 2>&1 && command -v podman-compose >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && (apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq podman podman-compose runc debootstrap >/dev/null 2>&1)) || echo "podman/runc/debootstrap not installable here: the container tests will skip")
-	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
 
 bench: venv
 	$(BIN)/python -m bench.wire_bench

@@ -8,6 +8,7 @@ import pytest
 from tests.reference.fixtures import groupcoord_bootstrap, kafka_reference, kafka_reference_if_available, kafka_tools
 from tests.support.daemon import Daemon
 from tests.support.full_run import skip_unless_full_run
+from tests.support.parallel import group_shared_tool_tests
 
 __all__ = ["groupcoord_bootstrap", "groupcoord_daemon", "kafka_reference", "kafka_reference_if_available", "kafka_tools"]
 
@@ -22,3 +23,4 @@ def groupcoord_daemon(tmp_path):
 
 def pytest_collection_modifyitems(config, items):
     skip_unless_full_run(items)
+    group_shared_tool_tests(items)
