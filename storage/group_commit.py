@@ -23,6 +23,7 @@ failure and re-checks its tail before taking appends again, as after a failed ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import sys
@@ -315,10 +316,8 @@ def _run_then_call_back(loop: asyncio.AbstractEventLoop, then: Callable[[Any], N
         outcome = job(*args)
     except BaseException as exc:  # noqa: BLE001 - handed to the round's logs
         outcome = exc
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for this round any more
         loop.call_soon_threadsafe(then, outcome)
-    except RuntimeError:
-        pass  # the loop is closed: nobody waits for this round any more
 
 
 def _outcomes(job: asyncio.Future[list[BaseException | float]], count: int) -> list[BaseException | float]:
