@@ -110,7 +110,9 @@ def _add_member_and_rebalance(state: ShardState, group: ClassicGroup, req: JoinG
                            req.session_timeout_ms, req.protocol_type, req.protocols)
     member.is_new = True
     member.joined_at_ms = now
-    if group.state is PREPARING_REBALANCE and group.generation == 0:
+    if group.state is PREPARING_REBALANCE and group.join_kind == rebalance.INITIAL_JOIN:
+        # Kafka 4 (GroupMetadataManager): a member added while the rebalance that started from Empty runs extends the
+        # initial delay, at any generation (the old Scala coordinator's test was generation 0).
         group.new_member_added = True
     group.add(member, token, req.version)
     state.log_member(group, member_id, "joined", req.reason or "new member")

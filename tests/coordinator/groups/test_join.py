@@ -46,6 +46,25 @@ def test_the_initial_delay_is_extended_while_members_keep_arriving_but_not_beyon
     assert {t.response["generation_id"] for t in tickets} == {1}
 
 
+def test_a_group_emptied_after_some_generations_extends_its_initial_delay_as_a_new_group_does():
+    """Kafka 4's group coordinator extends the initial delay for members added while the rebalance that started from
+    Empty runs (GroupMetadataManager: previousState == EMPTY), whatever the generation; the old Scala coordinator
+    only did at generation 0. A group whose members all left is such a group again."""
+    h = Harness()
+    ids = h.form_group("g", "old")
+    h.leave("g", ids["old"])
+    assert h.state("g") == "Empty" and h.group("g").generation >= 1
+    tickets = [h.join_new("g", client_id="c0", rebalance=10_000)]
+    for i in (1, 2):  # a new member every 2.5 s: each deadline finds one added since the last
+        h.advance(2500)
+        tickets.append(h.join_new("g", client_id=f"c{i}", rebalance=10_000))
+    h.advance(8_999 - 5_000)
+    assert not any(t.done for t in tickets), "extended at 3 s and 6 s"
+    h.advance(1)  # 9 s: nobody added since 6 s
+    assert all(t.error == ErrorCode.none for t in tickets)
+    assert len({t.response["generation_id"] for t in tickets}) == 1 and len(tickets[0].response["members"]) == 3
+
+
 def test_a_lone_member_is_not_kept_waiting_longer_than_the_initial_delay(h):
     t = h.join_new("g")
     h.advance(3000)
