@@ -41,7 +41,7 @@ from groupcoord.storage.prompt_future import run_due
 from groupcoord.storage.segment import Segment
 
 __all__ = ["SYNCFS_MIN_FILES", "FlushFailed", "GroupCommit", "RoundWriter", "Runs", "hand_over", "resolve_round_future",
-           "syncfs_available", "write_runs", "write_runs_and_flush"]
+           "submit_round", "syncfs_available", "write_runs", "write_runs_and_flush"]
 
 Runs = list[tuple[Segment, int, list[bytearray | memoryview]]]
 """Writes of one log: (segment, file position, buffers written back to back there)."""
@@ -221,10 +221,8 @@ class GroupCommit:
         try:
             if self.syncfs_min_files and files >= self.syncfs_min_files and syncfs_available():
                 self.syncfs_rounds += 1
-                # The storage thread hands the outcome straight back to _finish_round (one loop callback), not
-                # through an executor future whose done callback would run a loop turn later still.
-                self.executor.submit(_run_then_call_back, loop, functools.partial(self._round_ran, waiting),
-                                     _write_all_and_syncfs, [item.runs for item in waiting], self._directory_fd())
+                submit_round(self.executor, loop, functools.partial(self._finish_round, waiting), len(waiting),
+                             _write_all_and_syncfs, [item.runs for item in waiting], self._directory_fd())
                 return
             job = asyncio.gather(*(loop.run_in_executor(self.executor, write_runs_and_flush, item.runs, item.segments)
                                    for item in waiting), return_exceptions=True)
@@ -232,12 +230,6 @@ class GroupCommit:
             self._finish_round(waiting, [exc] * len(waiting))
             return
         job.add_done_callback(lambda done: self._finish_round(waiting, _outcomes(done, len(waiting))))
-
-    def _round_ran(self, waiting: list[_Waiting], outcomes: list[BaseException | float] | BaseException) -> None:
-        """(loop) A round's job ended: its outcome per log, or what failed the job as a whole (every log's)."""
-        if isinstance(outcomes, BaseException):
-            outcomes = [outcomes] * len(waiting)
-        self._finish_round(waiting, outcomes)
 
     def _directory_fd(self) -> int:
         """Opened once, on the event loop (two rounds in flight must not both open it)."""
@@ -305,19 +297,28 @@ def _write_all_and_syncfs(all_runs: list[Runs], dir_fd: int) -> list[BaseExcepti
     return [error or took for error in errors]
 
 
-def _run_then_call_back(loop: asyncio.AbstractEventLoop, then: Callable[[Any], None], job: Callable[..., Any],
-                        *args: Any) -> None:
-    """(storage thread) ``job(*args)``, then ``then(its result or what it raised)`` on the loop.
+def submit_round(executor: Executor, loop: asyncio.AbstractEventLoop, finish: Callable[[list[Any]], None],
+                 logs: int, job: Callable[..., list[Any]], *args: Any) -> None:
+    """(loop) A round's storage job, ``job(*args)`` (its outcome per log, in order), run on ``executor``; ``finish``
+    is called on the loop with that list, or with the job's own failure for each of the ``logs``. Raises what
+    ``executor.submit`` raises (a shut-down executor), for the caller to hand its logs.
 
     Why not ``run_in_executor``: its answer reaches the loop as a callback that resolves an asyncio future, whose
     done callback runs on the loop's next turn; a busy broker's turn is long (tens of milliseconds in franz-go's
-    TestGroupETL), and every acknowledgement waited for that extra turn."""
+    TestGroupETL), and every acknowledgement waited for that extra turn. Both round writers (this module's syncfs
+    rounds, write_rounds.py) hand their outcomes back this way."""
+    executor.submit(_run_then_call_back, loop, finish, logs, job, *args)
+
+
+def _run_then_call_back(loop: asyncio.AbstractEventLoop, finish: Callable[[list[Any]], None], logs: int,
+                        job: Callable[..., list[Any]], *args: Any) -> None:
+    """(storage thread) ``submit_round``'s job, then its outcome handed to the loop in one callback."""
     try:
-        outcome = job(*args)
-    except BaseException as exc:  # noqa: BLE001 - handed to the round's logs
-        outcome = exc
+        outcomes = job(*args)
+    except BaseException as exc:  # noqa: BLE001 - handed to every log of the round
+        outcomes = [exc] * logs
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for this round any more
-        loop.call_soon_threadsafe(then, outcome)
+        loop.call_soon_threadsafe(finish, outcomes)
 
 
 def _outcomes(job: asyncio.Future[list[BaseException | float]], count: int) -> list[BaseException | float]:

@@ -21,7 +21,8 @@ import functools
 from collections.abc import Callable
 from concurrent.futures import Executor
 
-from groupcoord.storage.group_commit import RoundWriter, Runs, hand_over, resolve_round_future, write_every_log
+from groupcoord.storage.group_commit import (RoundWriter, Runs, hand_over, resolve_round_future, submit_round,
+                                             write_every_log)
 from groupcoord.storage.prompt_future import run_due
 from groupcoord.storage.kept_loop import KeptLoop
 
@@ -76,19 +77,10 @@ class WriteRounds:
             return
         self.rounds += 1
         try:
-            job = loop.run_in_executor(self.executor, write_every_log, [runs for runs, _ in waiting])
+            submit_round(self.executor, loop, functools.partial(_finish, waiting), len(waiting), write_every_log,
+                         [runs for runs, _ in waiting])
         except BaseException as exc:  # noqa: BLE001 - e.g. the executor shut down: the round's logs hear it
             _finish(waiting, [exc] * len(waiting))
-            return
-        job.add_done_callback(lambda done: _finish(waiting, _outcomes(done, len(waiting))))
-
-
-def _outcomes(job: asyncio.Future[list[BaseException | None]], count: int) -> list[BaseException | None]:
-    """A round job's outcome per log; a job that failed as a whole (its executor shut down) fails every log."""
-    try:
-        return job.result()
-    except BaseException as exc:  # noqa: BLE001
-        return [exc] * count
 
 
 def _finish(waiting: list[tuple[Runs, _Done]], outcomes: list[BaseException | None]) -> None:

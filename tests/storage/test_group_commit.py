@@ -15,6 +15,7 @@ import asyncio
 import errno
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -253,11 +254,13 @@ async def test_a_round_ending_starts_the_next_for_the_logs_that_waited_in_the_sa
     await manager.close()
 
 
-async def test_a_handler_driven_without_a_task_answers_in_the_callback_that_ended_the_round(tmp_path):
+@pytest.mark.parametrize("fsync", [FsyncPolicy.BATCH, FsyncPolicy.NEVER])
+async def test_a_handler_driven_without_a_task_answers_in_the_callback_that_ended_the_round(tmp_path, fsync):
     """The connection drives a Produce handler without a Task (coordinator/server/driven.py); waiting on its append's
-    future it is resumed by the round's end itself, before any done callback of that future (asyncio runs those a
-    loop turn later: a long one on a busy broker)."""
-    manager, logs = await open_manager(tmp_path, 4)
+    future it is resumed by the round's end itself (a syncfs round here, write_rounds.py's under fsync=never),
+    before any done callback of that future (asyncio runs those a loop turn later: a long one on a busy broker)."""
+    manager = LogManager(tmp_path, fsync, LogConfig())
+    logs = [await manager.get_or_create("__consumer_offsets", p) for p in range(4)]
     loop = asyncio.get_running_loop()
     order: list[str] = []
     appends = [log.append_now(batch(b"v")) for log in logs]
@@ -281,27 +284,31 @@ async def test_a_handler_driven_without_a_task_answers_in_the_callback_that_ende
 
 
 async def test_the_storage_thread_hands_a_rounds_outcome_or_its_failure_to_the_loop():
+    """``submit_round``: the job's outcome per log reaches the loop in one callback; a job that fails as a whole fails
+    each of the round's logs with its error."""
     loop = asyncio.get_running_loop()
     got: list[object] = []
     arrived = asyncio.Event()
 
-    def then(outcome: object) -> None:
-        got.append((threading.current_thread() is threading.main_thread(), outcome))
+    def finish(outcomes: object) -> None:
+        got.append((threading.current_thread() is threading.main_thread(), outcomes))
         arrived.set()
 
-    def fails() -> None:
+    def fails() -> list[float]:
         raise OSError(errno.EIO, "gone")
 
-    await asyncio.to_thread(group_commit._run_then_call_back, loop, then, lambda a, b: a + b, 2, 3)
-    await asyncio.wait_for(arrived.wait(), 5)
-    arrived.clear()
-    await asyncio.to_thread(group_commit._run_then_call_back, loop, then, fails)
-    await asyncio.wait_for(arrived.wait(), 5)
-    assert got[0] == (True, 5)
-    assert got[1][0] is True and isinstance(got[1][1], OSError)
+    with ThreadPoolExecutor(1) as executor:
+        group_commit.submit_round(executor, loop, finish, 2, lambda a, b: [a, b], 0.1, 0.2)
+        await asyncio.wait_for(arrived.wait(), 5)
+        arrived.clear()
+        group_commit.submit_round(executor, loop, finish, 2, fails)
+        await asyncio.wait_for(arrived.wait(), 5)
+    assert got[0] == (True, [0.1, 0.2])
+    on_loop, failures = got[1]
+    assert on_loop is True and len(failures) == 2 and all(isinstance(f, OSError) for f in failures)
 
 
 def test_a_round_ending_after_its_loop_closed_is_dropped_quietly():
     loop = asyncio.new_event_loop()
     loop.close()
-    group_commit._run_then_call_back(loop, lambda outcome: pytest.fail("called"), lambda: [0.1])
+    group_commit._run_then_call_back(loop, lambda outcomes: pytest.fail("called"), 1, lambda: [0.1])
