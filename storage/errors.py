@@ -26,3 +26,8 @@ class CorruptLogError(Exception):
 
 class LogClosedError(RuntimeError):
     """The log was closed or deleted while an operation wanted it."""
+
+
+class NotCached(Exception):
+    """A read that must not wait for the disk (``Segment.read_cached``) found bytes the page cache does not hold:
+    the caller reads them again where waiting is allowed (an executor thread)."""

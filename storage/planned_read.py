@@ -1,12 +1,14 @@
-"""One partition's read, planned on the event loop and run on an executor thread.
+"""One partition's read, planned on the event loop and run on an executor thread (or on the loop from the page cache).
 
 Why a plan: the bounds of a read (the high watermark, the segment it reads, its index position, the size written)
-live on the loop, which appends to them, while the file reads must not run there. ``PartitionLog.plan_read`` takes
+live on the loop, which appends to them, while the file reads must not wait for the disk there. ``PartitionLog.plan_read`` takes
 the bounds on the loop; ``PlannedRead.run`` reads on a thread and touches nothing the loop changes but the segment's
 ``verified_end`` (as every reader does); ``close`` gives the segment back. A fetch of many partitions plans them all
 and runs them in one executor job, one hop rather than one per partition: each hop costs the loop a future, a
 wake-up and a GIL hand-over, and a worker thread waiting up to the switch interval for the GIL the busy loop holds
-(the convoy the issue measured: a fetch of 11 partitions stalled as many times).
+(the convoy the issue measured: a fetch of 11 partitions stalled as many times). A fetch of a few tails, which
+the page cache holds (they were just written), runs its plans on the loop with ``cached_only`` and hands the
+executor only what the cache did not hold (``FetchService._read``).
 
 A plan may be run with less than the byte budget it was planned with (a fetch's earlier partitions used some of
 it): the region walk's start (``OffsetIndex.walk_start`` of the planned bounds) then may lie past the smaller
@@ -68,18 +70,19 @@ class PlannedRead:
         segment.begin_read()
         self._held = True
 
-    def run(self, max_bytes: int, min_one: bool) -> bytes | memoryview | FileRegion | _Sentinel:
+    def run(self, max_bytes: int, min_one: bool, cached_only: bool = False) -> bytes | memoryview | FileRegion | _Sentinel:
         """(executor) The whole batches read (``segment_reads``), ``READ_AGAIN`` or ``READ_ON``. At most the
-        ``max_bytes`` the plan was made with. A ``CorruptLogError`` is raised for the loop to take the log offline."""
+        ``max_bytes`` the plan was made with. A ``CorruptLogError`` is raised for the loop to take the log offline.
+        (loop) With ``cached_only``: the same, or ``NotCached`` raised (nothing changed: run it again on a thread)."""
         segment = self.segment
         if segment.deleted:
             return READ_AGAIN
         if self.region:
             data = read_region(segment, self.offset, self.start, self.limit, max_bytes, min_one, self.high_watermark,
-                               self.walk_from)
+                               self.walk_from, cached_only)
         else:
             data = read_batches(segment, self.offset, self.start, self.limit, max_bytes, min_one,
-                                self.high_watermark, self.view)
+                                self.high_watermark, self.view, cached_only)
         if data is not NOT_IN_SEGMENT:
             return data
         return b"" if self.resume_offset is None else READ_ON

@@ -18,6 +18,7 @@ from groupcoord.protocol.record_batch import (
     HEADER_SIZE, MAGIC, MAGIC_OFFSET, MIN_BATCH_LENGTH, BatchHeader, CorruptBatchError,
     parse_header, verify_crc,
 )
+from groupcoord.storage.errors import NotCached
 from groupcoord.storage.file_pool import SHARED_FILES, FileKey, FilePool
 from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
 from groupcoord.storage.txn_index import AbortedTxn, TransactionIndex
@@ -33,6 +34,9 @@ SCAN_CHUNK: Final = 4 * 1024 * 1024
 _MAGIC_BYTE: Final = bytes((MAGIC,))
 _IOV_MAX: Final = 1024  # the Linux (and POSIX minimum-sized) limit on one pwritev
 _WILLNEED: Final = getattr(os, "POSIX_FADV_WILLNEED", None)  # readahead hint (not on macOS)
+RWF_NOWAIT: Final = getattr(os, "RWF_NOWAIT", None)
+"""preadv's flag for a read that answers EAGAIN rather than wait for the disk (Linux 4.14+); None elsewhere, where
+``read_cached`` is never asked for."""
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -150,6 +154,23 @@ class Segment:
     def read(self, position: int, size: int) -> bytes:
         with self.files.borrow(self._file) as fd:
             return os.pread(fd, size, position)
+
+    def read_cached(self, position: int, size: int) -> bytes:
+        """``read``'s answer when the page cache holds the bytes, else ``NotCached``: a read the event loop may do
+        itself, since it never waits for the disk (preadv with ``RWF_NOWAIT``; only where it exists). A short
+        answer that stops before the file's end is a page not cached (the kernel gives what it has up to it);
+        one at the end is the file's end, as for ``read``."""
+        buffer = bytearray(size)
+        with self.files.borrow(self._file) as fd:
+            try:
+                got = os.preadv(fd, (buffer,), position, RWF_NOWAIT)
+            except BlockingIOError:
+                raise NotCached(f"{self.log_path.name} at {position}") from None
+            if got < size:
+                if position + got < os.fstat(fd).st_size:  # (the file may have grown meanwhile: read again)
+                    raise NotCached(f"{self.log_path.name} at {position + got}")
+                del buffer[got:]
+        return bytes(buffer)
 
     def region(self, position: int, size: int, next_offset: int = -1) -> FileRegion:
         """``size`` bytes from ``position`` as a region with a descriptor of its own (see protocol/file_region.py:

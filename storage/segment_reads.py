@@ -1,4 +1,4 @@
-"""Reading whole batches out of one segment file (runs on an executor thread).
+"""Reading whole batches out of one segment file (on an executor thread, or on the loop from the page cache).
 
 The ``.log`` may hold reserved-but-not-yet-written bytes at its end and batches above the
 high watermark; both readers stop before either, so a fetch never sees undurable data.
@@ -50,21 +50,23 @@ class Window:
     the read was planned; a window's end may hold bytes still being written, which, as before, end the walk (a
     short read) or are beyond what it uses."""
 
-    __slots__ = ("segment", "limit", "until", "start", "data")
+    __slots__ = ("segment", "limit", "until", "start", "data", "read")
 
-    def __init__(self, segment: Segment, limit: int, until: int) -> None:
+    def __init__(self, segment: Segment, limit: int, until: int, cached_only: bool = False) -> None:
         self.segment = segment
         self.limit = limit
         self.until = until
         self.start = 0
         self.data = b""
+        self.read = segment.read_cached if cached_only else segment.read
+        """``cached_only``: every read from the page cache or ``NotCached`` (a read run on the event loop)."""
 
     def header(self, pos: int) -> BatchHeader | None:
         """The header at ``pos``, or None past the written bytes (fewer than a header's bytes there)."""
         rel = pos - self.start
         if rel < 0 or rel + HEADER_SIZE > len(self.data):
             size = min(max(self.until - pos, WINDOW_MIN), WINDOW_MAX, self.limit - pos)
-            self.start, self.data, rel = pos, self.segment.read(pos, size), 0
+            self.start, self.data, rel = pos, self.read(pos, size), 0
             if len(self.data) < HEADER_SIZE:
                 return None
         return parse_header(self.data, rel)
@@ -74,7 +76,7 @@ class Window:
         rel = pos - self.start
         if rel >= 0 and rel + size <= len(self.data):
             return self.data if rel == 0 and size == len(self.data) else self.data[rel:rel + size]
-        return self.segment.read(pos, size)
+        return self.read(pos, size)
 
 
 WINDOW_MIN: Final = 4 * 1024
@@ -83,14 +85,15 @@ WINDOW_MAX: Final = 64 * 1024
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int, view: bool = False) -> bytes | memoryview | _NotInSegment:
+                 high_watermark: int, view: bool = False, cached_only: bool = False) -> bytes | memoryview | _NotInSegment:
     """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``;
     ``NOT_IN_SEGMENT`` when no batch here holds it or a later offset.
 
     With ``view`` the answer may be a memoryview of the bytes read rather than a copy of their whole batches:
-    a fetch of megabytes then cuts off the partial batch at the end without copying the rest."""
+    a fetch of megabytes then cuts off the partial batch at the end without copying the rest. With
+    ``cached_only`` every read is ``Segment.read_cached`` (``NotCached`` raised as it met it)."""
     position = start
-    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE)
+    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE, cached_only)
     try:
         position = locate_batch(window, offset, start)
         if position is None:
@@ -123,7 +126,8 @@ with the answer's other parts, cheaper than a descriptor ``dup`` and a ``sendfil
 
 
 def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                high_watermark: int, walk_from: int) -> FileRegion | bytes | memoryview | _NotInSegment:
+                high_watermark: int, walk_from: int,
+                cached_only: bool = False) -> FileRegion | bytes | memoryview | _NotInSegment:
     """``read_batches``' answer (the same whole batches, by the same bounds) as a region of the segment file,
     found by reading batch headers only: from the batch holding ``offset``, the walk jumps to ``walk_from``
     (``OffsetIndex.walk_start`` of the bounds: every batch before it fits them) and reads headers from there.
@@ -131,12 +135,13 @@ def read_region(segment: Segment, offset: int, start: int, limit: int, max_bytes
     Every byte served has passed its CRC-32C check in this process, as with ``read_batches``: a region is
     handed out only when it lies below ``segment.verified_end``; otherwise (a segment trusted at recovery and
     not yet read) the batches are read and checked by ``read_batches``. An answer under ``REGION_MIN`` is read
-    too."""
+    too. ``cached_only``: as for ``read_batches``."""
     def read_checked() -> bytes | memoryview | _NotInSegment:
-        return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True)
+        return read_batches(segment, offset, start, limit, max_bytes, min_one, high_watermark, view=True,
+                            cached_only=cached_only)
 
     position = start
-    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE)
+    window = Window(segment, limit, start + max(max_bytes, 0) + HEADER_SIZE, cached_only)
     try:
         position = locate_batch(window, offset, start)
         if position is None:

@@ -1,15 +1,24 @@
 """A read planned on the loop and run on a thread (storage/planned_read.py) answers as the read of old: on into the
 next segment when its own holds nothing for the offset, planned again when its segment was deleted meanwhile, and
-its segment held until the plan is closed."""
+its segment held until the plan is closed. Run on the loop from the page cache (``cached_only``), it answers as on a
+thread, or raises ``NotCached`` for a thread to run it."""
 
 from __future__ import annotations
 
+import os
 from unittest import mock
+
+import pytest
 
 from groupcoord.protocol.file_region import FileRegion
 from groupcoord.protocol.record_batch import encode_batch, parse_header, set_base_offset
+from groupcoord.storage import segment_reads
+from groupcoord.storage.errors import NotCached
 from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
+from groupcoord.storage.segment import RWF_NOWAIT
 from tests.storage.conftest import small_config
+
+needs_nowait = pytest.mark.skipif(RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform (Linux 4.14+)")
 
 
 def batch_at(base_offset: int, records: int = 3) -> bytes:
@@ -45,9 +54,9 @@ async def test_a_read_whose_segment_was_deleted_meanwhile_is_planned_again(open_
     real = PlannedRead.run
     runs = []
 
-    def deleted_once(self, max_bytes, min_one):
+    def deleted_once(self, max_bytes, min_one, cached_only=False):
         runs.append(self)
-        return READ_AGAIN if len(runs) == 1 else real(self, max_bytes, min_one)
+        return READ_AGAIN if len(runs) == 1 else real(self, max_bytes, min_one, cached_only)
 
     with mock.patch.object(PlannedRead, "run", deleted_once):
         assert bytes(await log.read(0, 1 << 20)) == expected
@@ -78,3 +87,87 @@ async def test_a_batch_too_large_for_the_bytes_left_answers_empty_rather_than_th
         assert bytes(await log.read(0, 200, min_one=False, region=region)) == b""
         whole = bytes(await log.read(0, 200, min_one=True, region=region))
         assert len(whole) == len(batch_at(0, 20)) and parse_header(whole).base_offset == 0
+
+
+def evicted(path: os.PathLike) -> None:
+    """The file's pages dropped from the page cache (made durable first: dirty pages are not dropped)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def run_both_ways(log, offset: int, max_bytes: int, region: bool) -> tuple[bytes, bytes]:
+    """One plan run from the page cache, another as on a thread: their answers' bytes."""
+    answers = []
+    for cached_only in (True, False):
+        planned = log.plan_read(offset, max_bytes, log.read_bound(), view=True, region=region)
+        try:
+            got = planned.run(max_bytes, True, cached_only)
+            answers.append(bytes(got))
+            if type(got) is FileRegion:
+                got.close()
+        finally:
+            planned.close()
+    return answers[0], answers[1]
+
+
+@needs_nowait
+@pytest.mark.parametrize("region_min", [0, 1 << 16], ids=["as-a-region", "read"])
+@pytest.mark.parametrize("region", [False, True], ids=["bytes", "region-listener"])
+async def test_a_plan_run_from_the_page_cache_answers_as_on_a_thread(open_log, region, region_min):
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    for base in range(0, 60, 3):
+        await log.append(batch_at(base))
+    with mock.patch.object(segment_reads, "REGION_MIN", region_min):
+        for offset, max_bytes in ((0, 1 << 20), (31, 500), (58, 1), (12, 0)):
+            from_cache, on_a_thread = run_both_ways(log, offset, max_bytes, region)
+            assert from_cache == on_a_thread and from_cache
+
+
+async def test_a_plan_meeting_bytes_not_cached_raises_not_cached_and_runs_as_before_on_a_thread(open_log):
+    """The page cache's answer stood in for (the kernel's EAGAIN): the attempt changes nothing the thread's run
+    then reads by."""
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    for base in range(0, 30, 3):
+        await log.append(batch_at(base))
+    expected = bytes(await log.read(0, 1 << 20))
+    planned = log.plan_read(0, 1 << 20, log.read_bound(), view=True)
+    try:
+        with mock.patch.object(os, "preadv", side_effect=BlockingIOError(11, "EAGAIN")), pytest.raises(NotCached):
+            planned.run(1 << 20, True, cached_only=True)
+        assert bytes(planned.run(1 << 20, True)) == expected
+    finally:
+        planned.close()
+
+
+@needs_nowait
+async def test_bytes_the_page_cache_dropped_are_not_cached(open_log):
+    """The kernel's side: a segment's pages dropped (made durable first), ``read_cached`` answers NotCached rather
+    than wait for the disk. (A miss may start the kernel's readahead, and a page may outlive one drop: dropped
+    again until a read misses, a few times at most.)"""
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    for base in range(0, 30, 3):
+        await log.append(batch_at(base))
+    segment = log.segments[0]
+    for _ in range(20):
+        evicted(segment.log_path)
+        try:
+            segment.read_cached(0, 1024)
+        except NotCached:
+            break
+    else:
+        pytest.fail("the page cache kept the segment's first page through 20 drops")
+    assert segment.read(0, 1024) == segment.read_cached(0, 1024)  # (read back in by the waiting read)
+
+
+@needs_nowait
+async def test_reading_cached_bytes_up_to_the_files_end_answers_short_as_read_does(open_log):
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    await log.append(batch_at(0))
+    segment = log.segments[0]
+    size = os.stat(segment.log_path).st_size
+    assert segment.read_cached(size - 10, 4096) == segment.read(size - 10, 4096) and len(segment.read(size - 10, 4096)) == 10
+    assert segment.read_cached(size, 4096) == b""

@@ -1,19 +1,26 @@
-"""A fetch plans its partitions' reads on the loop and runs them in one executor job (fetch._run_reads): the
+"""A fetch plans its partitions' reads on the loop and runs them in one executor job (fetch._run_reads), or, when
+they reach only a few tails, on the loop from the page cache with the job taking what the cache did not hold: the
 answers are those of reading the partitions one by one with PartitionLog.read under KIP-74's budget, as the fetch
-did before, whatever the sizes, limits and offsets; the job is one hop however many partitions; a segment deleted
-between the plan and the read, and a corrupt batch, are answered as before."""
+did before, whatever the sizes, limits and offsets, on the loop or not; the job is one hop however many partitions;
+a segment deleted between the plan and the read, and a corrupt batch, are answered as before."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import pytest
+
+from groupcoord.coordinator.dataplane import fetch as fetch_module
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.file_region import FileRegion
 from groupcoord.storage import segment_reads
+from groupcoord.storage.errors import NotCached
 from groupcoord.storage.planned_read import READ_AGAIN, PlannedRead
+from groupcoord.storage.segment import RWF_NOWAIT, Segment
 from tests.coordinator.dataplane.conftest import Node
 from tests.coordinator.dataplane.test_fetch import (append, batch, partitions_of, request,
                                                      restarted_with_a_corrupt_partition_0)
@@ -55,8 +62,11 @@ def records_of(part: dict) -> bytes | None:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(logs=st.lists(st.lists(st.tuples(st.integers(1, 8), st.integers(1, 900)), max_size=12), min_size=1, max_size=5),
        reads=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 9000)), min_size=5, max_size=5),
-       max_bytes=st.integers(0, 30_000), regions=st.booleans(), region_min=st.sampled_from([0, 1 << 16]))
-def test_planned_reads_answer_as_the_reads_one_by_one(tmp_path_factory, logs, reads, max_bytes, regions, region_min):
+       max_bytes=st.integers(0, 30_000), regions=st.booleans(), region_min=st.sampled_from([0, 1 << 16]),
+       reach=st.sampled_from([-1, 1 << 30]))
+def test_planned_reads_answer_as_the_reads_one_by_one(tmp_path_factory, logs, reads, max_bytes, regions, region_min,
+                                                      reach):
+    """``reach``: -1, every read on a thread; 1 GiB, every read on the loop (the page cache holds these)."""
     node = Node(tmp_path_factory.mktemp("planned"))
 
     async def scenario() -> None:
@@ -68,7 +78,8 @@ def test_planned_reads_answer_as_the_reads_one_by_one(tmp_path_factory, logs, re
                     await append(dataplane, "orders", partition, batch(records, size))
             parts = [(partition, *reads[partition]) for partition in range(len(logs))]
             expected = await one_by_one(dataplane, parts, max_bytes)
-            with mock.patch.object(segment_reads, "REGION_MIN", region_min):
+            with mock.patch.object(segment_reads, "REGION_MIN", region_min), \
+                    mock.patch.object(fetch_module, "LOOP_READ_REACH", reach):
                 response = await dataplane.fetch.fetch(request(*parts, max_bytes=max_bytes), regions=regions)
             got = {index: records_of(part) for index, part in partitions_of(response).items()}
             assert got == expected
@@ -78,22 +89,72 @@ def test_planned_reads_answer_as_the_reads_one_by_one(tmp_path_factory, logs, re
     asyncio.run(scenario())
 
 
+def executor_jobs(loop) -> tuple[list, Any]:
+    """The functions handed to the loop's executor, and the patch that records them."""
+    real = loop.run_in_executor
+    jobs: list = []
+
+    def counting(executor, fn, *args):
+        jobs.append((fn, args))
+        return real(executor, fn, *args)
+
+    return jobs, mock.patch.object(loop, "run_in_executor", counting)
+
+
 async def test_a_fetch_of_many_partitions_reads_them_in_one_executor_job(dataplane):
+    """Reads reaching past LOOP_READ_REACH (a consumer catching up): one job on a thread for all of them."""
     await dataplane.topics.create("orders", 6)
     for partition in range(6):
         await append(dataplane, "orders", partition, batch(3))
-    loop = asyncio.get_running_loop()
-    real = loop.run_in_executor
-    jobs = []
-
-    def counting(executor, fn, *args):
-        jobs.append(fn)
-        return real(executor, fn, *args)
-
-    with mock.patch.object(loop, "run_in_executor", counting):
+    jobs, counting = executor_jobs(asyncio.get_running_loop())
+    with counting, mock.patch.object(fetch_module, "LOOP_READ_REACH", 100):
         response = await dataplane.fetch.fetch(request(*[(p, 0, 1 << 20) for p in range(6)]))
     assert all(part["records"] for part in partitions_of(response).values())
-    assert len(jobs) == 1, jobs
+    assert [fn for fn, _ in jobs] == [fetch_module._run_reads]
+
+
+needs_nowait = pytest.mark.skipif(RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform (Linux 4.14+)")
+
+
+@needs_nowait
+async def test_a_fetch_of_tails_the_page_cache_holds_reads_them_on_the_loop(dataplane):
+    await dataplane.topics.create("orders", 6)
+    for partition in range(6):
+        await append(dataplane, "orders", partition, batch(3))
+    parts = [(p, 0, 1 << 20) for p in range(6)]
+    expected = await one_by_one(dataplane, parts, 1 << 20)
+    jobs, counting = executor_jobs(asyncio.get_running_loop())
+    with counting:
+        response = await dataplane.fetch.fetch(request(*parts))
+    assert jobs == []
+    assert {index: records_of(part) for index, part in partitions_of(response).items()} == expected
+
+
+@needs_nowait
+async def test_a_read_the_page_cache_does_not_hold_goes_to_a_thread_with_the_rest_and_the_budget_left(dataplane):
+    """Partition 2's bytes are not cached: partitions 0 and 1 are read on the loop, 2 and 3 in one job, by what is
+    left of the response's max_bytes (3's read cut short by it): the answer is the one read one by one."""
+    await dataplane.topics.create("orders", 4)
+    for partition in range(4):
+        for _ in range(3):
+            await append(dataplane, "orders", partition, batch(4, 200))
+    parts = [(p, 0, 1500) for p in range(4)]
+    expected = await one_by_one(dataplane, parts, 3500)
+    uncached = dataplane.topics.log("orders", 2).segments[0]
+    real = Segment.read_cached
+
+    def read_cached(self, position, size):
+        if self is uncached:
+            raise NotCached("stood in for EAGAIN")
+        return real(self, position, size)
+
+    jobs, counting = executor_jobs(asyncio.get_running_loop())
+    with counting, mock.patch.object(Segment, "read_cached", read_cached):
+        response = await dataplane.fetch.fetch(request(*parts, max_bytes=3500))
+    assert [(fn, [item.log.partition for item in args[0]]) for fn, args in jobs] == [(fetch_module._run_reads, [2, 3])]
+    got = {index: records_of(part) for index, part in partitions_of(response).items()}
+    assert got == expected
+    assert got[2] and got[3] is not None and len(got[3]) < len(got[2])  # the budget ran short in the job
 
 
 async def test_a_segment_deleted_between_the_plan_and_the_read_is_read_again_and_the_rest_after_it(dataplane):
@@ -108,11 +169,11 @@ async def test_a_segment_deleted_between_the_plan_and_the_read_is_read_again_and
     real = PlannedRead.run
     first = []
 
-    def deleted_once(self, max_bytes, min_one):
+    def deleted_once(self, max_bytes, min_one, cached_only=False):
         if not first:
             first.append(self)
             return READ_AGAIN
-        return real(self, max_bytes, min_one)
+        return real(self, max_bytes, min_one, cached_only)
 
     with mock.patch.object(PlannedRead, "run", deleted_once):
         got = partitions_of(await dataplane.fetch.fetch(request(*parts, max_bytes=3000)))
