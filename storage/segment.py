@@ -7,6 +7,7 @@ in-memory bookkeeping (size, next offset, indexes) is updated by the owning
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -37,6 +38,14 @@ _WILLNEED: Final = getattr(os, "POSIX_FADV_WILLNEED", None)  # readahead hint (n
 RWF_NOWAIT: Final = getattr(os, "RWF_NOWAIT", None)
 """preadv's flag for a read that answers EAGAIN rather than wait for the disk (Linux 4.14+); None elsewhere, where
 ``read_cached`` is never asked for."""
+_NOWAIT_REFUSED: Final = frozenset({errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
+"""What a kernel or filesystem that does not take ``RWF_NOWAIT`` answers: reads from the cache stop being tried."""
+_cached_reads = [RWF_NOWAIT is not None]
+
+
+def cached_reads_available() -> bool:
+    """Whether ``Segment.read_cached`` may be tried: the platform has ``RWF_NOWAIT`` and it was never refused."""
+    return _cached_reads[0]
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -166,6 +175,11 @@ class Segment:
                 got = os.preadv(fd, (buffer,), position, RWF_NOWAIT)
             except BlockingIOError:
                 raise NotCached(f"{self.log_path.name} at {position}") from None
+            except OSError as exc:
+                if exc.errno not in _NOWAIT_REFUSED:
+                    raise
+                _cached_reads[0] = False  # (this kernel or filesystem does not take the flag: never again)
+                raise NotCached(f"{self.log_path.name}: RWF_NOWAIT refused ({exc})") from None
             if got < size:
                 if position + got < os.fstat(fd).st_size:  # (the file may have grown meanwhile: read again)
                     raise NotCached(f"{self.log_path.name} at {position + got}")

@@ -23,7 +23,7 @@ from groupcoord.protocol.record_batch import iter_batches
 from groupcoord.protocol.values import as_ms as _ms
 from groupcoord.storage.errors import CorruptLogError, LogClosedError, NotCached
 from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
-from groupcoord.storage.segment import RWF_NOWAIT
+from groupcoord.storage.segment import cached_reads_available
 
 from groupcoord.coordinator.dataplane.traffic import NO_TRAFFIC_OBSERVER, TrafficObserver
 from groupcoord.coordinator.clock import Clock
@@ -466,8 +466,8 @@ milliseconds under franz-go's TestGroupETL). Beyond it (a consumer catching up) 
 
 def _reads_on_loop(planned: list[_Planned]) -> bool:
     """Whether the planned reads are tried on the loop first (``LOOP_READ_REACH``; a platform without
-    ``RWF_NOWAIT`` never does)."""
-    if not planned or RWF_NOWAIT is None:
+    ``RWF_NOWAIT``, or whose kernel refused it, never does)."""
+    if not planned or not cached_reads_available():
         return False
     reach = 0
     for item in planned:

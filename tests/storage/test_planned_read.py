@@ -5,6 +5,7 @@ thread, or raises ``NotCached`` for a thread to run it."""
 
 from __future__ import annotations
 
+import errno
 import os
 from unittest import mock
 
@@ -141,6 +142,20 @@ async def test_a_plan_meeting_bytes_not_cached_raises_not_cached_and_runs_as_bef
         assert bytes(planned.run(1 << 20, True)) == expected
     finally:
         planned.close()
+
+
+async def test_a_kernel_refusing_the_flag_makes_the_read_not_cached_and_stops_the_cached_reads(open_log, monkeypatch):
+    """A kernel before 4.14, or a filesystem without the flag, answers EOPNOTSUPP: not a failed read (the fetch
+    reads on a thread), and the loop stops trying."""
+    from groupcoord.storage import segment as segment_module
+
+    monkeypatch.setattr(segment_module, "_cached_reads", [True])
+    log = await open_log(small_config(segment_bytes=1 << 20))
+    await log.append(batch_at(0))
+    with mock.patch.object(os, "preadv", side_effect=OSError(errno.EOPNOTSUPP, "not supported")), \
+            pytest.raises(NotCached):
+        log.segments[0].read_cached(0, 100)
+    assert not segment_module.cached_reads_available()
 
 
 @needs_nowait
