@@ -166,8 +166,9 @@ class FetchService:
                 return await self._read(request, targets, denied, regions)
             if reason is WakeReason.DATA:
                 coming = self._appends_on_their_way(read.readable)
-                if coming:  # (woken again by them, the deadline, a bound on the wait, or shutdown: read either way)
-                    await self._purgatory.park(coming, min(deadline, self._clock.monotonic_ms() + ROUND_WAIT_MS))
+                if coming and await self._purgatory.park(  # (woken by them, the deadline or the bound: read)
+                        coming, min(deadline, self._clock.monotonic_ms() + ROUND_WAIT_MS)) is WakeReason.SHUTDOWN:
+                    return await self._read(request, targets, denied, regions)
 
     def _appends_on_their_way(self, keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
         """The partitions with appends taken (offsets assigned) and not yet readable: a write round has them."""

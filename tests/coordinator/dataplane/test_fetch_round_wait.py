@@ -1,6 +1,6 @@
 """A fetch woken by data while more appends to its partitions are on their way to durability (a write round has
 them) waits for them too, so one answer carries both (fetch.ROUND_WAIT_MS); with none on their way it answers at
-once; a round that never makes them readable holds it no longer than the bound.
+once; a round that never makes them readable holds it no longer than the bound; shutdown answers it at once.
 
 The storage thread's write job is held at a gate so that a round stays in flight while the test appends behind it
 (a log never has two rounds in flight: the second append waits for the next round)."""
@@ -109,6 +109,34 @@ async def test_appends_a_round_never_makes_readable_hold_the_woken_fetch_only_fo
         await asyncio.sleep(0)
     assert not pending.done()
     node.clock.advance(fetch_module.ROUND_WAIT_MS)  # (far short of the fetch's max wait)
+    response = await asyncio.wait_for(pending, 5)
+    assert batches_in(response) == 1
+    held.release(1)
+    await second
+
+
+async def test_a_fetch_waiting_for_a_round_is_answered_at_once_by_shutdown(dataplane, monkeypatch):
+    """Even one asking more than it has (min_bytes): it does not park again on a purgatory being emptied."""
+    await dataplane.topics.create("orders", 1)
+    await append(dataplane, "orders", 0, batch(2))
+    held = HeldRounds()
+    monkeypatch.setattr(write_rounds, "write_every_log", held.job)
+    pending = asyncio.ensure_future(dataplane.fetch.fetch(
+        request((0, 2, 1 << 20), max_wait_ms=MAX_WAIT_MS, min_bytes=1 << 20)))
+    for _ in range(100):
+        await asyncio.sleep(0)
+    first = asyncio.ensure_future(append(dataplane, "orders", 0, batch(3)))
+    await held.wait_entered()
+    second = asyncio.ensure_future(append(dataplane, "orders", 0, batch(4)))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    held.release(0)
+    await first
+    await held.wait_entered()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert not pending.done()
+    dataplane.fetch._purgatory.wake_all()
     response = await asyncio.wait_for(pending, 5)
     assert batches_in(response) == 1
     held.release(1)
