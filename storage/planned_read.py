@@ -1,9 +1,9 @@
 """One partition's read, planned on the event loop and run on an executor thread (or on the loop from the page cache).
 
 Why a plan: the bounds of a read (the high watermark, the segment it reads, its index position, the size written)
-live on the loop, which appends to them, while the file reads must not wait for the disk there. ``PartitionLog.plan_read`` takes
-the bounds on the loop; ``PlannedRead.run`` reads on a thread and touches nothing the loop changes but the segment's
-``verified_end`` (as every reader does); ``close`` gives the segment back. A fetch of many partitions plans them all
+live on the loop, which appends to them, while the file reads must not wait for the disk there.
+``PartitionLog.plan_read`` takes the bounds on the loop; ``PlannedRead.run`` reads on a thread and touches nothing the
+loop changes but the segment's ``verified_end`` (as every reader does); ``close`` gives the segment back. A fetch of many partitions plans them all
 and runs them in one executor job, one hop rather than one per partition: each hop costs the loop a future, a
 wake-up and a GIL hand-over, and a worker thread waiting up to the switch interval for the GIL the busy loop holds
 (the convoy the issue measured: a fetch of 11 partitions stalled as many times). A fetch of a few tails, which
@@ -70,7 +70,8 @@ class PlannedRead:
         segment.begin_read()
         self._held = True
 
-    def run(self, max_bytes: int, min_one: bool, cached_only: bool = False) -> bytes | memoryview | FileRegion | _Sentinel:
+    def run(self, max_bytes: int, min_one: bool,
+            cached_only: bool = False) -> bytes | memoryview | FileRegion | _Sentinel:
         """(executor) The whole batches read (``segment_reads``), ``READ_AGAIN`` or ``READ_ON``. At most the
         ``max_bytes`` the plan was made with. A ``CorruptLogError`` is raised for the loop to take the log offline.
         (loop) With ``cached_only``: the same, or ``NotCached`` raised (nothing changed: run it again on a thread)."""

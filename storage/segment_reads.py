@@ -85,7 +85,8 @@ WINDOW_MAX: Final = 64 * 1024
 
 
 def read_batches(segment: Segment, offset: int, start: int, limit: int, max_bytes: int, min_one: bool,
-                 high_watermark: int, view: bool = False, cached_only: bool = False) -> bytes | memoryview | _NotInSegment:
+                 high_watermark: int, view: bool = False,
+                 cached_only: bool = False) -> bytes | memoryview | _NotInSegment:
     """Whole batches from the one holding ``offset``: at most ``max_bytes``, or one whole batch with ``min_one``;
     ``NOT_IN_SEGMENT`` when no batch here holds it or a later offset.
 
