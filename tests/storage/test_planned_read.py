@@ -6,6 +6,7 @@ thread, or raises ``NotCached`` for a thread to run it."""
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 from unittest import mock
 
@@ -16,10 +17,9 @@ from groupcoord.protocol.record_batch import encode_batch, parse_header, set_bas
 from groupcoord.storage import segment_reads
 from groupcoord.storage.errors import NotCached
 from groupcoord.storage.planned_read import READ_AGAIN, READ_ON, PlannedRead
-from groupcoord.storage.segment import RWF_NOWAIT
+from groupcoord.storage.segment import Segment
 from tests.storage.conftest import small_config
-
-needs_nowait = pytest.mark.skipif(RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform (Linux 4.14+)")
+from tests.support.page_cache import needs_nowait
 
 
 def batch_at(base_offset: int, records: int = 3) -> bytes:
@@ -90,16 +90,6 @@ async def test_a_batch_too_large_for_the_bytes_left_answers_empty_rather_than_th
         assert len(whole) == len(batch_at(0, 20)) and parse_header(whole).base_offset == 0
 
 
-def evicted(path: os.PathLike) -> None:
-    """The file's pages dropped from the page cache (made durable first: dirty pages are not dropped)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
 def run_both_ways(log, offset: int, max_bytes: int, region: bool) -> tuple[bytes, bytes]:
     """One plan run from the page cache, another as on a thread: their answers' bytes."""
     answers = []
@@ -159,22 +149,23 @@ async def test_a_kernel_refusing_the_flag_makes_the_read_not_cached_and_stops_th
 
 
 @needs_nowait
-async def test_bytes_the_page_cache_dropped_are_not_cached(open_log):
-    """The kernel's side: a segment's pages dropped (made durable first), ``read_cached`` answers NotCached rather
-    than wait for the disk. (A miss may start the kernel's readahead, and a page may outlive one drop: dropped
-    again until a read misses, a few times at most.)"""
-    log = await open_log(small_config(segment_bytes=1 << 20))
-    for base in range(0, 30, 3):
-        await log.append(batch_at(base))
-    segment = log.segments[0]
-    for _ in range(20):
-        evicted(segment.log_path)
-        try:
-            segment.read_cached(0, 1024)
-        except NotCached:
-            break
-    else:  # (the kernel drops clean pages on request as a hint it may decline: not this code's failure)
-        pytest.skip("the page cache kept the segment's first page through 20 posix_fadvise(DONTNEED) drops")
+def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
+    """The kernel's side: a segment file written with O_DIRECT (around the page cache, which then holds none of it)
+    answers ``read_cached`` with NotCached rather than wait for the disk; ``read`` waits and answers its bytes."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    data = batch_at(0)
+    block = mmap.mmap(-1, 4096)  # (O_DIRECT wants a buffer and a length aligned to the device's blocks)
+    block.write(data)
+    fd = os.open(directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
+    try:
+        os.write(fd, block)
+    finally:
+        os.close(fd)
+    segment = Segment.open_existing(directory, 0)
+    with pytest.raises(NotCached):
+        segment.read_cached(0, len(data))
+    assert segment.read(0, len(data)) == data
 
 
 @needs_nowait

@@ -20,8 +20,9 @@ from groupcoord.protocol.file_region import FileRegion
 from groupcoord.storage import segment_reads
 from groupcoord.storage.errors import NotCached
 from groupcoord.storage.planned_read import READ_AGAIN, PlannedRead
-from groupcoord.storage.segment import RWF_NOWAIT, Segment
+from groupcoord.storage.segment import Segment
 from tests.coordinator.dataplane.conftest import Node
+from tests.support.page_cache import needs_nowait
 from tests.coordinator.dataplane.test_fetch import (append, batch, partitions_of, request,
                                                      restarted_with_a_corrupt_partition_0)
 
@@ -112,8 +113,6 @@ async def test_a_fetch_of_many_partitions_reads_them_in_one_executor_job(datapla
     assert all(part["records"] for part in partitions_of(response).values())
     assert [fn for fn, _ in jobs] == [fetch_module._run_reads]
 
-
-needs_nowait = pytest.mark.skipif(RWF_NOWAIT is None, reason="no RWF_NOWAIT on this platform (Linux 4.14+)")
 
 
 @needs_nowait
