@@ -96,13 +96,13 @@ class ProduceService:
         """The version-neutral ProduceResponse body. Partitions are appended concurrently; each
         partition's outcome is independent of the others.
 
-        Each partition's admission (``_produce_partition``: validation, the sequence check, the write queued) is
-        started now, in request order, so that per-partition locks are queued in that order; it usually ends
-        without waiting (coordinator/eager_start.py: then no Task), and a partition that has to wait (its topic
-        created, a batch validated on a worker, a transaction verified, its lock or producer table) carries on in
-        a Task of its own. The answers are then awaited in order: each once its append is durable (what happens
-        when an append completes, the producer table's bookkeeping, does not wait for this, see ``_appended``).
-        The bytes appended are told to the observer once per topic of the request."""
+        Each partition's admission (validation, the sequence check, the write queued) is done now, in request
+        order, so that per-partition locks are queued in that order: by ``_produce_now`` when nothing has to be
+        awaited (no coroutine), else by ``_produce_partition``, started at once (coordinator/eager_start.py), which
+        carries on in a Task of its own when it has to wait (its topic created, a batch validated on a worker, a
+        transaction verified, its lock or producer table). The answers are then awaited in order: each once its
+        append is durable (what happens when an append completes, the producer table's bookkeeping, does not wait
+        for this, see ``_appended``). The bytes appended are told to the observer once per topic of the request."""
         work: list[tuple[str, list[Started | dict]]] = []
         for topic in topics:
             entries: list[Started | dict] = []
@@ -110,9 +110,10 @@ class ProduceService:
                 if acks not in VALID_ACKS:
                     entries.append(_partition_error(part.index, ErrorCode.invalid_required_acks))
                 else:
-                    entries.append(start_eagerly(
-                        self._produce_partition(topic.name, part.index, part.records, api_version,
-                                                transactional_id)))
+                    entry = self._produce_now(topic.name, part.index, part.records, api_version)
+                    entries.append(start_eagerly(self._produce_partition(
+                        topic.name, part.index, part.records, api_version, transactional_id, entry))
+                        if type(entry) is _Later else entry)
             work.append((topic.name, entries))
         responses = []
         for name, entries in work:
@@ -136,34 +137,60 @@ class ProduceService:
             responses.append({"name": name, "partition_responses": partitions})
         return {"responses": responses, "throttle_time": 0}
 
-    async def _produce_partition(self, topic_name: str, index: int, records: bytes | None,
-                                 api_version: int, transactional_id: str | None = None) -> dict | _Admitted:
-        """The partition's refusal, or its batch admitted (``_Admitted``: the answer once durable)."""
-        if is_internal(topic_name):
-            return _partition_error(index, ErrorCode.invalid_topic_exception,
-                                    f"Cannot append to internal topic {topic_name}")
-        topic = self._catalog.get(topic_name)
-        if topic is None:
+    def _produce_now(self, topic_name: str, index: int, records: bytes | None,
+                     api_version: int) -> dict | _Admitted | _Later:
+        """The partition's refusal or its batch admitted, when nothing has to be awaited (the common case: a known
+        partition, a non-transactional batch validated inline, its lock free and its producer table loaded);
+        else a ``_Later`` for ``_produce_partition``, with nothing changed but the validation it carries on from.
+
+        Why: the same steps as ``_produce_partition`` and ``_admit`` (the same helpers, in the same order), without
+        the two coroutines, their first step and the StopIteration that ends them, for every partition append of
+        every Produce request."""
+        target = self._target(topic_name, index)
+        if type(target) is not tuple:
+            return target  # type: ignore[return-value]
+        topic, log = target
+        if self._offloaded and (topic_name, index) in self._offloaded:
+            return _LATER
+        checked = self._validate(topic, records, api_version, self._window(topic))
+        if checked is NEEDS_WORKER:
+            return _Later(checked)
+        refusal = _refusal(index, topic, checked)
+        if refusal is not None:
+            return refusal
+        lock = self._states.lock(topic_name, index)
+        if checked.header.is_transactional or not lock.free():
+            return _Later(checked)
+        state = self._states.loaded(topic_name, index)
+        if state is None:
+            return _Later(checked)
+        lock.try_acquire()
+        try:
+            return self._admit_locked(topic_name, index, topic, log, checked, state)
+        finally:
+            lock.release()
+
+    async def _produce_partition(self, topic_name: str, index: int, records: bytes | None, api_version: int,
+                                 transactional_id: str | None = None,
+                                 later: _Later | None = None) -> dict | _Admitted:
+        """The partition's refusal, or its batch admitted (``_Admitted``: the answer once durable). ``later``: what
+        ``_produce_now`` validated before finding something to wait for."""
+        target = self._target(topic_name, index)
+        if target is _LATER:
             found = await self._catalog.ensure(topic_name)
             if found.topic is None:
                 return _partition_error(index, found.error, found.message)
-            topic = found.topic
-        log = self._catalog.log(topic_name, index)
-        if log is None:
-            error = self._catalog.missing_partition_error(topic_name, index)
-            return _partition_error(index, error, "This server does not host this topic-partition."
-                                    if error is ErrorCode.unknown_topic_or_partition else
-                                    "The partition's log is corrupt; it is offline until repaired.")
-        window = topic.timestamp_window_ms
+            target = self._target(topic_name, index, found.topic)
+        if type(target) is not tuple:
+            return target  # type: ignore[return-value]
+        topic, log = target
         where = (topic_name, index)
         ahead = self._offloaded.get(where)
         if ahead is not None:
             await ahead  # a batch before this one is being validated on a worker: keep the partition's order
-        validate = partial(validate_batch, records, api_version=api_version,
-                           max_message_bytes=topic.log_config.max_message_bytes, compacted=topic.log_config.compact,
-                           timestamps=None if window is None else
-                           TimestampWindow(self._clock.wall_ms(), window[0], window[1]))
-        checked = validate(inline_limit=INLINE_DECOMPRESSED_BYTES)
+        checked = None if later is None else later.checked
+        if checked is None:
+            checked = self._validate(topic, records, api_version, self._window(topic))
         gate = None
         if checked is NEEDS_WORKER:
             # It expands past what the loop should spend on one payload (up to 64x max.message.bytes): the
@@ -172,15 +199,47 @@ class ProduceService:
             loop = asyncio.get_running_loop()
             gate = self._offloaded[where] = loop.create_future()
             try:
-                checked = await loop.run_in_executor(None, validate)
+                checked = await loop.run_in_executor(None, partial(self._validate, topic, records, api_version,
+                                                                   self._window(topic), None))
             except BaseException:
                 self._open_gate(where, gate)
                 raise
         try:
-            return await self._admit(topic_name, index, topic, log, checked, api_version, transactional_id, gate)
+            return await self._admit(topic_name, index, topic, log, checked, transactional_id, gate)
         finally:
             if gate is not None:
                 self._open_gate(where, gate)
+
+    def _target(self, topic_name: str, index: int, topic: Any = None) -> tuple[Any, Any] | dict | _Later:
+        """(topic, partition log) to append to, the partition's refusal, or ``_LATER`` when the topic is not
+        known here yet (``TopicCatalog.ensure`` may create it). ``topic``: the one ``ensure`` found."""
+        if is_internal(topic_name):
+            return _partition_error(index, ErrorCode.invalid_topic_exception,
+                                    f"Cannot append to internal topic {topic_name}")
+        if topic is None:
+            topic = self._catalog.get(topic_name)
+            if topic is None:
+                return _LATER
+        log = self._catalog.log(topic_name, index)
+        if log is None:
+            error = self._catalog.missing_partition_error(topic_name, index)
+            return _partition_error(index, error, "This server does not host this topic-partition."
+                                    if error is ErrorCode.unknown_topic_or_partition else
+                                    "The partition's log is corrupt; it is offline until repaired.")
+        return topic, log
+
+    def _window(self, topic: Any) -> TimestampWindow | None:
+        """The window the topic's CreateTime records must fall in now, or None when it sets none."""
+        window = topic.timestamp_window_ms
+        return None if window is None else TimestampWindow(self._clock.wall_ms(), window[0], window[1])
+
+    @staticmethod
+    def _validate(topic: Any, records: bytes | None, api_version: int, timestamps: TimestampWindow | None,
+                  inline_limit: int | None = INLINE_DECOMPRESSED_BYTES) -> Any:
+        """``validate_batch`` against the topic's configuration; ``inline_limit`` as there (None on a worker)."""
+        config = topic.log_config
+        return validate_batch(records, api_version=api_version, max_message_bytes=config.max_message_bytes,
+                              compacted=config.compact, timestamps=timestamps, inline_limit=inline_limit)
 
     def _open_gate(self, where: tuple[str, int], gate: "asyncio.Future[None]") -> None:
         if not gate.done():
@@ -188,23 +247,16 @@ class ProduceService:
         if self._offloaded.get(where) is gate:
             del self._offloaded[where]
 
-    async def _admit(self, topic_name: str, index: int, topic: Any, log: Any, checked: Any, api_version: int,
+    async def _admit(self, topic_name: str, index: int, topic: Any, log: Any, checked: Any,
                      transactional_id: str | None, gate: "asyncio.Future[None] | None") -> dict | _Admitted:
-        if isinstance(checked, BatchRejected):
-            return _partition_error(index, checked.error, checked.message)
-        if checked.header.size > topic.log_config.segment_bytes:
-            return _partition_error(index, ErrorCode.record_list_too_large,
-                                    f"The request included message batch larger than the configured segment "
-                                    f"size on the server: {checked.header.size}")
+        refusal = _refusal(index, topic, checked)
+        if refusal is not None:
+            return refusal
         header = checked.header
         if header.is_transactional:
             refusal = await self._verify_transactional(topic_name, index, log, header, transactional_id)
             if refusal is not None:
                 return refusal
-        append_time = None
-        if topic.log_config.message_timestamp_type is _LOG_APPEND_TIME:
-            append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
-        key = (topic_name, index, header.producer_id, header.base_sequence)
         lock = self._states.lock(topic_name, index)
         if not lock.try_acquire():  # (free nearly always: no coroutine then, storage/fifo_lock.py)
             await lock.acquire()
@@ -214,41 +266,51 @@ class ProduceService:
             state = self._states.loaded(topic_name, index)
             if state is None:  # (a coroutine to await only for a table not loaded yet)
                 state = await self._states.state_for(log)
-            verdict = state.check(header.producer_id, header.producer_epoch, header.base_sequence,
-                                  header.records_count, header.is_transactional)
-            if verdict.verdict is not _APPEND:
-                if verdict.verdict is not _DUPLICATE:
-                    return _rejected_by_log(index, log, _REFUSALS[verdict.verdict], verdict.message)
-                pending = self._states.pending.get(key)
-                if pending is None:  # the original is durable: its offset is known
-                    return _duplicate_answer(index, log, verdict.duplicate_of.first_offset)
-                return _Admitted(index, log, pending, 0, True)
-            # APPEND: admit the batch now and let the storage engine queue its write in this order; the lock
-            # is not held while the append waits to become durable, so concurrent appends share one
-            # fsync (group commit). The timestamp kept is the batch's as stored: LogAppendTime
-            # topics get the append time in it.
-            batch = state.record(header.producer_id, header.producer_epoch, header.base_sequence,
-                                 header.records_count, -1, -1,
-                                 header.max_timestamp if append_time is None else append_time,
-                                 header.is_transactional)
-            # A transaction opened by this batch begins at the offset the log gives it, recorded before
-            # the batch can be read so the last stable offset holds readers back from it.
-            on_assigned = ((lambda first, _last, pid=header.producer_id: state.begin_txn(pid, first))
-                           if header.is_transactional else None)
-            # Reserved at once when the log can (no Task, no coroutine: PartitionLog.append_now), else the
-            # general append in a Task of its own, queued behind whatever holds the log's append lock.
-            append = log.append_now(checked.data, log_append_time=append_time, on_assigned=on_assigned,
-                                    headers=[(0, header)])
-            if append is None:
-                append = asyncio.get_running_loop().create_task(
-                    log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned,
-                               headers=[(0, header)]))
-            if header.producer_id >= 0:
-                self._states.pending[key] = append
-            append.add_done_callback(partial(self._appended, state, header.producer_id, header.base_sequence,
-                                             batch, key))
+            return self._admit_locked(topic_name, index, topic, log, checked, state)
         finally:
             lock.release()
+
+    def _admit_locked(self, topic_name: str, index: int, topic: Any, log: Any, checked: Any,
+                      state: Any) -> dict | _Admitted:
+        """Under the partition's lock: the producer's sequence checked, then the batch recorded and its append
+        queued (or the refusal, or a retry's answer)."""
+        header = checked.header
+        append_time = None
+        if topic.log_config.message_timestamp_type is _LOG_APPEND_TIME:
+            append_time = self._clock.wall_ms()          # the storage engine stamps the batch with it
+        producer_id = header.producer_id
+        transactional = header.is_transactional
+        verdict = state.check(producer_id, header.producer_epoch, header.base_sequence, header.records_count,
+                              transactional)
+        if verdict.verdict is not _APPEND:
+            if verdict.verdict is not _DUPLICATE:
+                return _rejected_by_log(index, log, _REFUSALS[verdict.verdict], verdict.message)
+            pending = self._states.pending.get((topic_name, index, producer_id, header.base_sequence))
+            if pending is None:  # the original is durable: its offset is known
+                return _duplicate_answer(index, log, verdict.duplicate_of.first_offset)
+            return _Admitted(index, log, pending, 0, True)
+        # APPEND: admit the batch now and let the storage engine queue its write in this order; the lock
+        # is not held while the append waits to become durable, so concurrent appends share one
+        # fsync (group commit). The timestamp kept is the batch's as stored: LogAppendTime
+        # topics get the append time in it.
+        batch = state.record(producer_id, header.producer_epoch, header.base_sequence, header.records_count, -1, -1,
+                             header.max_timestamp if append_time is None else append_time, transactional)
+        # A transaction opened by this batch begins at the offset the log gives it, recorded before
+        # the batch can be read so the last stable offset holds readers back from it.
+        on_assigned = ((lambda first, _last, pid=producer_id: state.begin_txn(pid, first))
+                       if transactional else None)
+        # Reserved at once when the log can (no Task, no coroutine: PartitionLog.append_now), else the
+        # general append in a Task of its own, queued behind whatever holds the log's append lock.
+        append = log.append_now(checked.data, log_append_time=append_time, on_assigned=on_assigned,
+                                headers=[(0, header)])
+        if append is None:
+            append = asyncio.get_running_loop().create_task(
+                log.append(checked.data, log_append_time=append_time, on_assigned=on_assigned,
+                           headers=[(0, header)]))
+        key = (topic_name, index, producer_id, header.base_sequence)
+        if producer_id >= 0:
+            self._states.pending[key] = append
+        append.add_done_callback(partial(self._appended, state, producer_id, header.base_sequence, batch, key))
         return _Admitted(index, log, append, len(checked.data), False)
 
     def _appended(self, state: Any, producer_id: int, base_sequence: int, batch: Any,
@@ -302,6 +364,31 @@ class ProduceService:
                                     f"Underlying error: {error.name.upper()}")
         return _partition_error(index, error)
 
+
+
+def _refusal(index: int, topic: Any, checked: Any) -> dict | None:
+    """The partition's error for a batch validation refused, or one larger than the topic's segments."""
+    if type(checked) is BatchRejected:
+        return _partition_error(index, checked.error, checked.message)
+    if checked.header.size > topic.log_config.segment_bytes:
+        return _partition_error(index, ErrorCode.record_list_too_large,
+                                f"The request included message batch larger than the configured segment "
+                                f"size on the server: {checked.header.size}")
+    return None
+
+
+class _Later:
+    """``_produce_now`` found something to wait for: ``_produce_partition`` carries on, from the batch already
+    validated (``checked``) when it got that far."""
+
+    __slots__ = ("checked",)
+
+    def __init__(self, checked: Any = None) -> None:
+        self.checked = checked
+
+
+_LATER: Final = _Later()
+"""Nothing validated yet (the topic not known here, or a batch of the partition on a worker ahead of this one)."""
 
 
 def _duplicate_answer(index: int, log: Any, base_offset: int) -> dict:
