@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from groupcoord.protocol.compression import (DEFAULT_MAX_DECOMPRESSED, CompressionError, CompressionType, compress,
-                                            decompress, decompressed_size)
+                                            decompress)
 from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.protocol.varint import SMALL_VARINTS, decode_varlong, encode_varint, encode_varlong
@@ -213,19 +213,6 @@ def batch_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
         return bytes(raw)
     try:
         return decompress(codec, raw, max_decompressed)
-    except CompressionError as exc:
-        raise CorruptBatchError(str(exc), pos) from exc
-
-
-def check_payload(buf: Buffer, pos: int = 0, header: BatchHeader | None = None,
-                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> int:
-    """What ``batch_payload`` checks (the payload decodes, within the bound), without keeping the decoded
-    bytes: their size."""
-    codec, start, end = _records_section(buf, pos, header)
-    if codec == 0:
-        return end - start
-    try:
-        return decompressed_size(codec, memoryview(buf)[start:end], max_decompressed)
     except CompressionError as exc:
         raise CorruptBatchError(str(exc), pos) from exc
 

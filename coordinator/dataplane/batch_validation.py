@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import enum
 
-from groupcoord.protocol.compression import CompressionType, DecompressedTooLarge, decompressed_limit
+from groupcoord.protocol.compression import (CompressionError, CompressionType, DecompressedTooLarge,
+                                              decompressed_limit, decompressed_size)
+from groupcoord.protocol.crc import crc32c
 from groupcoord.protocol.errors import ErrorCode
 from groupcoord.protocol.frozen import frozen_dataclass
 from groupcoord.storage.config import LONG_MAX
-from groupcoord.protocol.record_batch import (HEADER_SIZE, LOG_OVERHEAD, MAGIC_OFFSET, BatchHeader, CorruptBatchError, check_payload,
-                                   decode_records, parse_header, verify_crc)
+from groupcoord.protocol.record_batch import (ATTRIBUTES_OFFSET, COMPRESSION_MASK, CONTROL_BIT, HEADER_SIZE,
+                                              LOG_OVERHEAD, MAGIC_OFFSET, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
+                                              BatchHeader, CorruptBatchError, decode_records, parse_header)
 
 ZSTD = 4
 MIN_ZSTD_PRODUCE_VERSION = 7
@@ -103,7 +106,10 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
         header = parse_header(records, 0)
     except CorruptBatchError as exc:
         return BatchRejected(ErrorCode.corrupt_message, str(exc))
-    end = header.size
+    # (the header's fields read once, into locals: each property of BatchHeader is a Python call)
+    end = header.batch_length + LOG_OVERHEAD
+    attributes = header.attributes
+    codec = attributes & COMPRESSION_MASK
     if end > len(records):
         return BatchRejected(ErrorCode.corrupt_message,
                              f"Record batch of {end} bytes is cut short at {len(records)} bytes")
@@ -111,25 +117,27 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
         return BatchRejected(ErrorCode.invalid_record,
                              f"Produce requests with version {api_version} are only allowed to contain exactly "
                              "one record batch per partition")
-    if header.compression == ZSTD and api_version < MIN_ZSTD_PRODUCE_VERSION:
+    if codec == ZSTD and api_version < MIN_ZSTD_PRODUCE_VERSION:
         return BatchRejected(ErrorCode.unsupported_compression_type,
                              f"Produce requests with version {api_version} are not allowed to use ZStandard "
                              "compression")
-    if header.size > max_message_bytes:
+    if end > max_message_bytes:
         return BatchRejected(ErrorCode.message_too_large,
                              f"The request included a message larger than the max message size the server will "
-                             f"accept: {header.size} > {max_message_bytes}")
+                             f"accept: {end} > {max_message_bytes}")
     data = records[:end] if end != len(records) else records
-    if not verify_crc(data, 0):
+    # The CRC-32C of attributes..end against the stored one: record_batch.verify_crc's comparison, whose length
+    # checks parse_header and the cut-short check above have made.
+    if header.crc != crc32c(memoryview(data)[ATTRIBUTES_OFFSET:end]):
         return BatchRejected(ErrorCode.corrupt_message,
                              f"Record batch is corrupt (stored crc = {header.crc})")
-    rejected = _check_header(header)
+    rejected = _check_header(header, attributes)
     if rejected is not None:
         return rejected
-    if timestamps is not None and (header.timestamp_type != 0 or timestamps.holds_declared(header)):
+    if timestamps is not None and (attributes & TIMESTAMP_TYPE_BIT or timestamps.holds_declared(header)):
         timestamps = None                       # LogAppendTime batches are stamped by the broker
     bound = decompressed_limit(max_message_bytes)
-    offload = inline_limit is not None and inline_limit < bound and header.compression != _UNCOMPRESSED
+    offload = inline_limit is not None and inline_limit < bound and codec != _UNCOMPRESSED
     if offload:
         bound = inline_limit  # type: ignore[assignment]
     if compacted or timestamps is not None:
@@ -146,20 +154,21 @@ def validate_batch(records: bytes | None, *, api_version: int, max_message_bytes
                 refusal = timestamps.refusal(record.timestamp, record.offset)
                 if refusal is not None:
                     return refusal
-    elif header.compression != _UNCOMPRESSED:
+    elif codec != _UNCOMPRESSED:
+        # The payload must decode within the bound; only its size is kept (the decoded bytes are not needed).
         try:
-            check_payload(data, 0, header, bound)
-        except CorruptBatchError as exc:
-            if offload and isinstance(exc.__cause__, DecompressedTooLarge):
+            decompressed_size(codec, memoryview(data)[HEADER_SIZE:end], bound)
+        except CompressionError as exc:
+            if offload and isinstance(exc, DecompressedTooLarge):
                 return NEEDS_WORKER
-            return BatchRejected(ErrorCode.corrupt_message, str(exc))
+            return BatchRejected(ErrorCode.corrupt_message, str(CorruptBatchError(str(exc), 0)))
     return ValidBatch(header, bytes(data))
 
 
-def _check_header(header: BatchHeader) -> BatchRejected | None:
-    if header.is_control:
+def _check_header(header: BatchHeader, attributes: int) -> BatchRejected | None:
+    if attributes & CONTROL_BIT:
         return BatchRejected(ErrorCode.invalid_record, "Clients are not allowed to write control records")
-    if header.is_transactional and header.producer_id < 0:
+    if attributes & TRANSACTIONAL_BIT and header.producer_id < 0:
         return BatchRejected(ErrorCode.invalid_record, "Transactional batch without a producer id")
     if header.records_count <= 0:
         return BatchRejected(ErrorCode.invalid_record, "Invalid reported count for record batch")

@@ -17,6 +17,7 @@ import threading
 import pytest
 
 from groupcoord.coordinator.dataplane import batch_validation
+from groupcoord.coordinator.dataplane import batch_validation
 from groupcoord.coordinator.dataplane.batch_validation import INLINE_DECOMPRESSED_BYTES, NEEDS_WORKER, validate_batch
 from groupcoord.protocol import record_batch
 from groupcoord.protocol.errors import ErrorCode
@@ -35,15 +36,16 @@ def big_batch(compression: int, *, key: bytes | None = b"k", pid: int = -1, seq:
 def expansions(monkeypatch):
     """(thread name, bytes) of every payload decompressed while validating."""
     seen: list[tuple[str, int]] = []
-    for name in ("decompress", "decompressed_size"):
-        real = getattr(record_batch, name)
+    # decode_records decompresses through record_batch; validate_batch sizes an undecoded payload itself
+    for module, name in ((record_batch, "decompress"), (batch_validation, "decompressed_size")):
+        real = getattr(module, name)
 
         def recording(codec, data, max_size=record_batch.DEFAULT_MAX_DECOMPRESSED, real=real):
             out = real(codec, data, max_size)
             seen.append((threading.current_thread().name, out if isinstance(out, int) else len(out)))
             return out
 
-        monkeypatch.setattr(record_batch, name, recording)
+        monkeypatch.setattr(module, name, recording)
     return seen
 
 
