@@ -359,14 +359,15 @@ class PartitionLog:
         return seq
 
     def _should_roll(self, segment: Segment, nbytes: int, last_offset: int) -> bool:
-        if segment.size == 0:
+        size = segment.size
+        if size == 0:
             return False
-        now = int(time.time() * 1000)
-        return (segment.size + nbytes > self.config.segment_bytes
-                or (segment.rolling_timestamp is not None
-                    and now - segment.rolling_timestamp > self.config.max_segment_ms)
-                or segment.index_full(self.config.segment_index_bytes)
-                or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET)
+        config = self.config
+        rolling = segment.rolling_timestamp
+        return (size + nbytes > config.segment_bytes
+                or last_offset - segment.base_offset > _MAX_RELATIVE_OFFSET
+                or (rolling is not None and int(time.time() * 1000) - rolling > config.max_segment_ms)
+                or segment.index_full(config.segment_index_bytes))
 
     def _start_writer(self) -> None:
         """Have the queued appends written: by the data directory's shared rounds, which take them as the round

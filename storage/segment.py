@@ -21,7 +21,7 @@ from groupcoord.protocol.record_batch import (
 )
 from groupcoord.storage.errors import NotCached
 from groupcoord.storage.file_pool import SHARED_FILES, FileKey, FilePool
-from groupcoord.storage.index import IndexFormatError, OffsetIndex, TimeIndex
+from groupcoord.storage.index import OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, IndexFormatError, OffsetIndex, TimeIndex
 from groupcoord.storage.txn_index import AbortedTxn, TransactionIndex
 
 LOG_SUFFIX: Final = ".log"
@@ -312,8 +312,10 @@ class Segment:
         self.indexes_dirty = True
 
     def index_full(self, index_bytes_limit: int) -> bool:
-        return (self.offset_index.size_bytes + 8 > index_bytes_limit
-                or self.time_index.size_bytes + 12 > index_bytes_limit)
+        """Whether one more entry would take either index past ``segment.index.bytes`` (the entries counted here,
+        not through the indexes' ``size_bytes``: every append asks)."""
+        return (len(self.offset_index.relative_offsets) * OFFSET_ENTRY_SIZE + OFFSET_ENTRY_SIZE > index_bytes_limit
+                or len(self.time_index.timestamps) * TIME_ENTRY_SIZE + TIME_ENTRY_SIZE > index_bytes_limit)
 
     # ---- validation walk (executor) ---------------------------------------------------
     def scan(self, start: int, *, verify: bool, index_interval_bytes: int) -> ScanOutcome:

@@ -87,6 +87,8 @@ class ProduceService:
         self._observer = observer
         self._offloaded: dict[tuple[str, int], asyncio.Future[None]] = {}
         """Partitions with a batch being validated on a worker thread, and the gate later batches wait at."""
+        self._last_window: TimestampWindow | None = None
+        """``_window``'s last answer."""
         self.verifier: TransactionVerifier | None = None
         """Kafka 4's transaction.partition.verification.enable: set by the transaction coordinator; None
         means transactional batches are appended unverified."""
@@ -229,9 +231,18 @@ class ProduceService:
         return topic, log
 
     def _window(self, topic: Any) -> TimestampWindow | None:
-        """The window the topic's CreateTime records must fall in now, or None when it sets none."""
+        """The window the topic's CreateTime records must fall in now, or None when it sets none. The last one made
+        is given again while the clock's millisecond and the bounds are the same (under load most appends of a
+        millisecond are of topics with the default bounds): one dataclass fewer to build per append."""
         window = topic.timestamp_window_ms
-        return None if window is None else TimestampWindow(self._clock.wall_ms(), window[0], window[1])
+        if window is None:
+            return None
+        now = self._clock.wall_ms()
+        last = self._last_window
+        if last is not None and last.now_ms == now and last.before_ms == window[0] and last.after_ms == window[1]:
+            return last
+        last = self._last_window = TimestampWindow(now, window[0], window[1])
+        return last
 
     @staticmethod
     def _validate(topic: Any, records: bytes | None, api_version: int, timestamps: TimestampWindow | None,
