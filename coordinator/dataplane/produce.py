@@ -105,9 +105,9 @@ class ProduceService:
         transaction verified, its lock or producer table). The answers are then awaited in order: each once its
         append is durable (what happens when an append completes, the producer table's bookkeeping, does not wait
         for this, see ``_appended``). The bytes appended are told to the observer once per topic of the request."""
-        work: list[tuple[str, list[Started | dict]]] = []
+        work: list[tuple[str, list[Started | dict | _Admitted]]] = []
         for topic in topics:
-            entries: list[Started | dict] = []
+            entries: list[Started | dict | _Admitted] = []
             for part in topic.partitions:
                 if acks not in VALID_ACKS:
                     entries.append(_partition_error(part.index, ErrorCode.invalid_required_acks))
