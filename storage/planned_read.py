@@ -2,13 +2,13 @@
 
 Why a plan: the bounds of a read (the high watermark, the segment it reads, its index position, the size written)
 live on the loop, which appends to them, while the file reads must not wait for the disk there.
-``PartitionLog.plan_read`` takes the bounds on the loop; ``PlannedRead.run`` reads on a thread and touches nothing the
-loop changes but the segment's ``verified_end`` (as every reader does); ``close`` gives the segment back. A fetch of many partitions plans them all
-and runs them in one executor job, one hop rather than one per partition: each hop costs the loop a future, a
-wake-up and a GIL hand-over, and a worker thread waiting up to the switch interval for the GIL the busy loop holds
-(the convoy the issue measured: a fetch of 11 partitions stalled as many times). A fetch of a few tails, which
-the page cache holds (they were just written), runs its plans on the loop with ``cached_only`` and hands the
-executor only what the cache did not hold (``FetchService._read``).
+``PartitionLog.plan_read`` takes the bounds on the loop; ``PlannedRead.run`` reads on a thread and touches nothing
+the loop changes but the segment's ``verified_end`` (as every reader does); ``close`` gives the segment back. A fetch
+of many partitions plans them all and runs them in one executor job, one hop rather than one per partition: each
+hop costs the loop a future, a wake-up and a GIL hand-over, and a worker thread waiting up to the switch interval
+for the GIL the busy loop holds (the convoy the issue measured: a fetch of 11 partitions stalled as many times). A
+fetch of a few tails, which the page cache holds (they were just written), runs its plans on the loop with
+``cached_only`` and hands the executor only what the cache did not hold (``FetchService._read``).
 
 A plan may be run with less than the byte budget it was planned with (a fetch's earlier partitions used some of
 it): the region walk's start (``OffsetIndex.walk_start`` of the planned bounds) then may lie past the smaller

@@ -153,19 +153,19 @@ class ProduceService:
             return target  # type: ignore[return-value]
         topic, log = target
         if self._offloaded and (topic_name, index) in self._offloaded:
-            return _LATER
+            return _Later(target)
         checked = self._validate(topic, records, api_version, self._window(topic))
         if checked is NEEDS_WORKER:
-            return _Later(checked)
+            return _Later(target, checked)
         refusal = _refusal(index, topic, checked)
         if refusal is not None:
             return refusal
         lock = self._states.lock(topic_name, index)
         if checked.header.is_transactional or not lock.free():
-            return _Later(checked)
+            return _Later(target, checked)
         state = self._states.loaded(topic_name, index)
         if state is None:
-            return _Later(checked)
+            return _Later(target, checked)
         lock.try_acquire()
         try:
             return self._admit_locked(topic_name, index, topic, log, checked, state)
@@ -173,24 +173,24 @@ class ProduceService:
             lock.release()
 
     async def _produce_partition(self, topic_name: str, index: int, records: bytes | None, api_version: int,
-                                 transactional_id: str | None = None,
-                                 later: _Later | None = None) -> dict | _Admitted:
-        """The partition's refusal, or its batch admitted (``_Admitted``: the answer once durable). ``later``: what
-        ``_produce_now`` validated before finding something to wait for."""
-        target = self._target(topic_name, index)
-        if target is _LATER:
+                                 transactional_id: str | None, later: _Later) -> dict | _Admitted:
+        """The partition's refusal, or its batch admitted (``_Admitted``: the answer once durable), carried on from
+        what ``_produce_now`` found (``later``: the partition's topic and log, its batch validated, as far as it
+        got before finding something to wait for; it runs in the same loop turn, so neither is looked up again)."""
+        target = later.target
+        if target is None:  # the topic is not known here yet
             found = await self._catalog.ensure(topic_name)
             if found.topic is None:
                 return _partition_error(index, found.error, found.message)
             target = self._target(topic_name, index, found.topic)
-        if type(target) is not tuple:
-            return target  # type: ignore[return-value]
+            if type(target) is not tuple:
+                return target  # type: ignore[return-value]
         topic, log = target
         where = (topic_name, index)
         ahead = self._offloaded.get(where)
         if ahead is not None:
             await ahead  # a batch before this one is being validated on a worker: keep the partition's order
-        checked = None if later is None else later.checked
+        checked = later.checked
         if checked is None:
             checked = self._validate(topic, records, api_version, self._window(topic))
         gate = None
@@ -389,17 +389,19 @@ def _refusal(index: int, topic: Any, checked: Any) -> dict | None:
 
 
 class _Later:
-    """``_produce_now`` found something to wait for: ``_produce_partition`` carries on, from the batch already
-    validated (``checked``) when it got that far."""
+    """``_produce_now`` found something to wait for: ``_produce_partition`` carries on from the partition's
+    (topic, log) (``target``, None when the topic is not known here yet) and the batch already validated
+    (``checked``, None when a batch of the partition on a worker is ahead of it)."""
 
-    __slots__ = ("checked",)
+    __slots__ = ("target", "checked")
 
-    def __init__(self, checked: Any = None) -> None:
+    def __init__(self, target: tuple[Any, Any] | None = None, checked: Any = None) -> None:
+        self.target = target
         self.checked = checked
 
 
 _LATER: Final = _Later()
-"""Nothing validated yet (the topic not known here, or a batch of the partition on a worker ahead of this one)."""
+"""The topic is not known here yet (``TopicCatalog.ensure`` may create it)."""
 
 
 def _duplicate_answer(index: int, log: Any, base_offset: int) -> dict:

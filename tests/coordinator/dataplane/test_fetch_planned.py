@@ -114,7 +114,6 @@ async def test_a_fetch_of_many_partitions_reads_them_in_one_executor_job(datapla
     assert [fn for fn, _ in jobs] == [fetch_module._run_reads]
 
 
-
 @needs_nowait
 async def test_a_fetch_of_tails_the_page_cache_holds_reads_them_on_the_loop(dataplane):
     await dataplane.topics.create("orders", 6)

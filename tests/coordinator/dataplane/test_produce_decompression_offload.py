@@ -17,7 +17,6 @@ import threading
 import pytest
 
 from groupcoord.coordinator.dataplane import batch_validation
-from groupcoord.coordinator.dataplane import batch_validation
 from groupcoord.coordinator.dataplane.batch_validation import INLINE_DECOMPRESSED_BYTES, NEEDS_WORKER, validate_batch
 from groupcoord.protocol import record_batch
 from groupcoord.protocol.errors import ErrorCode
