@@ -13,7 +13,7 @@ work (the preads' copies, the wake-ups) is not, which is why the system calls ar
 
 The load: an embedded broker (fsync=never) with one topic of ``--partitions`` partitions, each filled with
 ``--batches`` batches of 20 uncompressed records of 70-byte values (about 1.7 KB a batch, the log's default
-4 KB index interval), appended by the broker (so their CRCs are checked already and a plaintext listener's read
+4 KB index interval; ``--records-per-batch 1`` makes them ~100 bytes, TestGroupETL's), appended by the broker (so their CRCs are checked already and a plaintext listener's read
 is the region path, ``segment_reads.read_region``, as for a client over TCP). ``--connections`` connections each
 send a Fetch v16 as franz-go does (topic ids, max_wait 5 s, min_bytes 1, fetch max 50 MiB, partition max 1 MiB,
 no session) for every partition, each round one fetch per connection, the loop run until each is answered:
@@ -328,6 +328,8 @@ def _heartbeat_bench() -> dict[str, Any]:
 
 
 def child_main(ns: argparse.Namespace) -> None:
+    global RECORDS_PER_BATCH
+    RECORDS_PER_BATCH = ns.records_per_batch
     run_child = _heartbeat_bench()["run_child"]
     rounds = max(1, ns.requests // ns.connections)
     run_child(lambda handshake: _child(ns.shape, ns.partitions, ns.batches, ns.connections, rounds, ns.warm_rounds,
@@ -340,14 +342,16 @@ def child_main(ns: argparse.Namespace) -> None:
 def _child_args(ns: argparse.Namespace, shape: str) -> tuple[str, ...]:
     return ("--shape", shape, "--partitions", str(ns.partitions), "--batches", str(ns.batches),
             "--requests", str(ns.requests), "--connections", str(ns.connections),
-            "--warm-rounds", str(ns.warm_rounds))
+            "--warm-rounds", str(ns.warm_rounds), "--records-per-batch",
+            str(getattr(ns, "records_per_batch", RECORDS_PER_BATCH)))
 
 
 def one_run(tree: Path, python: str, shape: str, requests: int, connections: int, partitions: int, batches: int,
-            warm_rounds: int, valgrind: bool = True, keep: str | None = None) -> tuple[float | None, float, float]:
+            warm_rounds: int, valgrind: bool = True, keep: str | None = None,
+            records_per_batch: int = RECORDS_PER_BATCH) -> tuple[float | None, float, float]:
     """(instructions per fetch or None without valgrind, wall µs, CPU µs per fetch of the child)."""
     ns = argparse.Namespace(partitions=partitions, batches=batches, requests=requests, connections=connections,
-                            warm_rounds=warm_rounds)
+                            warm_rounds=warm_rounds, records_per_batch=records_per_batch)
     from bench.heartbeat_instructions import count_child
 
     total, words = count_child(tree, python, HERE, _child_args(ns, shape), valgrind=valgrind, keep=keep)
@@ -392,6 +396,8 @@ def main() -> None:
     parser.add_argument("--shape", default=",".join(SHAPES), help=f"fetch shapes measured, each in every run {SHAPES}")
     parser.add_argument("--partitions", type=int, default=11)
     parser.add_argument("--batches", type=int, default=2000, help="batches per partition")
+    parser.add_argument("--records-per-batch", type=int, default=RECORDS_PER_BATCH,
+                        help="records of 70 bytes in each batch (1: TestGroupETL's batches of ~100 bytes)")
     parser.add_argument("--requests", type=int, default=64, help="fetches measured (whole rounds of connections)")
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--warm-rounds", type=int, default=2)
@@ -428,7 +434,8 @@ def main() -> None:
                     continue
                 per, wall, cpu = one_run(tree, python, shape, ns.requests, ns.connections, ns.partitions, ns.batches,
                                          ns.warm_rounds, valgrind=not ns.no_valgrind,
-                                         keep=heartbeat_bench["kept_dump"](ns, name, shape, run + 1))
+                                         keep=heartbeat_bench["kept_dump"](ns, name, shape, run + 1),
+                                         records_per_batch=ns.records_per_batch)
                 count = "" if per is None else \
                     f"{per:,.0f} instructions per fetch ({per / ns.partitions:,.0f} per partition read); "
                 print(f"{name} {shape} run {run + 1}: {count}{wall:.1f} µs wall, {cpu:.1f} µs CPU per fetch"

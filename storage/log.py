@@ -721,8 +721,10 @@ class PartitionLog:
         if segment.base_offset >= high_watermark:
             return None
         index = segment.offset_index
-        start = index.lookup(offset)
-        # (the index is read here, on the loop that appends to it)
+        start = segment.recent_batch_position(offset)
+        if start is None:
+            start = index.lookup(offset)
+        # (the index and the recent batches are read here, on the loop that appends to them)
         walk_from = index.walk_start(start + max(max_bytes, 0), high_watermark) if region else 0
         following = segments[at + 1].base_offset if at + 1 < len(segments) else None
         resume = following if following is not None and following < high_watermark else None

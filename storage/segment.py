@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+from bisect import bisect_left
 from pathlib import Path
 from typing import Final
 
@@ -68,6 +69,10 @@ class ScanOutcome:
     problem: str | None
 
 
+RECENT_INDEX_ENTRIES: Final = 4
+"""How far back ``Segment.recent_batch_position`` knows batches: from this many offset index entries back."""
+
+
 class Segment:
     def __init__(self, directory: Path, base_offset: int, size: int, files: FilePool = SHARED_FILES) -> None:
         self.directory = directory
@@ -88,6 +93,10 @@ class Segment:
         self.time_index = TimeIndex(base_offset)
         self.txn_index = TransactionIndex(base_offset)
         """The aborted transactions whose ABORT marker lies in this segment (``.txnindex``)."""
+        self.recent_last_offsets: list[int] = []
+        self.recent_positions: list[int] = []
+        """The last offset and position of every batch tracked since about ``RECENT_INDEX_ENTRIES`` index entries
+        ago (``recent_batch_position``): consecutive batches, the segment's newest, in memory only."""
         self.indexes_dirty = False
         self.deleted = False
         self._readers = 0
@@ -214,6 +223,9 @@ class Segment:
             os.fsync(fd)
         self.size = position
         self.verified_end = min(self.verified_end, position)
+        cut = bisect_left(self.recent_positions, position)
+        del self.recent_last_offsets[cut:]
+        del self.recent_positions[cut:]
 
     def write_indexes(self) -> None:
         """Persist the indexes (Kafka trims them to their real size on roll/close)."""
@@ -292,6 +304,8 @@ class Segment:
         self.offset_of_max_timestamp = self.base_offset
         self.bytes_since_index = 0
         self.rolling_timestamp = None
+        self.recent_last_offsets = []
+        self.recent_positions = []
         self.indexes_dirty = True
 
     # ---- bookkeeping (loop or executor, never both at once) --------------------------------
@@ -307,9 +321,34 @@ class Segment:
             self.offset_index.append(last_offset, position)
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_index = 0
+            self._forget_older_batches()
         self.bytes_since_index += header.batch_length + 12
         self.next_offset = last_offset + 1
         self.indexes_dirty = True
+        self.recent_last_offsets.append(last_offset)
+        self.recent_positions.append(position)
+
+    def _forget_older_batches(self) -> None:
+        """Keep the recent batches from the ``RECENT_INDEX_ENTRIES``-th last index entry on: a few index
+        intervals of the log, whatever the batches' size."""
+        positions = self.offset_index.positions
+        if len(positions) >= RECENT_INDEX_ENTRIES:
+            cut = bisect_left(self.recent_positions, positions[-RECENT_INDEX_ENTRIES])
+            if cut:
+                del self.recent_last_offsets[:cut]
+                del self.recent_positions[:cut]
+
+    def recent_batch_position(self, offset: int) -> int | None:
+        """The position of the batch holding ``offset`` (the first whose last offset is at or past it) when it is
+        one of the recent batches after the first, else None (ask the offset index).
+
+        Why: a consumer at the log end fetches from the last few batches, which the sparse offset index (one
+        entry per ``index.interval.bytes``) leaves to a walk of up to an interval of batch headers; small batches
+        made that walk tens of headers per partition fetched. After the first recent batch, because the
+        recent batches are consecutive: one before it ending below ``offset`` means every earlier one does."""
+        lasts = self.recent_last_offsets
+        at = bisect_left(lasts, offset)
+        return self.recent_positions[at] if 0 < at < len(lasts) else None
 
     def index_full(self, index_bytes_limit: int) -> bool:
         """Whether one more entry would take either index past ``segment.index.bytes`` (the entries counted here,

@@ -177,3 +177,57 @@ async def test_reading_cached_bytes_up_to_the_files_end_answers_short_as_read_do
     tail = segment.read(size - 10, 4096)
     assert len(tail) == 10 and segment.read_cached(size - 10, 4096) == tail
     assert segment.read_cached(size, 4096) == b""
+
+
+async def test_a_read_near_the_log_end_starts_at_its_batch_not_at_the_index_entry_before_it(open_log):
+    """The recent batches (Segment.recent_batch_position) put a tail read's start at the batch holding its offset,
+    so it reads one header there instead of walking an index interval of small batches; every offset still reads
+    from the batch that holds it, the recent batches stay a few index intervals long, and a truncation drops those
+    past it."""
+    log = await open_log(small_config(segment_bytes=1 << 20, index_interval_bytes=256))
+    sizes = [1 + (i % 3) for i in range(120)]  # batches of 1-3 records, each ~70-190 bytes: several per interval
+    for records in sizes:
+        await log.append(batch_at(0, records))
+    segment = log.segments[0]
+    positions, pos = {}, 0
+    data = bytes(await log.read(0, 1 << 30))
+    while pos < len(data):
+        header = parse_header(data, pos)
+        for offset in range(header.base_offset, header.base_offset + header.last_offset_delta + 1):
+            positions[offset] = pos
+        pos += header.size
+    end = log.log_end_offset
+    known = [offset for offset in range(end) if segment.recent_batch_position(offset) is not None]
+    assert known and known[-1] == end - 1  # the newest batches are known
+    assert len(segment.recent_positions) < 60  # about four intervals of 256 bytes, not all 120 batches
+    for offset in range(end):
+        got = segment.recent_batch_position(offset)
+        assert got is None or got == positions[offset]
+        planned = log.plan_read(offset, 1 << 20, log.read_bound())
+        try:
+            answer = bytes(planned.run(1 << 20, True))
+        finally:
+            planned.close()
+        first = parse_header(answer)
+        assert first.base_offset <= offset <= first.base_offset + first.last_offset_delta
+        assert answer == data[positions[offset]:]
+
+    headers_read = []
+    real = segment_reads.Window.header
+
+    def counted(self, pos):
+        headers_read.append(pos)
+        return real(self, pos)
+
+    with mock.patch.object(segment_reads.Window, "header", counted):
+        planned = log.plan_read(end - 1, 1 << 20, log.read_bound())
+        try:
+            planned.run(1 << 20, True)
+        finally:
+            planned.close()
+    assert headers_read == [positions[end - 1]]  # located at once (the index entry before it is further back)
+
+    last_batch = positions[end - 1]
+    segment.truncate_to(last_batch)
+    assert segment.recent_positions[-1] < last_batch
+    assert segment.recent_batch_position(end - 1) is None
