@@ -157,7 +157,13 @@ def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
     data = batch_at(0)
     block = mmap.mmap(-1, 4096)  # (O_DIRECT wants a buffer and a length aligned to the device's blocks)
     block.write(data)
-    fd = os.open(directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
+    try:
+        fd = os.open(directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        pytest.skip(f"the filesystem of {tmp_path} refuses O_DIRECT (tmpfs does): no file here is outside the page "
+                    "cache")
     try:
         os.write(fd, block)
     finally:
