@@ -9,6 +9,7 @@ measurement is bounded in count and time (FIGURE_LIMIT_S on top of each bench's 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Callable
@@ -129,10 +130,17 @@ def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
     ctp_bench.create_topics(bootstrap, [warm_up, topic], 1)  # created up front: auto-creation is not the figure
     dataplane_bench.produce(bootstrap, warm_up, min(sizes.dataplane_records, 20_000), "1")
     sent, produce_s = dataplane_bench.produce(bootstrap, topic, sizes.dataplane_records, "1")
+    pid = memory_bench.server_pid(bootstrap)
+    broker_before, consumer_before = cpu_seconds(pid), time.process_time()
     got, nbytes, fetch_s = dataplane_bench.fetch(bootstrap, topic, sizes.dataplane_records)
+    consumer_cpu_s, broker_cpu_s = time.process_time() - consumer_before, cpu_seconds(pid) - broker_before
     if got < sent:
         raise RuntimeError(f"fetched {got:,} of {sent:,} records within the time limit")
-    return {"produce_mb_s": sent * dataplane_bench.RECORD / produce_s / 1e6, "fetch_mb_s": nbytes / fetch_s / 1e6}
+    # The consumer runs in this process (librdkafka's threads too), pinned to the client core: its CPU per MB
+    # beside the broker's says which of the two the fetch rate waits for.
+    return {"produce_mb_s": sent * dataplane_bench.RECORD / produce_s / 1e6, "fetch_mb_s": nbytes / fetch_s / 1e6,
+            "fetch_consumer_ms_per_mb": consumer_cpu_s / (nbytes / 1e6) * 1e3,
+            "fetch_broker_ms_per_mb": broker_cpu_s / (nbytes / 1e6) * 1e3}
 
 
 def _fetch_wire(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
@@ -163,6 +171,7 @@ def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | N
                                formed=True, broker_pid=pid)
         figures[f"ctp_formed_{records}_s"] = formed.seconds
         figures[f"ctp_formed_{records}_broker_cpu_s"] = formed.broker_cpu_s
+        figures[f"ctp_formed_{records}_members_cpu_s"] = formed.members_cpu_s
     return figures
 
 
@@ -267,7 +276,10 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
            _kip848_interval0, settings=(("group.consumer.assignment.interval.ms", "0"),),
            description="the same, both brokers computing the target in the heartbeat that bumps the epoch"),
     Figure("dataplane", lambda s: [Row("produce_mb_s", "produce 1 KiB records, acks=1", "MB/s", True),
-                                   Row("fetch_mb_s", "fetch", "MB/s", True)],
+                                   Row("fetch_mb_s", "fetch", "MB/s", True),
+                                   Row("fetch_consumer_ms_per_mb", "  the consumer's CPU per MB (its one core)", "ms",
+                                       False),
+                                   Row("fetch_broker_ms_per_mb", "  broker CPU per MB fetched", "ms", False)],
            _dataplane, description="confluent-kafka producer then consumer, one partition, groupcoord at "
                                    "fsync=batch (bench.dataplane_bench)"),
     Figure("fetch_wire", lambda s: [
@@ -280,7 +292,9 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                              for n in s.ctp_records] + [
                             row for n in s.ctp_records for row in (
                                 Row(f"ctp_formed_{n}_s", f"  the same from a formed group, {n:,} records", "s", False),
-                                Row(f"ctp_formed_{n}_broker_cpu_s", "    broker CPU seconds in it", "s", False))],
+                                Row(f"ctp_formed_{n}_broker_cpu_s", "    broker CPU seconds in it", "s", False),
+                                Row(f"ctp_formed_{n}_members_cpu_s", "    the members' CPU seconds in it (their one "
+                                                                     "core)", "s", False))],
            _ctp, description="confluent-kafka group, produce on and commit per batch (bench.ctp_bench)"),
     Figure("ctp_delay100", lambda s: [
         Row(f"ctp_delay100_{n}_s", f"consume-transform-produce {n:,} records, initial rebalance delay 100 ms",

@@ -78,10 +78,13 @@ class CtpResult:
     assignments: int = 0  # assignment callbacks the members received: one per member per generation it gained in
     forming_s: float | None = None  # --formed: from subscribe until every member held a share (not in `seconds`)
     broker_cpu_s: float | None = None  # the broker process's CPU seconds within `seconds`, when its pid was given
+    members_cpu_s: float | None = None  # the member processes' CPU seconds (all their threads) while they worked
 
     def line(self) -> str:
         formed = "" if self.forming_s is None else f" from a formed group (forming took {self.forming_s:.2f} s)"
         cpu = "" if self.broker_cpu_s is None else f", broker CPU {self.broker_cpu_s:.2f} s"
+        if self.members_cpu_s is not None:
+            cpu += f", members' CPU {self.members_cpu_s:.2f} s"
         return (f"consume-transform-produce {self.records:,} records, {self.partitions} partitions, "
                 f"{self.members} members{formed}: {self.seconds:.2f} s ({self.records / self.seconds:,.0f} records/s), "
                 f"{self.output_records:,} records out, {self.assignments} assignments received{cpu}")
@@ -123,12 +126,13 @@ def watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
 
 def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, cores: list[int] | None,
             ready, go, stop, assignor: str = "cooperative-sticky", instance_id: str | None = None,
-            start_delay_s: float = 0.0, index: int = 0, held=None, received=None, release=None) -> None:
+            start_delay_s: float = 0.0, index: int = 0, held=None, received=None, release=None, spent=None) -> None:
     """One group member: consume a batch, produce each record on, flush, commit the batch, repeat.
 
     ``held[index]`` tracks how many partitions this member owns and ``received`` counts the assignments it
     was given. With ``release`` (the --formed mode) every partition is paused as it is assigned, inside the
-    assignment callback so that nothing is fetched for it, until ``release`` is set."""
+    assignment callback so that nothing is fetched for it, until ``release`` is set. ``spent[index]``: this
+    process's CPU seconds (librdkafka's threads included) from the clock's start (go, or release) until stop."""
     if cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cores)
     settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
@@ -173,12 +177,14 @@ def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, c
         if held is not None:
             held[index] = len(owned)
 
+    cpu_from = time.process_time()
     consumer.subscribe([source], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
     deadline = time.monotonic() + PHASE_LIMIT_S
     try:
         while not stop.is_set() and time.monotonic() < deadline:
             if not released and release.is_set():
                 released = True  # assignments from here on are not paused (callbacks run inside consume())
+                cpu_from = time.process_time()
                 consumer.resume(consumer.assignment())
             batch = consumer.consume(num_messages=POLL_BATCH, timeout=0.2 if released else 0.05)
             ends: dict[int, int] = {}
@@ -194,6 +200,8 @@ def _member(bootstrap: str, group: str, source: str, sink: str, protocol: str, c
                 consumer.commit(offsets=[TopicPartition(source, p, o) for p, o in ends.items()], asynchronous=False)
             except KafkaException:
                 pass  # lost the partitions in a rebalance: their new owner redoes the batch (at-least-once)
+        if spent is not None:
+            spent[index] = time.process_time() - cpu_from
     finally:
         producer.flush(30)
         consumer.close()
@@ -240,12 +248,12 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
         raise RuntimeError(f"{source} holds {total:,} records, expected {records:,}")
     ctx = mp.get_context("spawn")
     ready, go, stop = ctx.Semaphore(0), ctx.Event(), ctx.Event()
-    held, received = ctx.Array("i", members), ctx.Value("i", 0)
+    held, received, spent = ctx.Array("i", members), ctx.Value("i", 0), ctx.Array("d", members)
     release = ctx.Event() if formed else None
     crew = [ctx.Process(target=_member, args=(bootstrap, group, source, sink, combination.protocol, client_cores, ready,
                                               go, stop, combination.assignor,
                                               f"{group}-{i}" if combination.static else None, i * stagger_s,
-                                              i, held, received, release),
+                                              i, held, received, release, spent),
                         daemon=True) for i in range(members)]
     for process in crew:
         process.start()
@@ -282,7 +290,7 @@ def run(bootstrap: str, records: int, partitions: int = 6, members: int = 3, rec
                 process.kill()
                 process.join(5)
     out = sum(watermarks(bootstrap, sink, partitions).values())
-    return CtpResult(records, partitions, members, elapsed, out, received.value, forming_s, broker_cpu_s)
+    return CtpResult(records, partitions, members, elapsed, out, received.value, forming_s, broker_cpu_s, sum(spent))
 
 
 def run_combinations(bootstrap: str, records: int, partitions: int = 6, members: int = 3, record_bytes: int = 100,
