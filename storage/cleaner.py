@@ -392,6 +392,7 @@ class LogCleaner:
         install_swap(log.directory, base)
         new = Segment.open_existing(log.directory, base)
         new.scan(0, verify=False, index_interval_bytes=index_interval)
+        new.forget_recent_batches()  # (never the active segment)
         new.rolling_timestamp = new.rolling_timestamp or mtime_ms
         new.write_indexes()
         for txn in rules.txns.kept_aborts[kept_before:]:

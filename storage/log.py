@@ -577,6 +577,7 @@ class PartitionLog:
 
         new = await self._run(job)
         self.segments.append(new)
+        old.forget_recent_batches()
         if durable:
             self.recovery_point = max(self.recovery_point, base_offset)
         return new

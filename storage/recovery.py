@@ -89,6 +89,8 @@ def recover_segments(directory: Path, name: str, config: LogConfig, *, recovery_
         for segment in segments:
             segment.close()
         raise
+    for segment in segments[:-1]:
+        segment.forget_recent_batches()  # (only the active segment is appended to)
     return RecoveredLog(segments, segments[-1].next_offset if clean else min(recovery_point, segments[-1].next_offset))
 
 

@@ -338,6 +338,12 @@ class Segment:
                 del self.recent_last_offsets[:cut]
                 del self.recent_positions[:cut]
 
+    def forget_recent_batches(self) -> None:
+        """A segment no longer appended to (rolled, cleaned, recovered behind the active one) keeps no recent
+        batches: its reads are rarely at its end, and thousands of such segments would hold them for nothing."""
+        self.recent_last_offsets = []
+        self.recent_positions = []
+
     def recent_batch_position(self, offset: int) -> int | None:
         """The position of the batch holding ``offset`` (the first whose last offset is at or past it) when it is
         one of the recent batches after the first, else None (ask the offset index).

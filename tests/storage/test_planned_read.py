@@ -237,3 +237,19 @@ async def test_a_read_near_the_log_end_starts_at_its_batch_not_at_the_index_entr
     segment.truncate_to(last_batch)
     assert segment.recent_positions[-1] < last_batch
     assert segment.recent_batch_position(end - 1) is None
+
+
+async def test_only_the_active_segment_keeps_its_recent_batches(open_log, log_dir):
+    """A rolled segment forgets them at the roll, and a reopened log keeps them for its last segment only (its
+    earlier segments are read from their indexes, as they were before the recent batches)."""
+    config = small_config(segment_bytes=6 * len(batch_at(0)), index_interval_bytes=256)
+    log = await open_log(config)
+    for _ in range(20):
+        await log.append(batch_at(0))
+    assert len(log.segments) > 2
+    assert [bool(s.recent_positions) for s in log.segments] == [False] * (len(log.segments) - 1) + [True]
+    expected = bytes(await log.read(0, 1 << 30))
+    await log.close()
+    reopened = await open_log(config)
+    assert [bool(s.recent_positions) for s in reopened.segments[:-1]] == [False] * (len(reopened.segments) - 1)
+    assert bytes(await reopened.read(0, 1 << 30)) == expected
