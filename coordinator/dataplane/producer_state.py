@@ -180,11 +180,18 @@ class PartitionProducerState:
     def _check_sequence(self, producer_id: int, epoch: int, first_seq: int, record_count: int) -> SequenceCheck:
         if producer_id == NO_PRODUCER_ID:
             return _APPEND
-        last_seq = increment_sequence(first_seq, record_count - 1)
         current = self._producers.get(producer_id)
         if current is None:
             # No state (new producer, or its batches are gone): Kafka accepts any sequence.
             return _APPEND
+        batches = current.batches
+        if epoch == current.epoch and batches:
+            last = batches[-1].last_seq
+            if first_seq == last + 1 or (first_seq == 0 and last == INT32_MAX):
+                # The next batch in order, nearly every append: no cached batch can be its duplicate (they all
+                # end at or before ``last``; five batches cannot span the 2**31 sequences back round to it).
+                return _APPEND
+        last_seq = increment_sequence(first_seq, record_count - 1)
         duplicate = current.find_duplicate(epoch, first_seq, last_seq)
         if duplicate is not None:
             return SequenceCheck(SequenceVerdict.DUPLICATE, duplicate_of=duplicate)
