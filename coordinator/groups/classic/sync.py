@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from groupcoord.coordinator.groups.classic import rebalance
@@ -75,8 +76,6 @@ def _validate(group: ClassicGroup, req: SyncGroup) -> ErrorCode | None:
 def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGroup, now: int, fx: Effects) -> None:
     given = dict(req.assignments)
     assignment = {member_id: given.get(member_id, b"") for member_id in group.members}  # missing members: empty
-    for member_id, data in assignment.items():
-        group.members[member_id].assignment = data
     if state.info_logged:
         state.log.info(
             "assignment received from leader",
@@ -86,6 +85,25 @@ def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGr
             members=group.size,
             static_members=len(group.static_members),
         )
-    rebalance.transition(state, group, STABLE, now, f"leader {req.member_id} sent the assignment for generation {group.generation}")
+    # Kafka's classicGroupSyncToLeader: the group stays CompletingRebalance until its record is durable; a member
+    # joining meanwhile starts the next rebalance, and the members awaiting their assignment (the leader too) are
+    # answered REBALANCE_IN_PROGRESS at once, rather than Stable now and told at their next Heartbeat.
     fx.write(*group_metadata_record(group, assignment))
+    fx.after_write(partial(_assignment_stored, group.group_id, group.generation, req.member_id, assignment))
+
+
+def _assignment_stored(group_id: str, generation: int, leader_id: str, assignment: dict[str, bytes],
+                       state: ShardState, now: int) -> Effects:
+    """The leader's assignment is durable: if the group is still completing that generation's rebalance, every
+    member takes its share, those awaiting it are answered, and the group is Stable (else a later event moved the
+    group on, and it stays as that left it: Kafka does nothing either)."""
+    fx = Effects()
+    fx.at_once = True  # (the answers depend on the write just made durable, not on any later one)
+    group = state.groups.get(group_id)
+    if group is None or group.state is not COMPLETING_REBALANCE or group.generation != generation:
+        return fx
+    for member_id, member in group.members.items():
+        member.assignment = assignment.get(member_id, b"")
+    rebalance.transition(state, group, STABLE, now, f"leader {leader_id} sent the assignment for generation {generation}")
     rebalance.propagate_assignment(state, group, NO_ERROR, now, fx)
+    return fx

@@ -75,6 +75,9 @@ class CoordinatorShard(Protocol):
 
     def tick(self, now: int) -> Effects: ...
 
+    # Optional: ``after_write(operation, now) -> Effects`` runs an operation an Effects asked to run once its
+    # writes are durable (``Effects.after_write``); only a shard whose operations ask for one needs it.
+
     def next_deadline(self) -> int | None: ...
 
     def group_count(self) -> int: ...
@@ -740,10 +743,26 @@ class CoordinatorRuntime:
         for result, chunk in appended:
             if chunk is not None:
                 add_run(result.base_offset, chunk)
+        after = False
         for fx in batch:
             self._release(fx.replies)
+            if fx.after is not None:
+                after = True
+        if after:
+            self._run_after_write(rt, batch)
         if self._snapshot_due(rt):
             self._start_snapshot(rt)
+
+    def _run_after_write(self, rt: _ShardRuntime, batch: list[Effects]) -> None:
+        """The operations a durable batch's Effects asked for (``Effects.after_write``), in order; what they ask
+        is submitted as any operation's is (their replies depend on the write just made durable: ``at_once``)."""
+        now = self.clock.wall_ms()
+        shard = rt.shard
+        for fx in batch:
+            if fx.after is not None:
+                for operation in fx.after:
+                    self._submit(rt, shard.after_write(operation, now))  # type: ignore[attr-defined]
+        self._reschedule(rt)
 
     async def _append_failed(self, rt: _ShardRuntime, exc: BaseException, batch: list[Effects],
                              inflight: deque[tuple[asyncio.Future, list[Effects]]]) -> None:

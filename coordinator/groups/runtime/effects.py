@@ -47,7 +47,7 @@ class Effects:
     made per JoinGroup and SyncGroup, and the dataclass's generated one called a default factory per list
     and tested each argument against its default marker."""
 
-    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout", "at_once")
+    __slots__ = ("records", "replies", "batches", "queued_at", "on_timeout", "at_once", "after")
 
     def __init__(self) -> None:
         self.records: list[tuple[Any, Any | None]] = []  # (key, value) of the shard's record codec
@@ -60,6 +60,8 @@ class Effects:
         self.at_once = False
         """With no records or batches of its own: its replies are released when the operation returns, not
         behind the shard's earlier writes still pending (they depend on none of them). Ignored otherwise."""
+        self.after: list[Any] | None = None
+        """Operations ``(shard state, now) -> Effects`` to run once these writes are durable (``after_write``)."""
 
     def __repr__(self) -> str:
         return f"Effects(records={self.records!r}, replies={self.replies!r}, batches={self.batches!r})"
@@ -71,6 +73,15 @@ class Effects:
         """A transactional batch or an end marker, after the plain records written so far."""
         self.batches.append((len(self.records), batch))
 
+    def after_write(self, operation: Any) -> None:
+        """Run ``operation(state, now)`` on the shard once this Effects' writes are durable, as Kafka completes an
+        operation's append future: for a change of state that must wait for its record (the leader's SyncGroup
+        makes its group Stable only then). Not run if the write fails: the shard then reloads from its log."""
+        if self.after is None:
+            self.after = [operation]
+        else:
+            self.after.append(operation)
+
     def reply(self, token: Any, response: dict) -> None:
         if token is not None:
             self.replies.append((token, response))
@@ -81,6 +92,9 @@ class Effects:
         self.replies.extend(other.replies)
         if other.batches:  # (rare: a generator made per call otherwise, and a timer tick extends once per due operation)
             self.batches.extend((base + at, batch) for at, batch in other.batches)
+        if other.after is not None:
+            for operation in other.after:
+                self.after_write(operation)
 
     def writes(self) -> list[tuple[Any, Any | None] | Batch]:
         """Everything to append, in the order asked: plain (key, value) records and batches."""

@@ -107,6 +107,7 @@ class Harness:
         self._tokens = itertools.count(1)
         self.log: list[tuple[bytes, bytes | None]] = []  # the durable __consumer_offsets partition, encoded
         self.replies: dict[int, dict] = {}
+        self.writes_held: list | None = None
         self.shard = self.new_shard()
         self.shard.finish_load(self.now)
 
@@ -125,6 +126,23 @@ class Harness:
         for token, response in fx.replies:
             assert token not in self.replies, f"request {token} answered twice"
             self.replies[token] = response
+        if fx.after is not None:
+            if self.writes_held is not None:
+                self.writes_held.extend(fx.after)
+            else:
+                for operation in fx.after:
+                    self._apply(self.shard.after_write(operation, self.now))
+
+    def hold_writes(self) -> None:
+        """From here on a write is not durable until ``make_durable``: what waits for it (``Effects.after_write``)
+        waits too. (By default every write is durable as it is made.)"""
+        self.writes_held = []
+
+    def make_durable(self) -> None:
+        """The held writes become durable, in order, and writes are durable as they are made again."""
+        held, self.writes_held = self.writes_held or [], None
+        for operation in held:
+            self._apply(self.shard.after_write(operation, self.now))
 
     def _ticket(self) -> Ticket:
         return Ticket(self, next(self._tokens))

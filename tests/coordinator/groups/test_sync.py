@@ -102,3 +102,38 @@ def test_a_parked_sync_of_a_replaced_static_member_is_fenced(h):
     parked = h.sync("g", tickets["b"].response["member_id"], 1, instance="instance-b")
     h.join("g", "", client_id="b", instance="instance-b")
     assert parked.error == ErrorCode.fenced_instance_id
+
+
+def test_the_group_stays_completing_until_the_leaders_assignment_is_durable(h):
+    """Kafka's classicGroupSyncToLeader: the state changes, and anyone is answered, in the append's completion."""
+    r = _joined(h, "a", "b")
+    gen, leader, b = r["a"]["generation_id"], r["a"]["member_id"], r["b"]["member_id"]
+    h.hold_writes()
+    lead = h.sync("g", leader, gen, [(leader, b"A"), (b, b"B")])
+    follower = h.sync("g", b, gen)
+    assert _group_records(h)[-1].generation == gen  # written, not yet durable
+    assert h.state("g") == "CompletingRebalance" and not lead.done and not follower.done
+    assert h.heartbeat("g", b, gen) == ErrorCode.none  # (as in CompletingRebalance before the leader's sync)
+    h.make_durable()
+    assert h.state("g") == "Stable"
+    assert (lead.response["assignment"], follower.response["assignment"]) == (b"A", b"B")
+
+
+def test_a_member_joining_while_the_assignment_is_written_sends_everyone_back_to_join_at_once(h):
+    """The race a group of consumers started together runs: a member whose JoinGroup comes after the leader's
+    SyncGroup but before its record is durable starts the next rebalance, and the members awaiting their
+    assignment, the leader among them, are answered REBALANCE_IN_PROGRESS then, as Kafka answers them, not
+    Stable and told at their next Heartbeat. The record's completion then leaves the group as the join left it."""
+    r = _joined(h, "a", "b")
+    gen, leader, b = r["a"]["generation_id"], r["a"]["member_id"], r["b"]["member_id"]
+    h.hold_writes()
+    lead = h.sync("g", leader, gen, [(leader, b"A"), (b, b"B")])
+    follower = h.sync("g", b, gen)
+    late = h.join_new("g", client_id="c")
+    assert h.state("g") == "PreparingRebalance"
+    assert lead.error == ErrorCode.rebalance_in_progress and follower.error == ErrorCode.rebalance_in_progress
+    h.make_durable()
+    assert h.state("g") == "PreparingRebalance" and not late.done
+    again = {c: h.join("g", r[c]["member_id"], client_id=c) for c in ("a", "b")}
+    h.advance_until(lambda: late.done and all(t.done for t in again.values()))
+    assert late.response["generation_id"] == gen + 1 and len(again["a"].response["members"]) == 3
