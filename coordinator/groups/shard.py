@@ -255,9 +255,10 @@ class GroupShard:
         fx.at_once = at_once  # (only when every operation's replies may be given at once: see Effects.at_once)
         return fx
 
-    def after_write(self, operation: Callable[[ShardState, int], Effects], now: int) -> Effects:
-        """An operation an Effects asked to run once its writes were durable (``Effects.after_write``)."""
-        return operation(self.state, now)
+    def after_write(self, operation: Callable[[ShardState, int, ErrorCode | None], Effects], now: int,
+                    error: ErrorCode | None = None) -> Effects:
+        """An operation an Effects asked to run once its writes were durable, or timed out (``Effects.after_write``)."""
+        return operation(self.state, now, error)
 
     # ------------------------------------------------------------------ loading
 

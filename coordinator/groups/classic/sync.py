@@ -93,14 +93,22 @@ def _store_leader_assignment(state: ShardState, group: ClassicGroup, req: SyncGr
 
 
 def _assignment_stored(group_id: str, generation: int, leader_id: str, assignment: dict[str, bytes],
-                       state: ShardState, now: int) -> Effects:
+                       state: ShardState, now: int, error: ErrorCode | None) -> Effects:
     """The leader's assignment is durable: if the group is still completing that generation's rebalance, every
     member takes its share, those awaiting it are answered, and the group is Stable (else a later event moved the
-    group on, and it stays as that left it: Kafka does nothing either)."""
+    group on, and it stays as that left it: Kafka does nothing either). Not durable within the write timeout
+    (``error``): those awaiting it are answered with the error and the group rebalances, as Kafka does when the
+    append fails."""
     fx = Effects()
     fx.at_once = True  # (the answers depend on the write just made durable, not on any later one)
     group = state.groups.get(group_id)
     if group is None or group.state is not COMPLETING_REBALANCE or group.generation != generation:
+        return fx
+    if error is not None:
+        rebalance.reset_and_propagate_assignment_error(state, group, error, now, fx)
+        rebalance.maybe_prepare_rebalance(
+            state, group, f"error {error.name.upper()} when storing group assignment during SyncGroup (member: "
+                          f"{leader_id})", now, fx)
         return fx
     for member_id, member in group.members.items():
         member.assignment = assignment.get(member_id, b"")

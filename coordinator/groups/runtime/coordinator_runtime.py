@@ -75,8 +75,9 @@ class CoordinatorShard(Protocol):
 
     def tick(self, now: int) -> Effects: ...
 
-    # Optional: ``after_write(operation, now) -> Effects`` runs an operation an Effects asked to run once its
-    # writes are durable (``Effects.after_write``); only a shard whose operations ask for one needs it.
+    # Optional: ``after_write(operation, now, error) -> Effects`` runs an operation an Effects asked to run once
+    # its writes are durable or timed out (``Effects.after_write``); only a shard whose operations ask for one
+    # needs it.
 
     def next_deadline(self) -> int | None: ...
 
@@ -710,7 +711,7 @@ class CoordinatorRuntime:
     def _arm_expiry(self, rt: _ShardRuntime) -> None:
         """A timer at the earliest deadline among the replies waiting for durability (one per append, not
         one per request: the hot path pays one clock read per queued operation)."""
-        waiting = [fx.queued_at for fx in self._waiting(rt) if fx.replies]
+        waiting = [fx.queued_at for fx in self._waiting(rt) if fx.replies or fx.after is not None]
         if not waiting:
             return
         loop = self._loop or asyncio.get_running_loop()
@@ -722,14 +723,19 @@ class CoordinatorRuntime:
         assert self.write_timeout_s is not None
         now = asyncio.get_running_loop().time()
         expired = 0
+        timed_out = []
         for fx in self._waiting(rt):
-            if fx.replies and fx.queued_at + self.write_timeout_s <= now + 0.0005:
+            if (fx.replies or fx.after is not None) and fx.queued_at + self.write_timeout_s <= now + 0.0005:
                 for future, response in fx.replies:
                     if not future.done():
                         future.set_result(fx.on_timeout(response) if fx.on_timeout is not None
                                           else fail_response(response, self.timeout_error))
                         expired += 1
                 fx.replies = []
+                if fx.after is not None:
+                    timed_out.append(fx)
+        if timed_out:
+            self._run_after_write(rt, timed_out, self.timeout_error)
         if expired:
             rt.shard.log.warning("coordinator write not durable within the write timeout; answered with an error, "
                                  "the write goes on", partition=f"{self.topic}-{rt.shard.partition}",
@@ -749,19 +755,19 @@ class CoordinatorRuntime:
             if fx.after is not None:
                 after = True
         if after:
-            self._run_after_write(rt, batch)
+            self._run_after_write(rt, [fx for fx in batch if fx.after is not None], None)
         if self._snapshot_due(rt):
             self._start_snapshot(rt)
 
-    def _run_after_write(self, rt: _ShardRuntime, batch: list[Effects]) -> None:
-        """The operations a durable batch's Effects asked for (``Effects.after_write``), in order; what they ask
-        is submitted as any operation's is (their replies depend on the write just made durable: ``at_once``)."""
+    def _run_after_write(self, rt: _ShardRuntime, done: list[Effects], error: ErrorCode | None) -> None:
+        """The operations these Effects asked for (``Effects.after_write``), in order, each once: their writes
+        are durable (``error`` None) or timed out. What they ask is submitted as any operation's is."""
         now = self.clock.wall_ms()
         shard = rt.shard
-        for fx in batch:
-            if fx.after is not None:
-                for operation in fx.after:
-                    self._submit(rt, shard.after_write(operation, now))  # type: ignore[attr-defined]
+        for fx in done:
+            operations, fx.after = fx.after or [], None
+            for operation in operations:
+                self._submit(rt, shard.after_write(operation, now, error))  # type: ignore[attr-defined]
         self._reschedule(rt)
 
     async def _append_failed(self, rt: _ShardRuntime, exc: BaseException, batch: list[Effects],

@@ -61,7 +61,8 @@ class Effects:
         """With no records or batches of its own: its replies are released when the operation returns, not
         behind the shard's earlier writes still pending (they depend on none of them). Ignored otherwise."""
         self.after: list[Any] | None = None
-        """Operations ``(shard state, now) -> Effects`` to run once these writes are durable (``after_write``)."""
+        """Operations ``(shard state, now, error) -> Effects`` to run once these writes are durable, or are not
+        within the write timeout (``after_write``)."""
 
     def __repr__(self) -> str:
         return f"Effects(records={self.records!r}, replies={self.replies!r}, batches={self.batches!r})"
@@ -74,9 +75,11 @@ class Effects:
         self.batches.append((len(self.records), batch))
 
     def after_write(self, operation: Any) -> None:
-        """Run ``operation(state, now)`` on the shard once this Effects' writes are durable, as Kafka completes an
-        operation's append future: for a change of state that must wait for its record (the leader's SyncGroup
-        makes its group Stable only then). Not run if the write fails: the shard then reloads from its log."""
+        """Run ``operation(state, now, error)`` on the shard once this Effects' writes are durable (``error`` None),
+        or once they have not been within the write timeout (``error`` the runtime's timeout error; the write goes
+        on, and the operation is not run again), as Kafka completes an operation's append future: for a change
+        of state that must wait for its record (the leader's SyncGroup makes its group Stable only then). Not run
+        if the write fails: the shard then reloads from its log."""
         if self.after is None:
             self.after = [operation]
         else:

@@ -131,18 +131,19 @@ class Harness:
                 self.writes_held.extend(fx.after)
             else:
                 for operation in fx.after:
-                    self._apply(self.shard.after_write(operation, self.now))
+                    self._apply(self.shard.after_write(operation, self.now, None))
 
     def hold_writes(self) -> None:
         """From here on a write is not durable until ``make_durable``: what waits for it (``Effects.after_write``)
         waits too. (By default every write is durable as it is made.)"""
         self.writes_held = []
 
-    def make_durable(self) -> None:
-        """The held writes become durable, in order, and writes are durable as they are made again."""
+    def make_durable(self, error: ErrorCode | None = None) -> None:
+        """The held writes become durable, in order (or, with ``error``, are not within the write timeout), and
+        writes are durable as they are made again."""
         held, self.writes_held = self.writes_held or [], None
         for operation in held:
-            self._apply(self.shard.after_write(operation, self.now))
+            self._apply(self.shard.after_write(operation, self.now, error))
 
     def _ticket(self) -> Ticket:
         return Ticket(self, next(self._tokens))

@@ -137,3 +137,16 @@ def test_a_member_joining_while_the_assignment_is_written_sends_everyone_back_to
     again = {c: h.join("g", r[c]["member_id"], client_id=c) for c in ("a", "b")}
     h.advance_until(lambda: late.done and all(t.done for t in again.values()))
     assert late.response["generation_id"] == gen + 1 and len(again["a"].response["members"]) == 3
+
+
+def test_an_assignment_not_durable_in_time_sends_the_group_back_to_rebalance(h):
+    """Kafka's classicGroupSyncToLeader when the append fails (its write timeout among the causes): the members
+    awaiting the assignment get the error, none takes its share, and the group prepares the next rebalance."""
+    r = _joined(h, "a", "b")
+    gen, leader, b = r["a"]["generation_id"], r["a"]["member_id"], r["b"]["member_id"]
+    h.hold_writes()
+    follower = h.sync("g", b, gen)
+    lead = h.sync("g", leader, gen, [(leader, b"A"), (b, b"B")])
+    h.make_durable(ErrorCode.coordinator_not_available)
+    assert lead.error == ErrorCode.coordinator_not_available and follower.error == ErrorCode.coordinator_not_available
+    assert lead.response["assignment"] == b"" and h.state("g") == "PreparingRebalance"

@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from bench.group_bench import SUBSCRIPTION
 from bench.hotpath_bench import connect
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
@@ -174,3 +175,42 @@ async def test_a_stalled_commit_that_then_fails_is_never_served(tmp_path, monkey
         assert await fetch(restarted) == (0, 5)
     finally:
         await restarted.stop()
+
+
+def join_body(member_id: str) -> dict:
+    return {"group_id": "g", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer", "reason": None,
+            "protocols": [{"name": "range", "metadata": SUBSCRIPTION}]}
+
+
+def group_state(broker: Broker) -> str:
+    """The group's state in the coordinator itself: a DescribeGroups answer would wait for the stalled write."""
+    return broker.groups.shard_for("g").state.groups["g"].state.value
+
+
+async def test_a_leaders_sync_whose_record_stalls_is_answered_at_the_timeout_and_the_group_rebalances(
+        tmp_path, monkeypatch):
+    """The group stays CompletingRebalance while the leader's assignment is written; not durable within the
+    timeout, the SyncGroup is answered COORDINATOR_NOT_AVAILABLE and the group prepares the next rebalance (as
+    Kafka's classicGroupSyncToLeader does when its append fails); the write completing later changes nothing."""
+    broker = await started(tmp_path)
+    try:
+        member_id = (await ask(broker, 11, 9, join_body(""))).member_id
+        joined = await ask(broker, 11, 9, join_body(member_id))
+        assert int(joined.error_code) == 0 and joined.leader == member_id
+        stall = Stall(monkeypatch)
+        started_at = time.monotonic()
+        sync = asyncio.ensure_future(ask(broker, 14, 5, {
+            "group_id": "g", "generation_id": joined.generation_id, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": [{"member_id": member_id, "assignment": b"A"}]}))
+        await asyncio.sleep(0.05)
+        assert group_state(broker) == "CompletingRebalance" and not sync.done()
+        assert int((await sync).error_code) == COORDINATOR_NOT_AVAILABLE
+        assert TIMEOUT_MS / 1000 - 0.05 <= time.monotonic() - started_at < TIMEOUT_MS / 1000 + 2.0
+        assert group_state(broker) == "PreparingRebalance"
+        stall.release()
+        await asyncio.sleep(0.2)
+        assert group_state(broker) == "PreparingRebalance"
+    finally:
+        await broker.stop()
