@@ -13,10 +13,11 @@ work (the preads' copies, the wake-ups) is not, which is why the system calls ar
 
 The load: an embedded broker (fsync=never) with one topic of ``--partitions`` partitions, each filled with
 ``--batches`` batches of 20 uncompressed records of 70-byte values (about 1.7 KB a batch, the log's default
-4 KB index interval; ``--records-per-batch 1`` makes them ~100 bytes, TestGroupETL's), appended by the broker (so their CRCs are checked already and a plaintext listener's read
-is the region path, ``segment_reads.read_region``, as for a client over TCP). ``--connections`` connections each
-send a Fetch v16 as franz-go does (topic ids, max_wait 5 s, min_bytes 1, fetch max 50 MiB, partition max 1 MiB,
-no session) for every partition, each round one fetch per connection, the loop run until each is answered:
+4 KB index interval; ``--records-per-batch 1`` makes them ~100 bytes, TestGroupETL's), appended by the broker (so
+their CRCs are checked already and a plaintext listener's read is the region path, ``segment_reads.read_region``,
+as for a client over TCP). ``--connections`` connections each send a Fetch v16 as franz-go does (topic ids,
+max_wait 5 s, min_bytes 1, fetch max 50 MiB, partition max 1 MiB, no session) for every partition, each round one
+fetch per connection, the loop run until each is answered:
 
 - ``tail``: every partition from 3 batches before its end (a consumer at the log end, woken by appends: the
   TestGroupETL case);

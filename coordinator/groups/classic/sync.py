@@ -112,6 +112,7 @@ def _assignment_stored(group_id: str, generation: int, leader_id: str, assignmen
         return fx
     for member_id, member in group.members.items():
         member.assignment = assignment.get(member_id, b"")
-    rebalance.transition(state, group, STABLE, now, f"leader {leader_id} sent the assignment for generation {generation}")
+    rebalance.transition(state, group, STABLE, now,
+                         f"leader {leader_id} sent the assignment for generation {generation}")
     rebalance.propagate_assignment(state, group, NO_ERROR, now, fx)
     return fx
