@@ -79,7 +79,8 @@ class Effects:
         or once they have not been within the write timeout (``error`` the runtime's timeout error; the write goes
         on, and the operation is not run again), as Kafka completes an operation's append future: for a change
         of state that must wait for its record (the leader's SyncGroup makes its group Stable only then). Not run
-        if the write fails: the shard then reloads from its log."""
+        if the write fails: the shard then reloads from its log. Only with a write of this Effects' own: one that
+        writes nothing is not queued behind the shard's writes at all (``CoordinatorRuntime._submit``)."""
         if self.after is None:
             self.after = [operation]
         else:
