@@ -126,15 +126,20 @@ def _answered_connections(broker: Any, connections: int, connect: Callable[[Any]
     return state, sinks, [conn.data_received for conn, _ in made]
 
 
-async def _fill(broker: Any, partitions: int, batches: int) -> tuple[Any, list[int]]:
-    """The topic made and filled (one encoded batch appended again and again: the broker assigns its offsets);
-    returns the topic id and each partition's high watermark."""
+def _one_batch(per_batch: int) -> bytes:
+    """The batch every append of the load writes (the broker assigns its offsets): ``per_batch`` records."""
     from groupcoord.protocol.record_batch import encode_batch
 
+    return encode_batch([(b"key-%02d" % i, bytes([i]) * VALUE_BYTES, ()) for i in range(per_batch)],
+                        base_timestamp=1_700_000_000_000)
+
+
+async def _fill(broker: Any, partitions: int, batches: int, per_batch: int) -> tuple[Any, list[int]]:
+    """The topic made and filled (one encoded batch appended again and again: the broker assigns its offsets);
+    returns the topic id and each partition's high watermark."""
     catalog = broker.dataplane.topics
     await catalog.create(TOPIC, partitions, 1)
-    one = encode_batch([(b"key-%02d" % i, bytes([i]) * VALUE_BYTES, ()) for i in range(RECORDS_PER_BATCH)],
-                       base_timestamp=1_700_000_000_000)
+    one = _one_batch(per_batch)
     ends = []
     for partition in range(partitions):
         log = catalog.log(TOPIC, partition)
@@ -176,7 +181,7 @@ def _checked(answer: bytes, partitions: int, with_records: int | None = None) ->
 
 
 async def _child(shape: str, partitions: int, batches: int, connections: int, rounds: int, warm_rounds: int,
-                 handshake: Callable[[str], None]) -> str:
+                 per_batch: int, handshake: Callable[[str], None]) -> str:
     import asyncio
 
     from bench.hotpath_bench import connect  # the measured tree's
@@ -184,12 +189,11 @@ async def _child(shape: str, partitions: int, batches: int, connections: int, ro
     from groupcoord.coordinator.ops.cli import settle_heap
 
     async with Broker(fsync="never", metrics_port=0) as broker:
-        topic_id, ends = await _fill(broker, partitions, batches)
+        topic_id, ends = await _fill(broker, partitions, batches, per_batch)
         if shape == "wake":
-            return await _wake_child(broker, topic_id, ends, connections, rounds, warm_rounds, handshake)
-        back = TAIL_BATCHES * RECORDS_PER_BATCH
-        offsets = [end - back if shape == "tail" else (end // RECORDS_PER_BATCH // 2) * RECORDS_PER_BATCH
-                   for end in ends]
+            return await _wake_child(broker, topic_id, ends, connections, rounds, warm_rounds, per_batch, handshake)
+        back = TAIL_BATCHES * per_batch
+        offsets = [end - back if shape == "tail" else (end // per_batch // 2) * per_batch for end in ends]
         frame = fetch_frame(topic_id, offsets)
         settle_heap()
         loop = asyncio.get_running_loop()
@@ -244,23 +248,21 @@ async def _child(shape: str, partitions: int, batches: int, connections: int, ro
 
 
 async def _wake_child(broker: Any, topic_id: Any, ends: list[int], connections: int, rounds: int, warm_rounds: int,
-                      handshake: Callable[[str], None]) -> str:
+                      per_batch: int, handshake: Callable[[str], None]) -> str:
     """The ``wake`` shape: each round, every connection's fetch at the log ends parked, then one batch appended to
     partition ``round % partitions``, which answers them all."""
     import asyncio
 
     from bench.hotpath_bench import connect  # the measured tree's
     from groupcoord.coordinator.ops.cli import settle_heap
-    from groupcoord.protocol.record_batch import encode_batch
 
     partitions = len(ends)
-    one = encode_batch([(b"key-%02d" % i, bytes([i]) * VALUE_BYTES, ()) for i in range(RECORDS_PER_BATCH)],
-                       base_timestamp=1_700_000_000_000)
+    one = _one_batch(per_batch)
     total = 1 + warm_rounds + rounds
     frames, at = [], list(ends)
     for r in range(total):
         frames.append(fetch_frame(topic_id, at, WAKE_MAX_WAIT_MS))
-        at[r % partitions] += RECORDS_PER_BATCH
+        at[r % partitions] += per_batch
     catalog = broker.dataplane.topics
     purgatory = broker.dataplane.purgatory
     loop = asyncio.get_running_loop()
@@ -329,12 +331,10 @@ def _heartbeat_bench() -> dict[str, Any]:
 
 
 def child_main(ns: argparse.Namespace) -> None:
-    global RECORDS_PER_BATCH
-    RECORDS_PER_BATCH = ns.records_per_batch
     run_child = _heartbeat_bench()["run_child"]
     rounds = max(1, ns.requests // ns.connections)
     run_child(lambda handshake: _child(ns.shape, ns.partitions, ns.batches, ns.connections, rounds, ns.warm_rounds,
-                                       handshake))
+                                       ns.records_per_batch, handshake))
 
 
 # --------------------------------------------------------------------------- the parent
@@ -344,7 +344,7 @@ def _child_args(ns: argparse.Namespace, shape: str) -> tuple[str, ...]:
     return ("--shape", shape, "--partitions", str(ns.partitions), "--batches", str(ns.batches),
             "--requests", str(ns.requests), "--connections", str(ns.connections),
             "--warm-rounds", str(ns.warm_rounds), "--records-per-batch",
-            str(getattr(ns, "records_per_batch", RECORDS_PER_BATCH)))
+            str(ns.records_per_batch))
 
 
 def one_run(tree: Path, python: str, shape: str, requests: int, connections: int, partitions: int, batches: int,

@@ -25,7 +25,7 @@ def test_a_small_run_answers_every_fetch(shape):
                     reason="strace is not installed (Debian: apt install strace); only bench.fetch_instructions' "
                            "--syscalls count needs it, the instruction counts run without it")
 def test_the_system_calls_of_a_fetch_are_counted_between_the_markers():
-    ns = argparse.Namespace(partitions=3, batches=120, requests=8, connections=2, warm_rounds=1)
+    ns = argparse.Namespace(partitions=3, batches=120, requests=8, connections=2, warm_rounds=1, records_per_batch=20)
     calls = syscalls_per_fetch(TREE, sys.executable, "tail", ns)
     # every partition is read from its segment file, each fetch: from the page cache on the loop (preadv2 with
     # RWF_NOWAIT, fetch.LOOP_READ_REACH) or on a thread (pread64)
