@@ -163,8 +163,9 @@ def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
     except OSError as exc:
         if exc.errno != errno.EINVAL:
             raise
-        pytest.skip(f"the filesystem of {tmp_path} refuses O_DIRECT (tmpfs does): no file here is outside the page "
-                    "cache")
+        pytest.skip(f"needs a file written past the page cache with O_DIRECT, which the filesystem of {tmp_path} "
+                    "refuses (EINVAL, as tmpfs before Linux 6.6 does); run with --basetemp on a disk-backed "
+                    "filesystem to include it")
     try:
         os.write(fd, block)
     finally:
