@@ -151,29 +151,40 @@ async def test_a_kernel_refusing_the_flag_makes_the_read_not_cached_and_stops_th
 
 @needs_nowait
 def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
-    """The kernel's side: a segment file written with O_DIRECT (around the page cache, which then holds none of it)
-    answers ``read_cached`` with NotCached rather than wait for the disk; ``read`` waits and answers its bytes."""
-    directory = tmp_path / "orders-0"
-    directory.mkdir()
+    """The kernel's side: segment files written with O_DIRECT (around the page cache, which then holds none of them)
+    answer ``read_cached`` with NotCached rather than wait for the disk; ``read`` waits and answers their bytes.
+
+    RWF_NOWAIT promises no blocking, not no I/O: the kernel may start a readahead without blocking, and on a fast
+    (virtual) disk it can finish before the page is looked at, so the read answers the bytes (seen on Linux 6.18,
+    ext4 on virtio, for a quarter to half of such files). So each of 20 fresh files answers NotCached or its
+    own bytes, never other bytes or an error, and at least one of them answers NotCached."""
+    files = 20
     data = batch_at(0)
     block = mmap.mmap(-1, 4096)  # (O_DIRECT wants a buffer and a length aligned to the device's blocks)
     block.write(data)
-    try:
-        fd = os.open(directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:
-            raise
-        pytest.skip(f"needs a file written past the page cache with O_DIRECT, which the filesystem of {tmp_path} "
-                    "refuses (EINVAL, as tmpfs before Linux 6.6 does); run with --basetemp on a disk-backed "
-                    "filesystem to include it")
-    try:
-        os.write(fd, block)
-    finally:
-        os.close(fd)
-    segment = Segment.open_existing(directory, 0)
-    with pytest.raises(NotCached):
-        segment.read_cached(0, len(data))
-    assert segment.read(0, len(data)) == data
+    not_cached = 0
+    for n in range(files):
+        directory = tmp_path / f"orders-{n}"
+        directory.mkdir()
+        try:
+            fd = os.open(directory / "00000000000000000000.log", os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            pytest.skip(f"needs a file written past the page cache with O_DIRECT, which the filesystem of {tmp_path} "
+                        "refuses (EINVAL, as tmpfs before Linux 6.6 does); run with --basetemp on a disk-backed "
+                        "filesystem to include it")
+        try:
+            os.write(fd, block)
+        finally:
+            os.close(fd)
+        segment = Segment.open_existing(directory, 0)
+        try:
+            assert segment.read_cached(0, len(data)) == data  # (the kernel's readahead was quicker)
+        except NotCached:
+            not_cached += 1
+        assert segment.read(0, len(data)) == data
+    assert not_cached >= 1, f"all {files} files written past the page cache were read from it"
 
 
 @needs_nowait
