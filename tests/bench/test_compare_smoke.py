@@ -22,7 +22,8 @@ def test_compare_quick_against_groupcoord_prints_a_table_and_writes_json(tmp_pat
          "--results-dir", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "classic group of 50 members Stable (ms, lower better)" in done.stdout
+    assert "classic group of 50 members Stable, groupcoord fsync=batch (ms, lower better)" in done.stdout
+    assert "classic group of 50 members Stable, groupcoord fsync=never (ms, lower better)" in done.stdout
     assert "FAILED" not in done.stdout, done.stdout
     [written] = tmp_path.glob("compare-*-quick.json")
     document = json.loads(written.read_text())
@@ -30,6 +31,8 @@ def test_compare_quick_against_groupcoord_prints_a_table_and_writes_json(tmp_pat
     [sample] = document["figures"]["big_group"]["samples"]["groupcoord-batch"]
     assert sample["big_group_ms"] > 0 and sample["startup_ms"] > 0
     assert document["table"][0]["groupcoord_values"] == [sample["big_group_ms"]]
+    [never] = document["figures"]["big_group"]["samples"]["groupcoord-never"]
+    assert document["table"][1]["groupcoord_values"] == [never["big_group_ms"]]
 
 
 def test_a_figure_that_fails_in_its_own_process_is_reported_with_the_childs_traceback():
