@@ -53,6 +53,7 @@ class PollingConsumer(threading.Thread):
         self.commit_request: dict | None = None
         self.committed = threading.Event()
         self.failure: BaseException | None = None
+        self.commit_refusals: list[str] = []
 
     def run(self):
         from kafka.errors import CommitFailedError, RebalanceInProgressError
@@ -65,7 +66,8 @@ class PollingConsumer(threading.Thread):
                 if self.commit_request is not None:
                     try:
                         self.consumer.commit(self.commit_request)
-                    except (RebalanceInProgressError, CommitFailedError):
+                    except (RebalanceInProgressError, CommitFailedError) as exc:
+                        self.commit_refusals.append(repr(exc))
                         # As an application does, and as kafka-python's error says: finish the rebalance with
                         # poll() and commit again. kafka-python 3.0.12 members rejoin on their own now and then
                         # (a leader whose metadata snapshot changed, a stale REBALANCE_IN_PROGRESS heartbeat
@@ -112,7 +114,7 @@ def test_kafka_python_group_shares_partitions_commits_and_is_visible_to_the_admi
         first = members[0]
         tp = sorted(first.assignment)[0]
         first.commit_request = {tp: OffsetAndMetadata(17, "note", -1)}
-        assert first.committed.wait(DEADLINE_S), first.failure
+        assert first.committed.wait(DEADLINE_S), (first.failure, first.commit_refusals[-3:])
 
         admin = KafkaAdminClient(bootstrap_servers=bootstrap)
         try:

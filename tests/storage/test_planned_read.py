@@ -156,8 +156,8 @@ def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
 
     RWF_NOWAIT promises no blocking, not no I/O: the kernel may start a readahead without blocking, and on a fast
     (virtual) disk it can finish before the page is looked at, so the read answers the bytes (seen on Linux 6.18,
-    ext4 on virtio, for a quarter to half of such files). So each of 20 fresh files answers NotCached or its
-    own bytes, never other bytes or an error, and at least one of them answers NotCached."""
+    ext4 on virtio, for 2 % to 57 % of such files from run to run). So each of ``files`` fresh files answers
+    NotCached or its own bytes, never other bytes or an error, and at least one of them answers NotCached."""
     files = 20
     data = batch_at(0)
     block = mmap.mmap(-1, 4096)  # (O_DIRECT wants a buffer and a length aligned to the device's blocks)
