@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.daemon import Daemon
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -95,11 +96,12 @@ def test_alice_s_acls_let_her_produce_and_consume(secured):
     assert b"hello" in got
 
 
-def test_kafka_python_consumer_without_read_on_its_group(secured):
+def kafka_python_consumer_refused_its_group(secured, group: str) -> None:
+    """mallory's kafka-python consumer of ``group`` (no ACL on it) polls until it raises GroupAuthorizationFailed."""
     from kafka import KafkaConsumer
     from kafka.errors import GroupAuthorizationFailedError
 
-    consumer = KafkaConsumer(TOPIC, group_id=unique("mallory-g"), auto_offset_reset="earliest",
+    consumer = KafkaConsumer(TOPIC, group_id=group, auto_offset_reset="earliest",
                              **kafka_python_options(secured, "mallory"))
     try:
         with pytest.raises(GroupAuthorizationFailedError):
@@ -110,7 +112,8 @@ def test_kafka_python_consumer_without_read_on_its_group(secured):
         consumer.close()
 
 
-def test_kafka_python_producer_without_write_on_its_topic(secured):
+def kafka_python_producer_refused_the_topic(secured) -> None:
+    """mallory's kafka-python producer (READ on TOPIC, no WRITE) sends one record and gets TopicAuthorizationFailed."""
     from kafka import KafkaProducer
     from kafka.errors import TopicAuthorizationFailedError
 
@@ -120,6 +123,14 @@ def test_kafka_python_producer_without_write_on_its_topic(secured):
             producer.send(TOPIC, b"not allowed").get(timeout=30)
     finally:
         producer.close(timeout=5)
+
+
+def test_kafka_python_consumer_without_read_on_its_group(secured):
+    kafka_python_consumer_refused_its_group(secured, unique("mallory-g"))
+
+
+def test_kafka_python_producer_without_write_on_its_topic(secured):
+    kafka_python_producer_refused_the_topic(secured)
 
 
 def test_kafka_python_cannot_even_see_a_topic_it_may_not_describe(secured):
@@ -189,12 +200,19 @@ def test_aiokafka_consumer_without_read_on_its_group(secured):
 
 
 def test_the_denials_are_logged_with_principal_resource_and_operation(secured):
-    lines = [json.loads(line) for line in secured["daemon"].output if line.startswith("{")]
-    denials = [d for d in lines if d.get("event") == "authorization denied" and d.get("principal") == "User:mallory"]
-    assert {(d["api"], d["operation"], d["resource"]) for d in denials} >= {
-        ("Produce", "WRITE", f"Topic:LITERAL:{TOPIC}")}
-    assert any(d["api"] == "FindCoordinator" and d["operation"] == "DESCRIBE"
-               and d["resource"].startswith("Group:LITERAL:mallory-") for d in denials)
+    """Its own refusals (under ``make test`` the module's tests may run in several processes, each with its own
+    daemon), then their lines, read as the daemon's output reaches the test (a thread pumps it)."""
+    group = unique("mallory-logged")
+    kafka_python_consumer_refused_its_group(secured, group)
+    kafka_python_producer_refused_the_topic(secured)
+
+    def denials() -> set[tuple[str, str, str]]:
+        lines = [json.loads(line) for line in list(secured["daemon"].output) if line.startswith("{")]
+        return {(d["api"], d["operation"], d["resource"]) for d in lines
+                if d.get("event") == "authorization denied" and d.get("principal") == "User:mallory"}
+
+    expected = {("FindCoordinator", "DESCRIBE", f"Group:LITERAL:{group}"), ("Produce", "WRITE", f"Topic:LITERAL:{TOPIC}")}
+    assert wait_for(lambda: denials() >= expected, 10), denials()
 
 
 KCAT = shutil.which("kcat")

@@ -6,6 +6,13 @@ resolve Maven, Ivy or Go artefacts share caches a first run fills (~/.cache/grou
 target directory) and session-wide fixtures (the Kafka reference broker, the Spark session); run in one process,
 as before, they fill them once and never race. The rest (each on its own ``tmp_path`` and free ports) is
 spread over both processes by pytest-xdist's ``loadgroup`` scheduler.
+
+Not in effect with pytest 9.2 and pytest-xdist 3.8 (what ``make test`` installs today): xdist tells its scheduler a
+test's group by rewriting ``item._nodeid``, which pytest 9.2's node ids no longer read, so the marks are silently
+ignored and these tests spread over both processes like the rest (pytest-dev/pytest-xdist#1386, fix proposed in
+#1388). The suite passes that way: a module's tests must not rely on another test of the module having run in the
+same process before them (its module fixtures start once per process). The marks stay, for when xdist reads them
+again.
 """
 
 from __future__ import annotations
