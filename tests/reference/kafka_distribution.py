@@ -7,6 +7,7 @@ work offline.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -113,9 +114,23 @@ def maven_offline_first(goal: list[str], cwd: Path | None = None) -> str | None:
 
 
 def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
-    """Returns the cached jars, resolving them with Maven the first time (offline first, then online)."""
+    """Returns the cached jars, resolving them with Maven the first time (offline first, then online).
+
+    Under an exclusive lock on a file beside the cache: ``make test``'s processes can all ask for the same jars at
+    once on a machine that has none yet (tests/support/parallel.py: its groups are not in effect), and one's
+    resolution must not remove the folder another is filling or reading."""
     require_tool("java")
     dist = KafkaDistribution(version=version, home=cache_root() / name)
+    if dist.is_complete():
+        return dist
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with open(cache_root() / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+        return _resolve_locked(dist, name, artifacts)
+
+
+def _resolve_locked(dist: KafkaDistribution, name: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
+    """``_resolve`` once it holds the lock: another process may have completed the jars meanwhile."""
     if dist.is_complete():
         return dist
     mvn = require_tool("mvn")
@@ -128,7 +143,7 @@ def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> 
     failure = maven_offline_first([mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
                                    f"-DoutputDirectory={dist.libs}", "-DincludeScope=runtime"])
     if failure is None:
-        dist.complete_marker.write_text(version)
+        dist.complete_marker.write_text(dist.version)
         return dist
     coordinates = ", ".join(f"{g}:{a}:{v}" for g, a, v in artifacts)
     raise ReferenceUnavailable(f"could not fetch {coordinates} with Maven: {failure}")
