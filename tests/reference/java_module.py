@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference.kafka_distribution import ReferenceUnavailable, maven_offline_first, require_tool
+from tests.reference.kafka_distribution import ReferenceUnavailable, held_exclusively, maven_offline_first, require_tool
 
 JAVA_MODULE = Path(__file__).resolve().parent.parent / "java"
 JAVA_TEST_TIMEOUT_S = 600  # one Java test class run (the first also waits for Maven's compile)
@@ -27,8 +27,10 @@ def compiled_module() -> str:
     offline first (``maven_offline_first``). Why not ``mvn test`` per test: Maven's start, its up-to-date checks
     and surefire's fork cost 4-10 s a run on the two-core test machine, more than most of the Java tests."""
     listing = JAVA_MODULE / "target" / "test-classpath.txt"
-    failure = maven_offline_first([require_tool("mvn"), "-q", "-B", "test-compile", "dependency:build-classpath",
-                                   f"-Dmdep.outputFile={listing}", "-Dmdep.includeScope=test"], cwd=JAVA_MODULE)
+    # (one process compiles at a time: make test's processes each compile once, and may start together)
+    with held_exclusively(JAVA_MODULE / "target" / ".compile.lock"):
+        failure = maven_offline_first([require_tool("mvn"), "-q", "-B", "test-compile", "dependency:build-classpath",
+                                       f"-Dmdep.outputFile={listing}", "-Dmdep.includeScope=test"], cwd=JAVA_MODULE)
     if failure is not None:
         raise AssertionError(f"Maven could not compile the Java module tests/java: {failure}")
     return os.pathsep.join([str(JAVA_MODULE / "target" / "test-classes"), listing.read_text().strip()])

@@ -11,6 +11,8 @@ import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,10 +125,18 @@ def _resolve(name: str, version: str, artifacts: list[tuple[str, str, str]]) -> 
     dist = KafkaDistribution(version=version, home=cache_root() / name)
     if dist.is_complete():
         return dist
-    cache_root().mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+    with held_exclusively(cache_root() / f"{name}.lock"):
         return _resolve_locked(dist, name, artifacts)
+
+
+@contextmanager
+def held_exclusively(lock_path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock_path`` (created with its folder) for the with-block: what the test processes
+    that build or fetch the same thing at once take first."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+        yield
 
 
 def _resolve_locked(dist: KafkaDistribution, name: str, artifacts: list[tuple[str, str, str]]) -> KafkaDistribution:
