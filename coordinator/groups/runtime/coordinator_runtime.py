@@ -749,13 +749,11 @@ class CoordinatorRuntime:
         for result, chunk in appended:
             if chunk is not None:
                 add_run(result.base_offset, chunk)
-        after = False
         for fx in batch:
             self._release(fx.replies)
-            if fx.after is not None:
-                after = True
+        after = [fx for fx in batch if fx.after is not None]
         if after:
-            self._run_after_write(rt, [fx for fx in batch if fx.after is not None], None)
+            self._run_after_write(rt, after, None)
         if self._snapshot_due(rt):
             self._start_snapshot(rt)
 

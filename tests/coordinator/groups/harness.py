@@ -130,8 +130,7 @@ class Harness:
             if self.writes_held is not None:
                 self.writes_held.extend(fx.after)
             else:
-                for operation in fx.after:
-                    self._apply(self.shard.after_write(operation, self.now, None))
+                self._run_after_write(fx.after, None)
 
     def hold_writes(self) -> None:
         """From here on a write is not durable until ``make_durable``: what waits for it (``Effects.after_write``)
@@ -142,7 +141,11 @@ class Harness:
         """The held writes become durable, in order (or, with ``error``, are not within the write timeout), and
         writes are durable as they are made again."""
         held, self.writes_held = self.writes_held or [], None
-        for operation in held:
+        self._run_after_write(held, error)
+
+    def _run_after_write(self, operations: list, error: ErrorCode | None) -> None:
+        """What the runtime does once writes are durable (or timed out): each operation waiting on them, in order."""
+        for operation in operations:
             self._apply(self.shard.after_write(operation, self.now, error))
 
     def _ticket(self) -> Ticket:

@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from bench.group_bench import SUBSCRIPTION
+from bench.group_bench import _join_body
 from bench.hotpath_bench import connect
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
@@ -177,12 +177,6 @@ async def test_a_stalled_commit_that_then_fails_is_never_served(tmp_path, monkey
         await restarted.stop()
 
 
-def join_body(member_id: str) -> dict:
-    return {"group_id": "g", "session_timeout": 30000, "rebalance_timeout": 30000, "member_id": member_id,
-            "group_instance_id": None, "protocol_type": "consumer", "reason": None,
-            "protocols": [{"name": "range", "metadata": SUBSCRIPTION}]}
-
-
 def group_state(broker: Broker) -> str:
     """The group's state in the coordinator itself: a DescribeGroups answer would wait for the stalled write."""
     return broker.groups.shard_for("g").state.groups["g"].state.value
@@ -195,8 +189,8 @@ async def test_a_leaders_sync_whose_record_stalls_is_answered_at_the_timeout_and
     Kafka's classicGroupSyncToLeader does when its append fails); the write completing later changes nothing."""
     broker = await started(tmp_path)
     try:
-        member_id = (await ask(broker, 11, 9, join_body(""))).member_id
-        joined = await ask(broker, 11, 9, join_body(member_id))
+        member_id = (await ask(broker, 11, 9, _join_body("g", ""))).member_id
+        joined = await ask(broker, 11, 9, _join_body("g", member_id))
         assert int(joined.error_code) == 0 and joined.leader == member_id
         stall = Stall(monkeypatch)
         started_at = time.monotonic()
