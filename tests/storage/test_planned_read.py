@@ -150,19 +150,20 @@ async def test_a_kernel_refusing_the_flag_makes_the_read_not_cached_and_stops_th
 
 
 @needs_nowait
-def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
+def test_a_read_of_bytes_outside_the_page_cache_is_not_cached_or_exact(tmp_path):
     """The kernel's side: segment files written with O_DIRECT (around the page cache, which then holds none of them)
-    answer ``read_cached`` with NotCached rather than wait for the disk; ``read`` waits and answers their bytes.
+    are read by ``read_cached`` through the real ``preadv(RWF_NOWAIT)``: each answers NotCached or exactly its own
+    bytes, never other bytes or an error; ``read`` waits and answers their bytes.
 
-    RWF_NOWAIT promises no blocking, not no I/O: the kernel may start a readahead without blocking, and on a fast
-    (virtual) disk it can finish before the page is looked at, so the read answers the bytes (seen on Linux 6.18,
-    ext4 on virtio, for 2 % to 57 % of such files from run to run). So each of ``files`` fresh files answers
-    NotCached or its own bytes, never other bytes or an error, and at least one of them answers NotCached."""
+    Not asserted: that NotCached comes at all. RWF_NOWAIT promises no blocking, not no I/O: the kernel may start a
+    readahead without blocking, and on a fast (virtual) disk it can finish before the page is looked at. Seen on
+    Linux 6.18, ext4 on virtio: 2 % to 57 % of such files read from the cache anyway on a quiet machine, all 20 of 20
+    in a CI run under load. The kernel's EAGAIN becoming NotCached is checked with it stood in for
+    (``test_a_plan_meeting_bytes_not_cached_raises_not_cached_and_runs_as_before_on_a_thread``)."""
     files = 20
     data = batch_at(0)
     block = mmap.mmap(-1, 4096)  # (O_DIRECT wants a buffer and a length aligned to the device's blocks)
     block.write(data)
-    not_cached = 0
     for n in range(files):
         directory = tmp_path / f"orders-{n}"
         directory.mkdir()
@@ -182,9 +183,8 @@ def test_bytes_never_in_the_page_cache_are_not_cached(tmp_path):
         try:
             assert segment.read_cached(0, len(data)) == data  # (the kernel's readahead was quicker)
         except NotCached:
-            not_cached += 1
+            pass
         assert segment.read(0, len(data)) == data
-    assert not_cached >= 1, f"all {files} files written past the page cache were read from it"
 
 
 @needs_nowait
