@@ -47,11 +47,21 @@ bench: venv
 
 # groupcoord and the cached Kafka 4.3.1 side by side (needs Java 17; confluent-kafka comes with the test
 # extra). Long at full size; BENCH_ARGS=--quick for a smoke run, e.g. BENCH_ARGS="--only heartbeat,commit".
+# BENCH_PYTHON=/usr/bin/python3.11: the daemon runs on that CPython build instead (a virtualenv of it,
+# $(BENCH_VENV), with this tree installed): Kafka runs with production JVM flags, and a production CPython is
+# built with PGO and LTO, as distributions build theirs (bench/interpreter.py; pyenv's default build is not).
+BENCH_VENV ?= .venv-bench
 bench-compare: test-venv
+ifneq ($(BENCH_PYTHON),)
+	[ -x $(BENCH_VENV)/bin/python ] || $(BENCH_PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet -e .
+	$(BIN)/python -m bench.compare --groupcoord-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+else
 	$(BIN)/python -m bench.compare $(BENCH_ARGS)
+endif
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) build *.egg-info .pytest_cache
 
 readme: venv
 	$(BIN)/python -m groupcoord.coordinator.ops.readme

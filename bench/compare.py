@@ -5,12 +5,18 @@
     python -m bench.compare --only heartbeat,commit --runs 5
     python -m bench.compare --only big_group,small_groups,kip848,ctp,ctp_combinations   # the group-scale figures
     python -m bench.compare --brokers groupcoord  # without Kafka (no Java needed)
+    python -m bench.compare --groupcoord-python .venv-bench/bin/python   # the daemon on another CPython build
 
 For each figure and each run, groupcoord and then Kafka (the cached 4.3.1 jars, production JVM flags, see
 bench/kafka_server.py) are started fresh in a temp dir on 127.0.0.1, pinned to the first core, their
 `__consumer_offsets` warmed (bench/warm.py), measured by the same load generator pinned to the other cores,
 and stopped. Each measurement runs in a fresh process of its own (bench/isolated.py): a Python client must
 not be slowed by what earlier figures left on the harness's heap. Interleaving the brokers run by run keeps slow drift of a shared machine from favouring one.
+groupcoord runs on this interpreter unless ``--groupcoord-python`` names another (a virtualenv with this tree
+installed; ``make bench-compare BENCH_PYTHON=/usr/bin/python3.11`` makes one): Kafka runs with production JVM
+flags, and the daemon's counterpart is a production build of CPython (PGO and LTO, as distributions and the
+``python`` images build it), which pyenv's default build is not (bench/interpreter.py). The interpreter and how
+fast it ran a reference loop are printed with the table, and the bare-loop ceiling runs on it too.
 The table goes to stdout, progress to stderr, every sample to bench/results/compare-<time>.json.
 
 Figures, not pass/fail: the exit status is 0 even when a figure failed on a broker (the table says so).
@@ -33,6 +39,7 @@ from typing import Iterator
 
 from . import compare_report as report
 from . import isolated
+from .interpreter import Interpreter, daemon_interpreter
 from .compare_figures import FIGURE_LIMIT_S, FIGURES, FULL, QUICK, Figure, Sizes, ceiling
 from .kafka_server import GROUPCOORD_SETTINGS, KAFKA_LABEL, PRODUCTION_JVM_OPTIONS, kafka
 from .servers import bare, groupcoord
@@ -49,15 +56,15 @@ def log(message: str) -> None:
 
 @contextlib.contextmanager
 def started(broker: str, fsync: str | None, server_cores: list[int] | None,
-            settings: tuple[tuple[str, str], ...] = ()) -> Iterator[tuple[str, float]]:
+            settings: tuple[tuple[str, str], ...] = (), python: str = sys.executable) -> Iterator[tuple[str, float]]:
     """(bootstrap, seconds to serving) of a fresh broker; the same group settings on both (kafka_server),
-    plus the figure's own ``settings`` (Kafka's names) on both."""
+    plus the figure's own ``settings`` (Kafka's names) on both; groupcoord on ``python``."""
     if broker == report.KAFKA:
         with kafka(server_cores, dict(settings)) as ready:
             yield ready
     else:
         extra = {name.replace(".", "_"): value for name, value in settings}
-        with groupcoord(server_cores, fsync=fsync, **{**GROUPCOORD_SETTINGS, **extra}) as ready:
+        with groupcoord(server_cores, fsync=fsync, python=python, **{**GROUPCOORD_SETTINGS, **extra}) as ready:
             yield ready
 
 
@@ -73,8 +80,9 @@ def targets(figure: Figure, brokers: list[str]) -> list[tuple[str, str | None]]:
 
 
 def measure_once(figure: Figure, broker: str, fsync: str | None, sizes: Sizes, shared: dict,
-                 server_cores: list[int] | None, client_cores: list[int] | None) -> dict[str, float]:
-    with started(broker, fsync, server_cores, figure.settings) as (bootstrap, startup_s):
+                 server_cores: list[int] | None, client_cores: list[int] | None,
+                 python: str = sys.executable) -> dict[str, float]:
+    with started(broker, fsync, server_cores, figure.settings, python) as (bootstrap, startup_s):
         warm_s = warm(bootstrap)
         log(f"  {report.target_id(broker, fsync)} at {bootstrap}: serving after {startup_s:.2f} s, "
             f"offsets warm in {warm_s:.2f} s")
@@ -85,14 +93,15 @@ def measure_once(figure: Figure, broker: str, fsync: str | None, sizes: Sizes, s
 
 
 def run_figure(figure: Figure, sizes: Sizes, runs: int, brokers: list[str], server_cores: list[int] | None,
-               client_cores: list[int] | None) -> report.FigureResult:
+               client_cores: list[int] | None, python: str = sys.executable) -> report.FigureResult:
+    """``python``: groupcoord's interpreter, the bare-loop ceiling's too."""
     result = report.FigureResult(figure.name)
     for run in range(1, runs + 1):
         log(f"{figure.name}: run {run}/{runs}: {figure.description}")
         shared: dict[str, float] = {}
         if figure.needs_ceiling:
             try:
-                with bare(server_cores) as (address, _):
+                with bare(server_cores, python) as (address, _):
                     shared["ceiling"] = ceiling(address, sizes, client_cores)
             except Exception as exc:  # the brokers' own rates are still worth having; their ratios are not
                 result.fail(report.CEILING, f"run {run}: {type(exc).__name__}: {exc}"[:300])
@@ -103,7 +112,7 @@ def run_figure(figure: Figure, sizes: Sizes, runs: int, brokers: list[str], serv
         for broker, fsync in targets(figure, brokers):
             target = report.target_id(broker, fsync)
             try:
-                values = measure_once(figure, broker, fsync, sizes, shared, server_cores, client_cores)
+                values = measure_once(figure, broker, fsync, sizes, shared, server_cores, client_cores, python)
             except Exception as exc:  # a figure failing on one broker is a result too; keep going
                 traceback.print_exc(file=sys.stderr)
                 result.fail(target, f"run {run}: {type(exc).__name__}: {exc}"[:300])
@@ -140,6 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default=None, help=f"comma-separated figures from: {', '.join(FIGURES)}")
     parser.add_argument("--brokers", default=",".join(BROKERS), help="comma-separated: groupcoord,kafka")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--groupcoord-python", default=sys.executable,
+                        help="the interpreter groupcoord (and the bare-loop ceiling) runs on: a virtualenv's python "
+                             "with this tree installed (default: this one)")
     ns = parser.parse_args(argv)
     # A SIGTERM unwinds like Ctrl-C, so the broker being measured is stopped (Kafka runs in a session of its
     # own and would otherwise outlive us).
@@ -151,24 +163,32 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"--brokers: choose from {', '.join(BROKERS)}")
     figures = parse_only(ns.only)
     server_cores, client_cores = _cores()
+    interpreter: Interpreter = daemon_interpreter(ns.groupcoord_python, server_cores[0] if server_cores else None)
+    harness_loop_ms = (interpreter.reference_loop_ms if ns.groupcoord_python == sys.executable
+                       else daemon_interpreter(sys.executable, server_cores[0] if server_cores else None).reference_loop_ms)
     if client_cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, client_cores)  # in-process clients (group benches, confluent-kafka) stay off the server core
     began = datetime.now(timezone.utc)
     log(f"server cores {server_cores}, client cores {client_cores}, {runs} run(s), "
-        f"{'quick' if ns.quick else 'full'} sizes, brokers {brokers}, figures {[f.name for f in figures]}")
-    results = {f.name: run_figure(f, sizes, runs, brokers, server_cores, client_cores) for f in figures}
+        f"{'quick' if ns.quick else 'full'} sizes, brokers {brokers}, figures {[f.name for f in figures]}; "
+        f"groupcoord on {interpreter.label()}")
+    results = {f.name: run_figure(f, sizes, runs, brokers, server_cores, client_cores, interpreter.python)
+               for f in figures}
     title = (f"groupcoord vs {KAFKA_LABEL}: median (min-max) of {runs} run(s) each, {'quick' if ns.quick else 'full'} "
              f"sizes, {began:%Y-%m-%d %H:%M} UTC; servers on cores {server_cores}, load on {client_cores}")
     print(title)
     print(report.render(figures, results, sizes, KAFKA_LABEL))
     print(f"groupcoord: python -m groupcoord serve --fsync batch (never where the row says) "
           + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in GROUPCOORD_SETTINGS.items()))
+    print(f"groupcoord's interpreter: {interpreter.label()}; the clients' (this harness's) {sys.executable}: "
+          f"reference loop {harness_loop_ms:.0f} ms")
     print(f"kafka: KRaft single node, java {' '.join(PRODUCTION_JVM_OPTIONS)}, pinned with taskset")
     print(report.settings_note())
     path = ns.results_dir / f"compare-{began:%Y%m%dT%H%M%SZ}{'-quick' if ns.quick else ''}.json"
     meta = {"title": title, "started": began.isoformat(), "runs": runs, "quick": ns.quick, "brokers": brokers,
             "server_cores": server_cores, "client_cores": client_cores, "versions": _versions(),
-            "groupcoord_settings": GROUPCOORD_SETTINGS, "kafka_jvm_options": list(PRODUCTION_JVM_OPTIONS)}
+            "groupcoord_settings": GROUPCOORD_SETTINGS, "groupcoord_python": interpreter.as_dict(),
+            "harness_python": {"python": sys.executable, "reference_loop_ms": harness_loop_ms}, "kafka_jvm_options": list(PRODUCTION_JVM_OPTIONS)}
     report.write_json(path, meta, figures, results, sizes)
     print(f"all samples: {path}")
 

@@ -71,10 +71,12 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def groupcoord(cores: list[int] | None, fsync: str = "never", **settings: str) -> Iterator[Started]:
-    env = _installed_env(cores)
+def groupcoord(cores: list[int] | None, fsync: str = "never", python: str = sys.executable,
+               **settings: str) -> Iterator[Started]:
+    """The daemon on ``python`` (a virtualenv's interpreter with this tree installed: bench/interpreter.py)."""
+    env = _installed_env(cores, python)
     with tempfile.TemporaryDirectory(prefix="groupcoord-bench-") as data:
-        with child_server(_daemon_command(data, fsync, settings), cores, env=env) as started:
+        with child_server(_daemon_command(data, fsync, settings, python), cores, env=env) as started:
             yield started
 
 
@@ -88,25 +90,24 @@ def _daemon_command(data: str, fsync: str, settings: dict[str, str], python: str
     return cmd
 
 
-_bytecode_written = False
+_bytecode_written: set[str] = set()  # the interpreters whose first start has compiled the tree
 
 
-def _installed_env(cores: list[int] | None) -> dict[str, str]:
+def _installed_env(cores: list[int] | None, python: str = sys.executable) -> dict[str, str]:
     """The environment an installed daemon runs in: its bytecode compiled (pip compiles what it installs).
     A source tree under PYTHONDONTWRITEBYTECODE would compile every module at every start (about 200 ms of
     the start-up figure); the bytecode goes to a cache of the benches' own instead (the source tree is not
     touched), written once per bench process by an uncounted start on a data directory of its own."""
-    global _bytecode_written
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"groupcoord-bench-pycache-{os.getuid()}")
-    if not _bytecode_written:
+    if python not in _bytecode_written:
         with tempfile.TemporaryDirectory(prefix="groupcoord-bench-bytecode-") as data:
-            with child_server(_daemon_command(data, "never", {}), cores, env=env):
-                _bytecode_written = True
+            with child_server(_daemon_command(data, "never", {}, python), cores, env=env):
+                _bytecode_written.add(python)
     return env
 
 
 @contextmanager
-def bare(cores: list[int] | None) -> Iterator[Started]:
-    with child_server([sys.executable, "-m", "bench.bare_server", "--listen", "127.0.0.1:0"], cores) as started:
+def bare(cores: list[int] | None, python: str = sys.executable) -> Iterator[Started]:
+    with child_server([python, "-m", "bench.bare_server", "--listen", "127.0.0.1:0"], cores) as started:
         yield started
