@@ -11,6 +11,7 @@ the interpreter ran a fixed reference loop, so that a figure always says which b
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
@@ -81,6 +82,8 @@ def reference_loop_ms(python: str, core: int | None = None) -> float:
 def daemon_interpreter(python: str, core: int | None = None) -> Interpreter:
     """``python``, checked to import this tree's groupcoord (a virtualenv with it installed editable, as
     ``make bench-compare BENCH_PYTHON=...`` makes): a figure measured on another tree's code would be mislabelled."""
+    if os.sep in python:
+        python = os.path.abspath(python)  # (not resolved: a virtualenv's python is a link to its base interpreter)
     try:
         done = subprocess.run([python, "-c", _WHERE], capture_output=True, text=True, timeout=60,
                               cwd=tempfile.gettempdir())

@@ -30,6 +30,12 @@ def test_an_interpreter_that_imports_another_trees_groupcoord_is_refused(tmp_pat
     assert f"runs the groupcoord of {other}" in str(refused.value) and f"this tree ({TREE})" in str(refused.value)
 
 
+def test_a_relative_path_is_taken_from_the_harness_directory(monkeypatch):
+    monkeypatch.chdir(os.path.dirname(sys.executable))
+    found = daemon_interpreter(os.path.join(".", os.path.basename(sys.executable)))
+    assert found.python == os.path.join(os.path.dirname(sys.executable), os.path.basename(sys.executable))
+
+
 def test_an_interpreter_that_cannot_run_is_refused_with_its_path(tmp_path):
     missing = os.path.join(tmp_path, "no-such-python")
     with pytest.raises(SystemExit, match="no-such-python"):
