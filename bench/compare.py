@@ -39,8 +39,8 @@ from typing import Iterator
 
 from . import compare_report as report
 from . import isolated
-from .interpreter import Interpreter, daemon_interpreter
 from .compare_figures import FIGURE_LIMIT_S, FIGURES, FULL, QUICK, Figure, Sizes, ceiling
+from .interpreter import Interpreter, daemon_interpreter
 from .kafka_server import GROUPCOORD_SETTINGS, KAFKA_LABEL, PRODUCTION_JVM_OPTIONS, kafka
 from .servers import bare, groupcoord
 from .warm import warm
@@ -163,9 +163,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"--brokers: choose from {', '.join(BROKERS)}")
     figures = parse_only(ns.only)
     server_cores, client_cores = _cores()
-    interpreter: Interpreter = daemon_interpreter(ns.groupcoord_python, server_cores[0] if server_cores else None)
-    harness_loop_ms = (interpreter.reference_loop_ms if ns.groupcoord_python == sys.executable
-                       else daemon_interpreter(sys.executable, server_cores[0] if server_cores else None).reference_loop_ms)
+    core = server_cores[0] if server_cores else None
+    other = ns.groupcoord_python != sys.executable
+    interpreter: Interpreter = daemon_interpreter(ns.groupcoord_python, core, this_tree=other)
+    harness_loop_ms = (daemon_interpreter(sys.executable, core, this_tree=False).reference_loop_ms if other
+                       else interpreter.reference_loop_ms)
     if client_cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, client_cores)  # in-process clients (group benches, confluent-kafka) stay off the server core
     began = datetime.now(timezone.utc)
@@ -188,7 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     meta = {"title": title, "started": began.isoformat(), "runs": runs, "quick": ns.quick, "brokers": brokers,
             "server_cores": server_cores, "client_cores": client_cores, "versions": _versions(),
             "groupcoord_settings": GROUPCOORD_SETTINGS, "groupcoord_python": interpreter.as_dict(),
-            "harness_python": {"python": sys.executable, "reference_loop_ms": harness_loop_ms}, "kafka_jvm_options": list(PRODUCTION_JVM_OPTIONS)}
+            "harness_python": {"python": sys.executable, "reference_loop_ms": harness_loop_ms},
+            "kafka_jvm_options": list(PRODUCTION_JVM_OPTIONS)}
     report.write_json(path, meta, figures, results, sizes)
     print(f"all samples: {path}")
 

@@ -1,7 +1,7 @@
 """Which CPython the daemon under measurement runs on, and how fast that build is.
 
 Kafka is measured with production JVM flags (bench/kafka_server.py); the daemon's counterpart is a production
-build of CPython. Builds of the same version differ by a third in speed: the distributions' and the official
+build of CPython. Builds of the same version differ by a third or more in speed: the distributions' and the official
 ``python`` images' builds are compiled with profile-guided optimisation and link-time optimisation (Debian's
 ``python3.11``; ``python:3.11-slim``, the base of docker/Dockerfile), while pyenv's default build (no
 ``--enable-optimizations``) is not. bench.compare therefore takes the daemon's interpreter as an option
@@ -55,11 +55,13 @@ _WHERE = ("import importlib.util, os, platform, sys, sysconfig; "
 
 @dataclass(frozen=True)
 class Interpreter:
-    """An interpreter the daemon can run on: its path, version, configure flags, and the reference loop's time."""
+    """An interpreter the daemon can run on: its path, version, configure flags, the tree its groupcoord's code
+    comes from, and the reference loop's time."""
     python: str
     version: str
     executable: str
     configure_flags: str
+    code_from: str
     reference_loop_ms: float
 
     def label(self) -> str:
@@ -79,9 +81,11 @@ def reference_loop_ms(python: str, core: int | None = None) -> float:
     return float(done.stdout.strip())
 
 
-def daemon_interpreter(python: str, core: int | None = None) -> Interpreter:
-    """``python``, checked to import this tree's groupcoord (a virtualenv with it installed editable, as
-    ``make bench-compare BENCH_PYTHON=...`` makes): a figure measured on another tree's code would be mislabelled."""
+def daemon_interpreter(python: str, core: int | None = None, *, this_tree: bool = True) -> Interpreter:
+    """``python``, described; with ``this_tree``, checked to import this tree's groupcoord (a virtualenv with it
+    installed editable, as ``make bench-compare BENCH_PYTHON=...`` makes): a figure measured on another tree's code
+    would be mislabelled. (The harness's own interpreter is not held to it: it runs whatever groupcoord is
+    installed beside the benches, as it always has.)"""
     if os.sep in python:
         python = os.path.abspath(python)  # (not resolved: a virtualenv's python is a link to its base interpreter)
     try:
@@ -92,8 +96,8 @@ def daemon_interpreter(python: str, core: int | None = None) -> Interpreter:
     if done.returncode != 0:
         raise SystemExit(f"--groupcoord-python {python}: cannot import groupcoord: {done.stderr[-500:]}")
     tree, version, executable, flags = (done.stdout.splitlines() + ["", "", "", ""])[:4]
-    if Path(tree).resolve() != TREE:
+    if this_tree and Path(tree).resolve() != TREE:
         raise SystemExit(f"--groupcoord-python {python} runs the groupcoord of {tree}, not of this tree ({TREE}): "
                          f"install this tree into its virtualenv (pip install -e {TREE})")
-    return Interpreter(python=python, version=version, executable=executable, configure_flags=flags,
+    return Interpreter(python=python, version=version, executable=executable, configure_flags=flags, code_from=tree,
                        reference_loop_ms=reference_loop_ms(python, core))

@@ -3,6 +3,7 @@
 import os
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ def test_this_interpreter_is_accepted_with_its_version_and_a_measured_reference_
     found = daemon_interpreter(sys.executable)
     assert found.python == sys.executable
     assert found.version == ".".join(map(str, sys.version_info[:3]))
+    assert Path(found.code_from).resolve() == TREE
     assert found.reference_loop_ms > 0
     assert found.python in found.label() and "reference loop" in found.label()
 
@@ -28,6 +30,9 @@ def test_an_interpreter_that_imports_another_trees_groupcoord_is_refused(tmp_pat
     with pytest.raises(SystemExit) as refused:
         daemon_interpreter(str(wrapper))
     assert f"runs the groupcoord of {other}" in str(refused.value) and f"this tree ({TREE})" in str(refused.value)
+    # The harness's own interpreter is described, not held to this tree: it runs whatever is installed beside it.
+    described = daemon_interpreter(str(wrapper), this_tree=False)
+    assert Path(described.code_from).resolve() == (other / "groupcoord").resolve()
 
 
 def test_a_relative_path_is_taken_from_the_harness_directory(monkeypatch):
