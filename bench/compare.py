@@ -40,7 +40,7 @@ from typing import Iterator
 from . import compare_report as report
 from . import isolated
 from .compare_figures import FIGURE_LIMIT_S, FIGURES, FULL, QUICK, Figure, Sizes, ceiling
-from .interpreter import Interpreter, daemon_interpreter
+from .interpreter import daemon_interpreter, reference_loop_ms
 from .kafka_server import GROUPCOORD_SETTINGS, KAFKA_LABEL, PRODUCTION_JVM_OPTIONS, kafka
 from .servers import bare, groupcoord
 from .warm import warm
@@ -165,9 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     server_cores, client_cores = _cores()
     core = server_cores[0] if server_cores else None
     other = ns.groupcoord_python != sys.executable
-    interpreter: Interpreter = daemon_interpreter(ns.groupcoord_python, core, this_tree=other)
-    harness_loop_ms = (daemon_interpreter(sys.executable, core, this_tree=False).reference_loop_ms if other
-                       else interpreter.reference_loop_ms)
+    interpreter = daemon_interpreter(ns.groupcoord_python, core, this_tree=other)
+    harness_loop_ms = reference_loop_ms(sys.executable, core) if other else interpreter.reference_loop_ms
     if client_cores and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, client_cores)  # in-process clients (group benches, confluent-kafka) stay off the server core
     began = datetime.now(timezone.utc)

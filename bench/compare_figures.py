@@ -236,6 +236,13 @@ def _startup(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int]
     return {}  # the harness records every start-up; this figure only asks for starts of its own
 
 
+def _at_both_fsyncs(key: str, label: str, unit: str, higher_is_better: bool) -> list[Row]:
+    """One figure's two rows, groupcoord at fsync=batch and at fsync=never, each beside the same Kafka column (the
+    figure runs groupcoord at both: ``groupcoord_fsyncs=("batch", "never")``)."""
+    return [Row(key, f"{label}, groupcoord fsync={fsync}", unit, higher_is_better, fsync=fsync)
+            for fsync in ("batch", "never")]
+
+
 def _heartbeat_rows(sizes: Sizes) -> list[Row]:
     return [Row("heartbeat", f"Heartbeat, {CONNECTIONS} conns x {PIPELINE} in flight", "req/s", True),
             Row("heartbeat_per_ceiling", "Heartbeat / bare uvloop ceiling (same run)", "x", True)]
@@ -244,26 +251,19 @@ def _heartbeat_rows(sizes: Sizes) -> list[Row]:
 FIGURES: dict[str, Figure] = {f.name: f for f in (
     Figure("heartbeat", _heartbeat_rows, _heartbeat, needs_ceiling=True,
            description="Heartbeat of a valid member of a single-member classic group (bench.loadgen)"),
-    Figure("commit", lambda s: [
-        Row("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}, groupcoord fsync=batch", "req/s", True),
-        Row("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}, groupcoord fsync=never", "req/s", True,
-            fsync="never")],
+    Figure("commit", lambda s: _at_both_fsyncs("offset_commit", f"OffsetCommit standalone, {CONNECTIONS} x {PIPELINE}",
+                                                "req/s", True),
            _commit, groupcoord_fsyncs=("batch", "never"),
            description="OffsetCommit v8, generation -1, one partition per group (bench.loadgen)"),
     # The group formations also at fsync=never: Kafka writes the group records without an fsync (log.flush.* unset:
     # it leaves durability to replication), so that is the like-for-like run; fsync=batch answers only once the
     # records are on disk, stricter than Kafka.
-    Figure("big_group", lambda s: [
-        Row("big_group_ms", f"classic group of {s.big_group_members:,} members Stable, groupcoord fsync=batch",
-            "ms", False),
-        Row("big_group_ms", f"classic group of {s.big_group_members:,} members Stable, groupcoord fsync=never",
-            "ms", False, fsync="never")],
+    Figure("big_group", lambda s: _at_both_fsyncs(
+        "big_group_ms", f"classic group of {s.big_group_members:,} members Stable", "ms", False),
            _big_group, groupcoord_fsyncs=("batch", "never"),
            description="one connection per member, from the JoinGroups to Stable (bench.group_bench)"),
-    Figure("small_groups", lambda s: [
-        Row("small_groups_s", f"{s.small_groups:,} classic groups of 3 all Stable, groupcoord fsync=batch", "s", False),
-        Row("small_groups_s", f"{s.small_groups:,} classic groups of 3 all Stable, groupcoord fsync=never", "s", False,
-            fsync="never")],
+    Figure("small_groups", lambda s: _at_both_fsyncs(
+        "small_groups_s", f"{s.small_groups:,} classic groups of 3 all Stable", "s", False),
            _small_groups, groupcoord_fsyncs=("batch", "never"), description="200 at a time (bench.group_bench)"),
     Figure("kip848", lambda s: [
         Row("kip848_reconciled_s", f"KIP-848 group {s.kip848_members:,} members / {s.kip848_partitions:,} partitions "

@@ -48,7 +48,7 @@ _JOIN_TIMEOUTS = struct.pack(">ii", 60000, 120000)
 
 
 def join_v9(group: str, member_id: str) -> bytes:
-    """JoinGroup v9's body as `_join_body` describes it, written directly (what kio writes, checked by
+    """JoinGroup v9's body as `join_body` describes it, written directly (what kio writes, checked by
     tests/bench/test_group_bench_frames.py): member-id rounds and joins are most of the bench's requests."""
     return b"".join((_compact(group), _JOIN_TIMEOUTS, _compact(member_id), b"\x00", _JOIN_TAIL))
 
@@ -69,7 +69,7 @@ def heartbeat_v4(group: str, generation: int, member_id: str) -> bytes:
     return b"".join((_compact(group), _I32.pack(generation), _compact(member_id), b"\x00\x00"))
 
 
-def _join_body(group: str, member_id: str) -> dict[str, Any]:
+def join_body(group: str, member_id: str) -> dict[str, Any]:
     return {"group_id": group, "session_timeout": 60000, "rebalance_timeout": 120000, "member_id": member_id,
             "group_instance_id": None, "protocol_type": "consumer",
             "protocols": [{"name": "range", "metadata": SUBSCRIPTION}], "reason": None}

@@ -49,17 +49,17 @@ print(min(times) * 1000)
 _WHERE = ("import importlib.util, os, platform, sys, sysconfig; "
           "spec = importlib.util.find_spec('groupcoord.coordinator'); "
           "print(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))); "
-          "print(platform.python_version()); print(sys.executable); "
+          "print(platform.python_version()); print(getattr(sys, '_base_executable', sys.executable)); "
           "print(sysconfig.get_config_var('CONFIG_ARGS') or '')")
 
 
 @dataclass(frozen=True)
 class Interpreter:
-    """An interpreter the daemon can run on: its path, version, configure flags, the tree its groupcoord's code
-    comes from, and the reference loop's time."""
+    """An interpreter the daemon can run on: its path, version, the build its virtualenv was made from, configure
+    flags, the tree its groupcoord's code comes from, and the reference loop's time."""
     python: str
     version: str
-    executable: str
+    base_executable: str  # the interpreter the virtualenv was made from (e.g. /usr/bin/python3.11)
     configure_flags: str
     code_from: str
     reference_loop_ms: float
@@ -95,9 +95,9 @@ def daemon_interpreter(python: str, core: int | None = None, *, this_tree: bool 
         raise SystemExit(f"--groupcoord-python {python}: cannot run it ({exc})") from None
     if done.returncode != 0:
         raise SystemExit(f"--groupcoord-python {python}: cannot import groupcoord: {done.stderr[-500:]}")
-    tree, version, executable, flags = (done.stdout.splitlines() + ["", "", "", ""])[:4]
+    tree, version, base, flags = (done.stdout.splitlines() + ["", "", "", ""])[:4]
     if this_tree and Path(tree).resolve() != TREE:
         raise SystemExit(f"--groupcoord-python {python} runs the groupcoord of {tree}, not of this tree ({TREE}): "
                          f"install this tree into its virtualenv (pip install -e {TREE})")
-    return Interpreter(python=python, version=version, executable=executable, configure_flags=flags, code_from=tree,
+    return Interpreter(python=python, version=version, base_executable=base, configure_flags=flags, code_from=tree,
                        reference_loop_ms=reference_loop_ms(python, core))

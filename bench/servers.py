@@ -97,7 +97,8 @@ def _installed_env(cores: list[int] | None, python: str = sys.executable) -> dic
     """The environment an installed daemon runs in: its bytecode compiled (pip compiles what it installs).
     A source tree under PYTHONDONTWRITEBYTECODE would compile every module at every start (about 200 ms of
     the start-up figure); the bytecode goes to a cache of the benches' own instead (the source tree is not
-    touched), written once per bench process by an uncounted start on a data directory of its own."""
+    touched), written once per bench process and interpreter (``python``) by an uncounted start on a data directory
+    of its own."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), f"groupcoord-bench-pycache-{os.getuid()}")
     if python not in _bytecode_written:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import aioclient
-from bench.group_bench import ASSIGNMENT, _join_body, heartbeat_v4, join_v9, sync_v5
+from bench.group_bench import ASSIGNMENT, join_body, heartbeat_v4, join_v9, sync_v5
 from bench.requests import encode
 
 ids = st.one_of(st.text(max_size=12), st.text(min_size=120, max_size=200))
@@ -25,7 +25,7 @@ def framed(api_key: int, version: int, body: bytes, correlation: int) -> bytes:
 @settings(max_examples=100, deadline=None)
 @given(group=ids, member=ids, correlation=int32)
 def test_join_v9_is_kios_frame(group, member, correlation):
-    assert framed(11, 9, join_v9(group, member), correlation) == encode(11, 9, _join_body(group, member), correlation)
+    assert framed(11, 9, join_v9(group, member), correlation) == encode(11, 9, join_body(group, member), correlation)
 
 
 @settings(max_examples=100, deadline=None)

@@ -15,6 +15,7 @@ def test_this_interpreter_is_accepted_with_its_version_and_a_measured_reference_
     assert found.python == sys.executable
     assert found.version == ".".join(map(str, sys.version_info[:3]))
     assert Path(found.code_from).resolve() == TREE
+    assert found.base_executable == getattr(sys, "_base_executable", sys.executable)
     assert found.reference_loop_ms > 0
     assert found.python in found.label() and "reference loop" in found.label()
 

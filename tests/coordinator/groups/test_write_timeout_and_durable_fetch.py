@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from bench.group_bench import _join_body
+from bench.group_bench import join_body
 from bench.hotpath_bench import connect
 from bench.requests import encode
 from groupcoord.coordinator.broker import Broker
@@ -189,8 +189,8 @@ async def test_a_leaders_sync_whose_record_stalls_is_answered_at_the_timeout_and
     Kafka's classicGroupSyncToLeader does when its append fails); the write completing later changes nothing."""
     broker = await started(tmp_path)
     try:
-        member_id = (await ask(broker, 11, 9, _join_body("g", ""))).member_id
-        joined = await ask(broker, 11, 9, _join_body("g", member_id))
+        member_id = (await ask(broker, 11, 9, join_body("g", ""))).member_id
+        joined = await ask(broker, 11, 9, join_body("g", member_id))
         assert int(joined.error_code) == 0 and joined.leader == member_id
         stall = Stall(monkeypatch)
         started_at = time.monotonic()
