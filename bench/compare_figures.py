@@ -204,12 +204,18 @@ def _ctp_combinations(bootstrap: str, sizes: Sizes, shared: dict, client_cores: 
 
 
 def _franz_etl(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
-    """franz-go's TestGroupETL, the issue's own client test, at each size: its wall time, and each of its six
-    combinations' own time in the JSON."""
+    """franz-go's TestGroupETL, the issue's own client test, at each size: its wall time; the client's and the
+    broker's CPU in it, with the seconds each one's core was saturated (which of the two bounds the test, and in
+    which phases); and each of its six combinations' own time in the JSON."""
     figures = {}
+    pid = memory_bench.server_pid(bootstrap)
     for records in sizes.etl_records:
-        result = franz_etl.run(bootstrap, records, client_cores)
+        result = franz_etl.run(bootstrap, records, client_cores, broker_pid=pid)
         figures[f"franz_etl_{records}_s"] = result.seconds
+        for side, use in (("client", result.client), ("broker", result.broker)):
+            assert use is not None  # (the broker's pid was given)
+            figures[f"franz_etl_{records}_{side}_cpu_s"] = use.cpu_s
+            figures[f"franz_etl_{records}_{side}_saturated_s"] = use.saturated_s
         figures.update({f"franz_etl_{records}_{name.replace('/', '_')}_s": seconds
                         for name, seconds in result.subtests.items()})
     return figures
@@ -317,8 +323,14 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
            _ctp_combinations, description="bench.ctp_bench.run_combinations: the ctp workload once per "
                                           "assignor/protocol/static combination, summed"),
     Figure("franz_etl", lambda s: [
-        Row(f"franz_etl_{n}_s", f"franz-go TestGroupETL, {n:,} records (6 combinations, 3-level chains)", "s", False)
-        for n in s.etl_records],
+        row for n in s.etl_records for row in (
+            Row(f"franz_etl_{n}_s", f"franz-go TestGroupETL, {n:,} records (6 combinations, 3-level chains)", "s",
+                False),
+            Row(f"franz_etl_{n}_client_cpu_s", "  the client's CPU seconds (every client of the test, one core)", "s",
+                False),
+            Row(f"franz_etl_{n}_client_saturated_s", "    seconds with the client's core >= 90 % busy", "s", False),
+            Row(f"franz_etl_{n}_broker_cpu_s", "  broker CPU seconds in it", "s", False),
+            Row(f"franz_etl_{n}_broker_saturated_s", "    seconds with the broker's core >= 90 % busy", "s", False))],
            _franz_etl, description="franz-go's own consumer-group ETL test, unmodified (bench.franz_etl)"),
     Figure("memory", lambda s: [
         Row("rss_after_commits_mb", f"RSS holding {s.memory_groups:,} groups x {s.memory_partitions} committed offsets",

@@ -29,10 +29,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cpu_sampler import CpuSampler, CpuUse
+from .memory_bench import server_pid
 from .servers import groupcoord
 from .wire_bench import _cores
 
@@ -52,6 +55,8 @@ class FranzEtlUnavailable(RuntimeError):
 class EtlResult:
     seconds: float                                       # the whole test, as the client's test runner times it
     subtests: dict[str, float] = field(default_factory=dict)  # each combination's own "completed in"
+    client: CpuUse | None = None                         # the test process's CPU (every client of the test)
+    broker: CpuUse | None = None                         # the broker's, when its pid was given
 
 
 def test_binary() -> Path:
@@ -84,22 +89,37 @@ def test_binary() -> Path:
     return binary
 
 
-def run(bootstrap: str, records: int, client_cores: list[int] | None = None) -> EtlResult:
-    """One run of TestGroupETL against ``bootstrap``; raises with the test's output when it fails."""
+def run(bootstrap: str, records: int, client_cores: list[int] | None = None,
+        broker_pid: int | None = None) -> EtlResult:
+    """One run of TestGroupETL against ``bootstrap``; raises with the test's output when it fails. The test
+    process's CPU, and the broker's when ``broker_pid`` is given, are sampled while it runs (bench.cpu_sampler):
+    which of the two cores was saturated, and for how long."""
     binary = test_binary()
     env = {**os.environ, "KGO_SEEDS": bootstrap, "KGO_TEST_RF": "1", "KGO_TEST_RECORDS": str(records),
            "KGO_LOG_LEVEL": "none"}
-    pin = ["taskset", "-c", ",".join(map(str, client_cores))] if client_cores else []
+    pin = ["taskset", "-c", ",".join(map(str, client_cores))] if client_cores else []  # (taskset execs: one pid)
     command = [*pin, str(binary), "-test.run", "^TestGroupETL$", "-test.v", "-test.count", "1",
                "-test.timeout", f"{RUN_LIMIT_S - 30:.0f}s"]
+    sampler = CpuSampler()
     began = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_LIMIT_S, env=env, cwd=binary.parent)
-    seconds = time.monotonic() - began
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          cwd=binary.parent) as test:
+        sampler.start({"client": test.pid} | ({} if broker_pid is None else {"broker": broker_pid}))
+        limit = threading.Timer(RUN_LIMIT_S, test.kill)
+        limit.start()
+        try:
+            output = test.stdout.read()  # (to its end: the test has exited, and is not reaped yet)
+            seconds = time.monotonic() - began
+            use = sampler.stop()         # (its last sample read from the unreaped process: all of its CPU)
+            test.wait()
+        finally:
+            limit.cancel()
+            sampler.stop()
+    if test.returncode != 0:
         failures = [line for line in output.splitlines() if "FAIL" in line or "Error" in line or "panic" in line]
-        raise RuntimeError(f"TestGroupETL failed (exit {done.returncode}): " + " | ".join(failures[:8])[:800])
-    return EtlResult(seconds, {name: _go_duration(text) for name, text in _COMPLETED.findall(output)})
+        raise RuntimeError(f"TestGroupETL failed (exit {test.returncode}): " + " | ".join(failures[:8])[:800])
+    return EtlResult(seconds, {name: _go_duration(text) for name, text in _COMPLETED.findall(output)},
+                     use["client"], use.get("broker"))
 
 
 def _go_duration(text: str) -> float:
@@ -121,14 +141,17 @@ def main(argv: list[str] | None = None) -> None:
     def report(result: EtlResult) -> None:
         parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in sorted(result.subtests.items()))
         print(f"TestGroupETL {ns.records:,} records: {result.seconds:.1f} s ({parts})")
+        for side, use in (("client", result.client), ("broker", result.broker)):
+            if use is not None:
+                print(f"  {side}: {use.cpu_s:.1f} s of CPU, its core >= 90 % busy for {use.saturated_s:.1f} s")
 
     if ns.bootstrap:
-        report(run(ns.bootstrap, ns.records, client_cores))
+        report(run(ns.bootstrap, ns.records, client_cores, broker_pid=server_pid(ns.bootstrap)))
         return
     from .kafka_server import GROUPCOORD_SETTINGS  # (here: it imports the test reference's broker helpers,
     # which bench.compare's figure processes, importing this module, do not need)
-    with groupcoord(server_cores, fsync=ns.fsync, **GROUPCOORD_SETTINGS) as (address, _):
-        report(run(address, ns.records, client_cores))
+    with groupcoord(server_cores, fsync=ns.fsync, **GROUPCOORD_SETTINGS) as started:
+        report(run(started[0], ns.records, client_cores, broker_pid=started.pid))
 
 
 if __name__ == "__main__":

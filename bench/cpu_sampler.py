@@ -1,0 +1,85 @@
+"""How busy each process of a run kept its core, sampled while the run goes on.
+
+Why: a workload of many small requests between one broker and one client process, each pinned to a core of its own
+(franz-go's TestGroupETL), is bounded in some phases by the broker's core and in others by the client's. Total CPU
+seconds alone do not say which: the seconds during which each core was saturated do. The figures come from
+/proc/PID/stat (utime + stime of every thread), read every ``interval`` seconds on a thread of this process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .server_cpu import cpu_seconds
+
+SATURATED: float = 0.9
+"""An interval counts as saturated when the process used at least this share of one core in it."""
+
+
+@dataclass(frozen=True)
+class CpuUse:
+    cpu_s: float        # CPU seconds used between start and stop (the last sample a process was readable)
+    saturated_s: float  # seconds of the intervals in which it used at least SATURATED of one core
+
+
+class CpuSampler:
+    """Samples the CPU of named processes every ``interval`` seconds from ``start`` to ``stop``. A process that
+    exits meanwhile keeps the figures of its last readable sample (a child not yet reaped is still readable).
+    ``read``: a process's CPU seconds so far (a test gives its own)."""
+
+    def __init__(self, interval: float = 0.5, read: Callable[[int], float] = cpu_seconds) -> None:
+        self.interval = interval
+        self._read = read
+        self._pids: dict[str, int] = {}
+        self._last: dict[str, float] = {}
+        self._used: dict[str, float] = {}
+        self._saturated: dict[str, float] = {}
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, pids: dict[str, int]) -> None:
+        """``track`` these, then ``sample`` them every interval on a thread until ``stop``."""
+        self.track(pids)
+        self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
+        self._thread.start()
+
+    def track(self, pids: dict[str, int]) -> None:
+        """Each process's first reading: what it used before is not counted."""
+        for name, pid in pids.items():
+            self._pids[name] = pid
+            self._last[name] = self._read(pid)
+            self._used[name] = self._saturated[name] = 0.0
+
+    def stop(self) -> dict[str, CpuUse]:
+        """The figures per name, with a last sample taken now (by the thread, when one runs)."""
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        return {name: CpuUse(self._used[name], self._saturated[name]) for name in self._pids}
+
+    def sample(self, elapsed: float) -> None:
+        """One reading of each process, ``elapsed`` seconds after the one before."""
+        for name, pid in self._pids.items():
+            try:
+                used = self._read(pid)
+            except (OSError, IndexError, ValueError):  # gone (reaped): its last sample stands
+                continue
+            spent = used - self._last[name]
+            self._last[name] = used
+            self._used[name] += spent
+            if elapsed > 0 and spent >= SATURATED * elapsed:
+                self._saturated[name] += elapsed
+
+    def _run(self) -> None:
+        then = time.monotonic()
+        while True:
+            stopping = self._stopped.wait(self.interval)
+            now = time.monotonic()
+            self.sample(now - then)
+            then = now
+            if stopping:
+                return
