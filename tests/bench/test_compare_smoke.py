@@ -42,3 +42,20 @@ def test_a_figure_that_fails_in_its_own_process_is_reported_with_the_childs_trac
     message = str(failed.value)
     assert "ConnectionRefusedError" in message or "OSError" in message, message
     assert "in the figure's process" in message and "Traceback" in message
+
+
+def test_the_etl_rows_say_what_the_broker_ran_before_and_the_fresh_figure_runs_the_largest_size_alone():
+    """Kafka runs TestGroupETL slower when it is not the broker's first test: each row says which it was."""
+    from bench.compare_figures import FIGURES, FULL
+
+    in_turn = FIGURES["franz_etl"].rows(FULL)
+    walls = [row for row in in_turn if row.key.endswith("000_s")]
+    assert [row.key for row in walls] == ["franz_etl_50000_s", "franz_etl_500000_s"]
+    assert walls[0].label.endswith("the broker's first test")
+    assert walls[1].label.endswith("after the 50,000-record test")
+    assert [row.key for row in in_turn[1:5]] == ["franz_etl_50000_client_cpu_s", "franz_etl_50000_client_saturated_s",
+                                                 "franz_etl_50000_broker_cpu_s", "franz_etl_50000_broker_saturated_s"]
+    alone = FIGURES["franz_etl_fresh"].rows(FULL)
+    assert [row.key for row in alone][0] == "franz_etl_fresh_500000_s"
+    assert alone[0].label.endswith("alone on a fresh broker")
+    assert {row.key.split("_")[3] for row in alone} == {"500000"}
