@@ -110,11 +110,12 @@ def run(bootstrap: str, records: int, client_cores: list[int] | None = None,
         try:
             output = test.stdout.read()  # (to its end: the test has exited, and is not reaped yet)
             seconds = time.monotonic() - began
-            use = sampler.stop()         # (its last sample read from the unreaped process: all of its CPU)
-            test.wait()
         finally:
             limit.cancel()
-            sampler.stop()
+            use = sampler.stop()         # (its last sample read from the unreaped process: all of its CPU)
+        test.wait()
+    if seconds >= RUN_LIMIT_S:
+        raise RuntimeError(f"TestGroupETL did not finish within {RUN_LIMIT_S:.0f} s: killed")
     if test.returncode != 0:
         failures = [line for line in output.splitlines() if "FAIL" in line or "Error" in line or "panic" in line]
         raise RuntimeError(f"TestGroupETL failed (exit {test.returncode}): " + " | ".join(failures[:8])[:800])

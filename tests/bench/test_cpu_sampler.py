@@ -51,8 +51,8 @@ def test_an_exited_child_not_yet_reaped_is_read_to_its_last_tick():
 
 
 def test_a_sleeping_process_is_never_saturated():
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
-    sampler = CpuSampler(interval=0.1)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.8)"])
+    sampler = CpuSampler(interval=0.2)  # (the interpreter's start-up, ~20 ms of CPU, is well under 90 % of one)
     sampler.start({"idle": child.pid})
     os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
     use = sampler.stop()["idle"]
