@@ -28,7 +28,8 @@ class CpuUse:
 class CpuSampler:
     """Samples the CPU of named processes every ``interval`` seconds from ``start`` to ``stop``. A process that
     exits meanwhile keeps the figures of its last readable sample (a child not yet reaped is still readable).
-    ``read``: a process's CPU seconds so far (a test gives its own)."""
+    ``read``: a process's CPU seconds so far (a test gives its own). ``trace``: each interval's end (seconds from
+    the first reading) and the share of one core each process used in it, to see the phases of a run."""
 
     def __init__(self, interval: float = 0.5, read: Callable[[int], float] = cpu_seconds) -> None:
         self.interval = interval
@@ -39,6 +40,8 @@ class CpuSampler:
         self._saturated: dict[str, float] = {}
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
+        self._elapsed = 0.0
+        self.trace: list[tuple[float, dict[str, float]]] = []
 
     def start(self, pids: dict[str, int]) -> None:
         """``track`` these, then ``sample`` them every interval on a thread until ``stop``."""
@@ -63,6 +66,8 @@ class CpuSampler:
 
     def sample(self, elapsed: float) -> None:
         """One reading of each process, ``elapsed`` seconds after the one before."""
+        self._elapsed += elapsed
+        shares: dict[str, float] = {}
         for name, pid in self._pids.items():
             try:
                 used = self._read(pid)
@@ -71,8 +76,11 @@ class CpuSampler:
             spent = used - self._last[name]
             self._last[name] = used
             self._used[name] += spent
-            if elapsed > 0 and spent >= SATURATED * elapsed:
-                self._saturated[name] += elapsed
+            if elapsed > 0:
+                shares[name] = spent / elapsed
+                if spent >= SATURATED * elapsed:
+                    self._saturated[name] += elapsed
+        self.trace.append((self._elapsed, shares))
 
     def _run(self) -> None:
         then = time.monotonic()

@@ -15,6 +15,8 @@ The figure is the test's wall time (all six sub-tests); each sub-test's own "com
 
     python -m bench.franz_etl --records 50000                        # starts its own groupcoord (fsync=batch)
     python -m bench.franz_etl --records 500000 --bootstrap HOST:PORT # or measures any broker
+    python -m bench.franz_etl --records 500000 --kafka --trace kafka.csv  # or a fresh Kafka 4.3.1, with the
+                                                     # client's and the broker's use of their cores every 0.5 s
 
 Needs the ``go`` tool and the module from the Go module proxy (or its cache); the test binary is built once
 into ~/.cache/groupcoord. Bounded: the test's own timeout and a kill past ``RUN_LIMIT_S``.
@@ -23,6 +25,7 @@ into ~/.cache/groupcoord. Bounded: the test's own timeout and a kill past ``RUN_
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -57,6 +60,7 @@ class EtlResult:
     subtests: dict[str, float] = field(default_factory=dict)  # each combination's own "completed in"
     client: CpuUse | None = None                         # the test process's CPU (every client of the test)
     broker: CpuUse | None = None                         # the broker's, when its pid was given
+    trace: list[tuple[float, dict[str, float]]] = field(default_factory=list)  # CpuSampler.trace of the run
 
 
 def test_binary() -> Path:
@@ -120,7 +124,7 @@ def run(bootstrap: str, records: int, client_cores: list[int] | None = None,
         failures = [line for line in output.splitlines() if "FAIL" in line or "Error" in line or "panic" in line]
         raise RuntimeError(f"TestGroupETL failed (exit {test.returncode}): " + " | ".join(failures[:8])[:800])
     return EtlResult(seconds, {name: _go_duration(text) for name, text in _COMPLETED.findall(output)},
-                     use["client"], use.get("broker"))
+                     use["client"], use.get("broker"), sampler.trace)
 
 
 def _go_duration(text: str) -> float:
@@ -136,6 +140,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bootstrap", default=None, help="measure this broker instead of starting groupcoord")
     parser.add_argument("--records", type=int, default=50_000)
     parser.add_argument("--fsync", choices=["always", "batch", "never"], default="batch")
+    parser.add_argument("--kafka", action="store_true", help="start the cached Kafka 4.3.1 (bench.compare's flags) "
+                                                            "instead of groupcoord")
+    parser.add_argument("--trace", type=Path, default=None,
+                        help="write the share of its core the client and the broker used, every 0.5 s, as CSV")
     ns = parser.parse_args(argv)
     server_cores, client_cores = _cores()
 
@@ -145,14 +153,33 @@ def main(argv: list[str] | None = None) -> None:
         for side, use in (("client", result.client), ("broker", result.broker)):
             if use is not None:
                 print(f"  {side}: {use.cpu_s:.1f} s of CPU, its core >= 90 % busy for {use.saturated_s:.1f} s")
+        if ns.trace is not None:
+            write_trace(result, ns.trace)
+            print(f"  the cores' use every 0.5 s: {ns.trace}")
 
     if ns.bootstrap:
         report(run(ns.bootstrap, ns.records, client_cores, broker_pid=server_pid(ns.bootstrap)))
         return
-    from .kafka_server import GROUPCOORD_SETTINGS  # (here: it imports the test reference's broker helpers,
-    # which bench.compare's figure processes, importing this module, do not need)
+    # (imported here: they import the test reference's broker helpers, which bench.compare's figure processes,
+    # importing this module, do not need)
+    from .kafka_server import GROUPCOORD_SETTINGS, kafka
+    if ns.kafka:
+        with kafka(server_cores) as (address, _):
+            report(run(address, ns.records, client_cores, broker_pid=server_pid(address)))
+        return
     with groupcoord(server_cores, fsync=ns.fsync, **GROUPCOORD_SETTINGS) as started:
         report(run(started[0], ns.records, client_cores, broker_pid=started.pid))
+
+
+def write_trace(result: EtlResult, path: Path) -> None:
+    """The run's trace as CSV: seconds from the test's start, then the share of one core the client and the broker
+    used in the interval ending then (empty where a process could not be read)."""
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["seconds", "client", "broker"])
+        for seconds, shares in result.trace:
+            out.writerow([f"{seconds:.2f}", *(f"{shares[name]:.3f}" if name in shares else ""
+                                               for name in ("client", "broker"))])
 
 
 if __name__ == "__main__":

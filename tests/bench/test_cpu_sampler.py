@@ -59,3 +59,13 @@ def test_a_sleeping_process_is_never_saturated():
     child.wait()
     assert use.saturated_s == 0.0
     assert use.cpu_s < 0.3  # (the interpreter's start-up)
+
+
+def test_the_trace_has_each_intervals_end_and_share_of_a_core():
+    readings = iter([0.0, 5.0, 0.45, 5.5, 0.5, 6.0])  # broker, client, then each interval's pair
+    sampler = CpuSampler(read=lambda pid: next(readings))
+    sampler.track({"broker": 1, "client": 2})
+    sampler.sample(0.5)
+    sampler.sample(0.5)
+    assert sampler.trace == [(0.5, {"broker": pytest.approx(0.9), "client": pytest.approx(1.0)}),
+                             (1.0, {"broker": pytest.approx(0.1), "client": pytest.approx(1.0)})]

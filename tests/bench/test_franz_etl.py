@@ -36,3 +36,12 @@ def test_the_client_library_etl_test_passes_against_the_daemon():
     for combination in ("range", "cooperative-sticky", "range/848", "sticky/848", "cooperative-sticky/static",
                         "sticky/848/static"):
         assert f"{combination} " in done.stdout, done.stdout
+
+
+def test_a_trace_is_written_as_csv_with_a_gap_where_a_process_was_not_read(tmp_path):
+    from bench.franz_etl import EtlResult, write_trace
+
+    result = EtlResult(40.0, trace=[(0.5, {"client": 0.25, "broker": 1.0}), (1.0, {"broker": 0.5})])
+    write_trace(result, tmp_path / "trace.csv")
+    assert (tmp_path / "trace.csv").read_text().splitlines() == [
+        "seconds,client,broker", "0.50,0.250,1.000", "1.00,,0.500"]
