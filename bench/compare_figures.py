@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import consumer_group_bench, ctp_bench, dataplane_bench, franz_etl, group_bench, memory_bench, txn_bench
+from .cpu_sampler import BUSY
 from .loadgen import run_load
 from .requests import FETCH_TOPIC
 from .server_cpu import cpu_seconds
@@ -272,9 +273,9 @@ def _etl_rows(prefix: str, records: int, when: str) -> list[Row]:
                                      f"{when}", "s", False),
         Row(f"{prefix}_{records}_client_cpu_s", "  the client's CPU seconds (every client of the test, one core)", "s",
             False),
-        Row(f"{prefix}_{records}_client_saturated_s", "    seconds with the client's core >= 90 % busy", "s", False),
+        Row(f"{prefix}_{records}_client_saturated_s", f"    seconds with the client's core >= {BUSY} busy", "s", False),
         Row(f"{prefix}_{records}_broker_cpu_s", "  broker CPU seconds in it", "s", False),
-        Row(f"{prefix}_{records}_broker_saturated_s", "    seconds with the broker's core >= 90 % busy", "s", False)]
+        Row(f"{prefix}_{records}_broker_saturated_s", f"    seconds with the broker's core >= {BUSY} busy", "s", False)]
 
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (

@@ -17,6 +17,8 @@ from .server_cpu import cpu_seconds
 
 SATURATED: float = 0.9
 """An interval counts as saturated when the process used at least this share of one core in it."""
+BUSY: str = f"{SATURATED:.0%}".replace("%", " %")
+"""The same threshold as figures' labels print it ("90 %")."""
 
 
 @dataclass(frozen=True)

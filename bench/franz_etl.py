@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cpu_sampler import CpuSampler, CpuUse
+from .cpu_sampler import BUSY, CpuSampler, CpuUse
 from .memory_bench import server_pid
 from .servers import groupcoord
 from .wire_bench import _cores
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"TestGroupETL {ns.records:,} records: {result.seconds:.1f} s ({parts})")
         for side, use in (("client", result.client), ("broker", result.broker)):
             if use is not None:
-                print(f"  {side}: {use.cpu_s:.1f} s of CPU, its core >= 90 % busy for {use.saturated_s:.1f} s")
+                print(f"  {side}: {use.cpu_s:.1f} s of CPU, its core >= {BUSY} busy for {use.saturated_s:.1f} s")
         if ns.trace is not None:
             write_trace(result, ns.trace)
             print(f"  the cores' use every 0.5 s: {ns.trace}")
