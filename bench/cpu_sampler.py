@@ -27,6 +27,16 @@ class CpuUse:
     saturated_s: float  # seconds of the intervals in which it used at least SATURATED of one core
 
 
+@dataclass
+class _Tracked:
+    """One process under the sampler: its first and latest readings (their difference is its CPU seconds) and the
+    saturated seconds so far."""
+    pid: int
+    first: float
+    last: float
+    saturated_s: float = 0.0
+
+
 class CpuSampler:
     """Samples the CPU of named processes every ``interval`` seconds from ``start`` to ``stop``. A process that
     exits meanwhile keeps the figures of its last readable sample (a child not yet reaped is still readable).
@@ -36,10 +46,7 @@ class CpuSampler:
     def __init__(self, interval: float = 0.5, read: Callable[[int], float] = cpu_seconds) -> None:
         self.interval = interval
         self._read = read
-        self._pids: dict[str, int] = {}
-        self._last: dict[str, float] = {}
-        self._used: dict[str, float] = {}
-        self._saturated: dict[str, float] = {}
+        self._tracked: dict[str, _Tracked] = {}
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self._elapsed = 0.0
@@ -54,9 +61,8 @@ class CpuSampler:
     def track(self, pids: dict[str, int]) -> None:
         """Each process's first reading: what it used before is not counted."""
         for name, pid in pids.items():
-            self._pids[name] = pid
-            self._last[name] = self._read(pid)
-            self._used[name] = self._saturated[name] = 0.0
+            reading = self._read(pid)
+            self._tracked[name] = _Tracked(pid, reading, reading)
 
     def stop(self) -> dict[str, CpuUse]:
         """The figures per name, with a last sample taken now (by the thread, when one runs)."""
@@ -64,24 +70,22 @@ class CpuSampler:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        return {name: CpuUse(self._used[name], self._saturated[name]) for name in self._pids}
+        return {name: CpuUse(t.last - t.first, t.saturated_s) for name, t in self._tracked.items()}
 
     def sample(self, elapsed: float) -> None:
         """One reading of each process, ``elapsed`` seconds after the one before."""
         self._elapsed += elapsed
         shares: dict[str, float] = {}
-        for name, pid in self._pids.items():
+        for name, tracked in self._tracked.items():
             try:
-                used = self._read(pid)
+                reading = self._read(tracked.pid)
             except (OSError, IndexError, ValueError):  # gone (reaped): its last sample stands
                 continue
-            spent = used - self._last[name]
-            self._last[name] = used
-            self._used[name] += spent
+            spent, tracked.last = reading - tracked.last, reading
             if elapsed > 0:
                 shares[name] = spent / elapsed
                 if spent >= SATURATED * elapsed:
-                    self._saturated[name] += elapsed
+                    tracked.saturated_s += elapsed
         self.trace.append((self._elapsed, shares))
 
     def _run(self) -> None:

@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.franz_etl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bootstrap", default=None, help="measure this broker instead of starting groupcoord")
     parser.add_argument("--records", type=int, default=50_000)
-    parser.add_argument("--fsync", choices=["always", "batch", "never"], default="batch")
+    parser.add_argument("--fsync", choices=["always", "batch", "never"], default="batch",
+                        help="the groupcoord this starts (not read with --bootstrap or --kafka)")
     parser.add_argument("--kafka", action="store_true", help="start the cached Kafka 4.3.1 (bench.compare's flags) "
                                                             "instead of groupcoord")
     parser.add_argument("--trace", type=Path, default=None,
