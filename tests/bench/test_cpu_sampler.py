@@ -12,12 +12,12 @@ from bench.cpu_sampler import CpuSampler, CpuUse
 
 
 def test_an_interval_counts_as_saturated_only_at_nine_tenths_of_a_core():
-    readings = iter([10.0, 10.5, 10.96, 11.05])  # the first reading, then intervals at 100, 92 and 18 %
+    readings = iter([10.0, 10.5, 10.96, 11.40, 11.45])  # the first reading, then intervals at 100, 92, 88 and 10 %
     sampler = CpuSampler(read=lambda pid: next(readings))
     sampler.track({"broker": 1})
-    for _ in range(3):
+    for _ in range(4):
         sampler.sample(0.5)
-    assert sampler.stop() == {"broker": CpuUse(cpu_s=pytest.approx(1.05), saturated_s=pytest.approx(1.0))}
+    assert sampler.stop() == {"broker": CpuUse(cpu_s=pytest.approx(1.45), saturated_s=pytest.approx(1.0))}
 
 
 def test_a_process_gone_keeps_its_last_sample():
