@@ -26,10 +26,12 @@ class WakeReason(enum.Enum):
 
 @dataclass(eq=False)
 class _Waiter:
-    """A parked Fetch: the partitions whose new data wakes it, its future, and its max-wait timer."""
+    """A parked Fetch: the partitions whose new data wakes it (or, ``data_wakes`` False, that it holds on: only
+    their deletion or shutdown wake it before its timer), its future, and its max-wait timer."""
     keys: tuple[TopicPartition, ...]
     future: asyncio.Future[WakeReason]
     timer: TimerHandle | None = field(default=None)
+    data_wakes: bool = True
 
 
 class FetchPurgatory:
@@ -39,8 +41,16 @@ class FetchPurgatory:
 
     def park(self, keys: Iterable[TopicPartition], deadline_ms: int) -> asyncio.Future[WakeReason]:
         """A future resolved with the first of: data on a key, the deadline, shutdown."""
+        return self._wait(keys, deadline_ms, True)
+
+    def hold(self, keys: Iterable[TopicPartition], until_ms: int) -> asyncio.Future[WakeReason]:
+        """``park`` that new data does not cut short: resolved at ``until_ms`` (DEADLINE), or by shutdown or the
+        deletion of a key's topic (SHUTDOWN). A fetch lingering under load waits here (``FetchService``)."""
+        return self._wait(keys, until_ms, False)
+
+    def _wait(self, keys: Iterable[TopicPartition], deadline_ms: int, data_wakes: bool) -> asyncio.Future[WakeReason]:
         future: asyncio.Future[WakeReason] = asyncio.get_running_loop().create_future()
-        waiter = _Waiter(tuple(keys), future)
+        waiter = _Waiter(tuple(keys), future, None, data_wakes)
         delay = deadline_ms - self._clock.monotonic_ms()
         if delay <= 0:
             future.set_result(WakeReason.DEADLINE)
@@ -54,7 +64,8 @@ class FetchPurgatory:
     def notify(self, key: TopicPartition) -> None:
         """Called after an append to ``key`` became visible (durable)."""
         for waiter in list(self._watchers.get(key, ())):
-            self._complete(waiter, WakeReason.DATA)
+            if waiter.data_wakes:
+                self._complete(waiter, WakeReason.DATA)
 
     def wake_all(self, key: TopicPartition | None = None) -> None:
         """Release waiters (all, or those on ``key``) so that they answer now: shutdown or topic deletion."""

@@ -93,7 +93,7 @@ class DataPlane:
         from groupcoord.coordinator.dataplane.fetch_sessions import FetchManager
 
         return FetchService(self.topics, self.purgatory, self.clock, FetchManager(self.fetch_sessions),
-                            self._observer, self.producer_states)
+                            self._observer, self.producer_states, self.config.fetch_busy_linger_ms)
 
     @cached_property
     def list_offsets(self) -> ListOffsetsService:

@@ -67,3 +67,22 @@ async def test_a_cancelled_fetch_leaves_nothing_behind():
     assert purgatory.parked == 0
     assert clock.pending_timers == 0
     purgatory.notify(TP)
+
+
+async def test_a_hold_is_not_cut_short_by_data_only_by_its_time_or_shutdown():
+    """A fetch lingering under load holds on its partitions: appends do not wake it, its time does; shutdown (or
+    the topic's deletion) does at once."""
+    clock = ManualClock()
+    purgatory = FetchPurgatory(clock)
+    held = purgatory.hold([TP], clock.monotonic_ms() + 25)
+    parked = purgatory.park([TP], clock.monotonic_ms() + 500)
+    purgatory.notify(TP)
+    assert parked.result() is WakeReason.DATA
+    assert not held.done()
+    clock.advance(25)
+    assert await held is WakeReason.DEADLINE
+    assert purgatory.parked == 0
+    released = purgatory.hold([TP], clock.monotonic_ms() + 25)
+    purgatory.wake_all(TP)
+    assert released.result() is WakeReason.SHUTDOWN
+    assert clock.pending_timers == 0
