@@ -192,9 +192,9 @@ SETTINGS: tuple[Setting, ...] = (
             "segment files or more makes them durable with one syncfs of the data directory's filesystem instead of "
             "an fdatasync each (0 = always fdatasync; syncfs also flushes other writers' pages on that filesystem)", False),
     Setting("fetch.busy.linger.ms", 25, int, f"while the event loop has been {BUSY_SHARE:.0%} busy or more over its "
-            f"last {WINDOW_S} s, a Fetch woken by new data waits this long before it reads, so that its answer carries more and "
-            "the client sends fewer requests (0 = answer at once, as Kafka; an idle broker always answers at once)",
-            False),
+            f"last {WINDOW_S} s, a Fetch woken by new data waits this long before it reads, so that its answer "
+            "carries more and the client sends fewer requests (0 = answer at once, as Kafka; an idle broker always "
+            "answers at once)", False),
     Setting("authentication.timeout.ms", 10000, int, "close a connection on a TLS or SASL listener that has not "
             "finished its TLS handshake and SASL authentication this long after it was accepted", False),
     Setting("override", (), _listener_settings, "Kafka's per-listener settings, "

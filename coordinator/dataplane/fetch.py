@@ -95,7 +95,7 @@ class FetchService:
         self._busy_linger_ms = busy_linger_ms
         self._load = load if load is not None else LoopLoad()
         self.lingered = 0
-        """Fetches that lingered (tests and the bench read it)."""
+        """Fetches that lingered (tests read it)."""
         self._states = producer_states
         self._purgatory = purgatory
         self._clock = clock
@@ -189,9 +189,10 @@ class FetchService:
         record. A consumer at the log end woken by each write round reads a round's worth of records, and a
         consume-transform-produce client then produces as little per request: franz-go's TestGroupETL at 500,000
         records sent ~33,000 Produce and ~26,000 Fetch requests to groupcoord against ~18,000 and ~5,600 to Kafka,
-        and the client spent 1.24 times the CPU. Lingering 25 ms while the loop is busy (``LoopLoad``) gave 24,700-27,300
-        and 15,900-19,100, and the test 10-16 % less wall time (three alternated pairs, docs/BENCHMARKS.md). A loop
-        with time to spare answers at once, as Kafka does; shutdown and the topic's deletion still answer at once."""
+        and the client spent 1.24 times the CPU. Lingering 25 ms while the loop is busy (``LoopLoad``) gave
+        24,700-27,300 and 15,900-19,100, and the test 10-16 % less wall time (three alternated pairs,
+        docs/BENCHMARKS.md). A loop with time to spare answers at once, as Kafka does; shutdown and the topic's
+        deletion still answer at once."""
         self.lingered += 1
         return self._purgatory.hold(keys, min(deadline, self._clock.monotonic_ms() + self._busy_linger_ms))
 

@@ -3,7 +3,8 @@
 A fetch that has fewer than ``min_bytes`` to return parks here on the partitions it reads, and is woken
 either by an append to one of them (the logs' append listeners call ``notify``) or by its deadline, so an
 idle consumer costs one timer and no polling. The purgatory only decides *when* to look again; the fetch
-itself re-reads the logs and decides whether it is satisfied.
+itself re-reads the logs and decides whether it is satisfied. ``hold`` is the same wait that new data does not cut
+short: a fetch lingering while the loop is busy (``FetchService._linger``) waits there.
 """
 from __future__ import annotations
 
