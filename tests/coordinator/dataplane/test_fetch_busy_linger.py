@@ -7,10 +7,9 @@ import asyncio
 
 import pytest
 
-from groupcoord.protocol.record_batch import iter_batches
-
 from .conftest import Node
 from .test_fetch import append, batch, partitions_of, request
+from .test_fetch_round_wait import batches_in, parked_fetch, settle
 
 LINGER_MS = 25
 
@@ -35,25 +34,6 @@ async def lingering(tmp_path):
     await append(dataplane, "orders", 0, batch(2))
     yield node
     await node.stop()
-
-
-async def parked_fetch(dataplane, max_wait_ms: int = 30_000) -> asyncio.Future:
-    """A fetch of partition 0 from its end (offset 2), parked."""
-    pending = asyncio.ensure_future(dataplane.fetch.fetch(request((0, 2, 1 << 20), max_wait_ms=max_wait_ms)))
-    for _ in range(100):
-        await asyncio.sleep(0)
-        if dataplane.fetch._purgatory.parked:
-            return pending
-    raise AssertionError("the fetch did not park")
-
-
-async def settle() -> None:
-    for _ in range(10):
-        await asyncio.sleep(0)
-
-
-def batches_in(response) -> int:
-    return len(list(iter_batches(bytes(partitions_of(response)[0]["records"]))))
 
 
 async def test_a_woken_fetch_on_a_busy_loop_lingers_and_answers_with_what_came_meanwhile(lingering):

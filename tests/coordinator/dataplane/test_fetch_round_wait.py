@@ -44,10 +44,10 @@ class HeldRounds:
         self.gates[index].set()
 
 
-async def parked_fetch(dataplane, min_bytes: int = 1) -> asyncio.Future:
+async def parked_fetch(dataplane, min_bytes: int = 1, max_wait_ms: int = MAX_WAIT_MS) -> asyncio.Future:
     """A fetch of partition 0 from its end (offset 2), parked."""
     pending = asyncio.ensure_future(dataplane.fetch.fetch(
-        request((0, 2, 1 << 20), max_wait_ms=MAX_WAIT_MS, min_bytes=min_bytes)))
+        request((0, 2, 1 << 20), max_wait_ms=max_wait_ms, min_bytes=min_bytes)))
     for _ in range(100):
         await asyncio.sleep(0)
         if dataplane.fetch._purgatory.parked:
