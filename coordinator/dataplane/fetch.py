@@ -88,12 +88,12 @@ class _Read:
 class FetchService:
     def __init__(self, catalog: TopicCatalog, purgatory: FetchPurgatory, clock: Clock, sessions: FetchManager,
                  observer: TrafficObserver = NO_TRAFFIC_OBSERVER, producer_states: ProducerStates | None = None,
-                 busy_linger_ms: int = 0, load: LoopLoad | None = None) -> None:
+                 busy_linger_ms: int = 0) -> None:
         """``busy_linger_ms`` (``fetch.busy.linger.ms``; 0: never): how long a fetch woken by data waits before it
-        reads while ``load`` says the loop is busy (``_wait_and_read``)."""
+        reads while the loop is busy (``_load``, a ``LoopLoad``; ``_wait_and_read``)."""
         self._catalog = catalog
         self._busy_linger_ms = busy_linger_ms
-        self._load = load if load is not None else LoopLoad()
+        self._load = LoopLoad()
         self.lingered = 0
         """Fetches that lingered (tests read it)."""
         self._states = producer_states
