@@ -7,16 +7,18 @@ commits the batch's offsets synchronously (at-least-once: a record's output is d
 offset is committed). The figure is wall time from the moment the members subscribe until the group's
 committed offsets cover all N records, which includes the group's first rebalance.
 
-That first rebalance is a race that neither broker decides: with ``group.initial.rebalance.delay.ms=0`` the
-first member to join forms generation 1 alone, and each later member's join starts a rebalance that the
-members already in the group learn of only at their next Heartbeat (librdkafka's ``heartbeat.interval.ms``,
-3 s); cooperative-sticky then needs a second one to hand over the revoked partitions. A run therefore costs
-0, 3 or 6 s of waiting by the arrival order of the members' first JoinGroups alone, on Kafka 4.3.1 as on
-groupcoord (Kafka's own log shows 1, 2 or 3 generations from one run to the next), and at 50,000 records
-the first member often finishes the input alone before the others are let in. ``--formed`` measures the
-workload itself: the members pause every partition they are given until the group has handed every member
-a share, and the clock starts when they are released; the line reports how long forming took and how many
-assignments the members received on the way.
+That first rebalance is a race: with ``group.initial.rebalance.delay.ms=0`` the first generation is formed
+as soon as the broker runs the initial join's zero-delay timer, with whoever has joined by then; each later
+member's join starts a rebalance that the members already in the group learn of only at their next Heartbeat
+(librdkafka's ``heartbeat.interval.ms``, 3 s); cooperative-sticky then needs a second one to hand over the
+revoked partitions. A run therefore costs 0, 3 or 6 s of waiting by how the members' joins fall around that
+timer, on Kafka 4.3.1 as on groupcoord (the same rule), but the broker's own speed tilts it: the members' second
+JoinGroups arrive 1-5 ms apart, groupcoord runs the timer ~0.2 ms after the first and Kafka 1-26 ms after
+(its logs), so Kafka usually forms one generation of three and groupcoord one of one or two (docs/BENCHMARKS.md,
+2026-12-01). At 50,000 records the first member often finishes the input alone before the others are let in.
+``--formed`` measures the workload itself: the members pause every partition they are given until the group has
+handed every member a share, and the clock starts when they are released; the line reports how long forming took
+and how many assignments the members received on the way.
 
     python -m bench.ctp_bench --records 50000                       # starts its own groupcoord (fsync=batch)
     python -m bench.ctp_bench --records 50000 --bootstrap HOST:PORT # or measures any broker
