@@ -173,8 +173,8 @@ def _fetch_wire(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[i
 def _ctp(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[int] | None) -> dict[str, float]:
     """Each size twice: timed from subscribe (group formation included, a race between the members' joins and
     the initial join's zero-delay timer, which the faster broker runs sooner: bench.ctp_bench; the JSON keeps
-    the assignments the members received), and from a formed
-    group, with the broker's CPU seconds in that run (the members' own CPU is most of the rest)."""
+    the assignments the members received), and from a formed group, with the broker's CPU seconds in that run
+    (the members' own CPU is most of the rest)."""
     figures = {}
     pid = memory_bench.server_pid(bootstrap)
     for records in sizes.ctp_records:
