@@ -142,6 +142,8 @@ def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
 
 def _fetch(bootstrap: str, topic: str, sent: int, pid: int, prefix: str,
            partition_fetch_bytes: int | None) -> dict[str, float]:
+    """One read of ``topic`` from the start by the bench's consumer (``_dataplane``'s helper, not a figure of its
+    own): the rate and the consumer's and the broker's CPU per MB, as ``{prefix}_*`` figures."""
     broker_before, consumer_before = cpu_seconds(pid), time.process_time()
     got, nbytes, fetch_s = dataplane_bench.fetch(bootstrap, topic, sent, partition_fetch_bytes)
     consumer_cpu_s, broker_cpu_s = time.process_time() - consumer_before, cpu_seconds(pid) - broker_before
