@@ -135,7 +135,7 @@ def _dataplane(bootstrap: str, sizes: Sizes, shared: dict, client_cores: list[in
     figures = {"produce_mb_s": sent * dataplane_bench.RECORD / produce_s / 1e6}
     # The same partition read twice, in this order on both brokers: with the bench's 8 MiB per partition (its
     # figure since the first sitting), then with the consumer's default (1 MiB).
-    for prefix, partition_fetch_bytes in (("fetch", dataplane_bench.PARTITION_FETCH_BYTES), ("fetch_default", None)):
+    for prefix, partition_fetch_bytes, _what in dataplane_bench.FETCH_READS:
         figures.update(_fetch(bootstrap, topic, sent, pid, prefix, partition_fetch_bytes))
     return figures
 
@@ -328,9 +328,8 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
            _kip848_interval0, settings=(("group.consumer.assignment.interval.ms", "0"),),
            description="the same, both brokers computing the target in the heartbeat that bumps the epoch"),
     Figure("dataplane", lambda s: [Row("produce_mb_s", "produce 1 KiB records, acks=1", "MB/s", True)] + [
-        row for prefix, what in (("fetch", "fetch, max.partition.fetch.bytes 8 MiB"),
-                                 ("fetch_default", "fetch, the consumer's defaults (max.partition.fetch.bytes 1 MiB)"))
-        for row in (Row(f"{prefix}_mb_s", what, "MB/s", True),
+        row for prefix, _bytes, what in dataplane_bench.FETCH_READS
+        for row in (Row(f"{prefix}_mb_s", f"fetch, {what}", "MB/s", True),
                     Row(f"{prefix}_consumer_ms_per_mb", "  the consumer's CPU per MB (its one core)", "ms", False),
                     Row(f"{prefix}_broker_ms_per_mb", "  broker CPU per MB fetched", "ms", False))],
            _dataplane, description="confluent-kafka producer then consumer, one partition, groupcoord at "

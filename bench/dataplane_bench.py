@@ -64,6 +64,14 @@ PARTITION_FETCH_BYTES = 8 * 1024 * 1024
 """The consumer's max.partition.fetch.bytes in the fetch phase (librdkafka's default is 1 MiB): what this bench has
 always asked for, kept so that its figures stay comparable across sittings."""
 
+FETCH_READS: tuple[tuple[str, int | None, str], ...] = (
+    ("fetch", PARTITION_FETCH_BYTES, "max.partition.fetch.bytes 8 MiB"),
+    ("fetch_default", None, "the consumer's defaults (max.partition.fetch.bytes 1 MiB)"),
+)
+"""The fetch phase's reads of the produced partition, in this order: (figure name, ``fetch``'s
+``partition_fetch_bytes``, what it is). bench.compare's ``dataplane`` figure and this bench's own report both run
+these."""
+
 
 def fetch(bootstrap: str, topic: str, records: int,
           partition_fetch_bytes: int | None = PARTITION_FETCH_BYTES) -> tuple[int, int, float]:
@@ -158,10 +166,10 @@ def main() -> None:
             label = "-1" if acks == "all" else acks
             print(f"produce acks={label:>2}: {sent:>8} records in {elapsed:6.2f} s  "
                   f"{sent / elapsed:>10,.0f} records/s  {sent * RECORD / elapsed / 1e6:7.1f} MB/s")
-        for label, partition_fetch_bytes in (("fetch 8 MiB ", PARTITION_FETCH_BYTES), ("fetch 1 MiB ", None)):
+        for _name, partition_fetch_bytes, what in FETCH_READS:
             got, nbytes, elapsed = fetch(bootstrap, topics["1"], args.records, partition_fetch_bytes)
-            print(f"{label} : {got:>8} records in {elapsed:6.2f} s  {got / elapsed:>10,.0f} records/s  "
-                  f"{nbytes / elapsed / 1e6:7.1f} MB/s")
+            print(f"fetch        : {got:>8} records in {elapsed:6.2f} s  {got / elapsed:>10,.0f} records/s  "
+                  f"{nbytes / elapsed / 1e6:7.1f} MB/s  ({what})")
         samples = latency(bootstrap, f"bench-latency-{uuid.uuid4().hex[:6]}", args.latency_records,
                           args.latency_rate)
         if samples:

@@ -51,7 +51,7 @@ class FetchPurgatory:
 
     def _wait(self, keys: Iterable[TopicPartition], deadline_ms: int, data_wakes: bool) -> asyncio.Future[WakeReason]:
         future: asyncio.Future[WakeReason] = asyncio.get_running_loop().create_future()
-        waiter = _Waiter(tuple(keys), future, None, data_wakes)
+        waiter = _Waiter(tuple(keys), future, data_wakes=data_wakes)
         delay = deadline_ms - self._clock.monotonic_ms()
         if delay <= 0:
             future.set_result(WakeReason.DEADLINE)

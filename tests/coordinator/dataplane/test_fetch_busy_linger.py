@@ -79,6 +79,7 @@ async def test_the_linger_ends_at_the_fetchs_own_max_wait(lingering):
     await append(dataplane, "orders", 0, batch(3))
     await settle()
     assert not pending.done()
+    assert dataplane.fetch.lingered == 1
     clock.advance(10)                                   # the max wait, 15 ms short of the linger
     response = await asyncio.wait_for(pending, 5)
     assert batches_in(response) == 1
@@ -90,6 +91,7 @@ async def test_shutdown_answers_a_lingering_fetch_at_once(lingering):
     await append(dataplane, "orders", 0, batch(3))
     await settle()
     assert not pending.done()
+    assert dataplane.fetch.lingered == 1               # held by the linger, not by the round wait
     dataplane.fetch._purgatory.wake_all()
     response = await asyncio.wait_for(pending, 5)
     assert batches_in(response) == 1
